@@ -1,0 +1,150 @@
+# gk -- one hand-written Makefile.  Outputs go to $(B) (default build/);
+# generated sources (re2c, Lemon, embedded kernels) to $(G).
+#
+#   make              build build/gk, build/libgk.a, build/libgk.so
+#   make run          build and run examples/tour.gk
+#   make test         build and run every test that needs no GPU (CI runs this)
+#   make test-gpu     the suites on the cuda backend (run on a GPU machine)
+#   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
+#   make asan         the unit and API tests under ASan+UBSan (part of make test)
+#   make install PREFIX=/usr/local DESTDIR=
+#   make debug        -O0 build in build/debug
+
+B       ?= build
+G       := build/gen
+PREFIX  ?= /usr/local
+CC      ?= cc
+OPT     ?= -O2
+CFLAGS  ?=
+SANFLAGS ?=
+ALL_CFLAGS = -std=c11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE \
+             -I. -I$(G) -pthread -MMD -MP $(SANFLAGS) $(CFLAGS)
+LDLIBS  = -ldl -lpthread -lm
+SONAME  = libgk.so.0
+VERSION = 0.1.0
+
+LIB_SRC  := $(wildcard lang/*.c compiler/*.c runtime/*.c)
+GEN_SRC  := $(G)/lexer.c $(G)/grammar.c $(G)/kernels_embed.c
+LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
+CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
+UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
+API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
+KERNELS  := $(sort $(wildcard kernels/*.cuh))
+
+.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit
+all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
+
+# --- tools this build needs; installed on a fresh machine ------------------
+deps: build/.deps
+build/.deps:
+	@mkdir -p build
+	@need=""; \
+	 command -v re2c >/dev/null 2>&1 || need="$$need re2c"; \
+	 command -v lemon >/dev/null 2>&1 || need="$$need lemon"; \
+	 [ -f /usr/include/histedit.h ] || [ -f /usr/include/editline/readline.h ] || need="$$need libedit-dev"; \
+	 command -v python3 >/dev/null 2>&1 || need="$$need python3"; \
+	 if [ -n "$$need" ]; then echo "installing:$$need"; \
+	   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need) >/dev/null || \
+	   { echo "could not install$$need"; exit 1; }; fi
+	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy 2>/dev/null || \
+	 (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null) || \
+	 { echo "could not install numpy"; exit 1; }
+	@touch $@
+
+# --- generated sources ----------------------------------------------------
+$(G)/lexer.c: lang/lexer.re | build/.deps
+	@mkdir -p $(G)
+	re2c -W --no-generation-date --no-version -o $@ $<
+
+$(G)/grammar.c: lang/grammar.y | build/.deps
+	@mkdir -p $(G)
+	cp lang/grammar.y $(G)/grammar.y
+	lemon -q -T/usr/share/lemon/lempar.c $(G)/grammar.y
+	@rm -f $(G)/grammar.y
+
+$(G)/grammar.h: $(G)/grammar.c
+
+$(G)/kernels_embed.c: $(KERNELS) Makefile
+	@mkdir -p $(G)
+	@{ echo '/* generated from kernels/*.cuh by the Makefile; do not edit */'; \
+	   n=0; for f in $(KERNELS); do \
+	     echo "static const char k$$n[] ="; \
+	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
+	     echo ";"; n=$$((n+1)); done; \
+	   echo "const int gk_kernel_header_count = $$n;"; \
+	   echo "const char *const gk_kernel_header_names[] = {"; \
+	   for f in $(KERNELS); do echo "  \"$$(basename $$f)\","; done; echo "  0 };"; \
+	   echo "const char *const gk_kernel_header_srcs[] = {"; \
+	   n=0; for f in $(KERNELS); do echo "  k$$n,"; n=$$((n+1)); done; echo "  0 };"; } > $@
+
+# --- objects and products -------------------------------------------------
+$(B)/obj/%.o: %.c | $(G)/grammar.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+
+$(B)/obj/gen/%.o: $(G)/%.c
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
+
+$(B)/libgk.a: $(LIB_OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(B)/gk.map: Makefile
+	@mkdir -p $(B)
+	@printf '{ global: gk_*; local: *; };\n' > $@
+
+$(B)/libgk.so: $(LIB_OBJ) $(B)/gk.map
+	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/gk.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+$(B)/gk: $(CLI_OBJ) $(B)/libgk.a
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/libgk.a -ledit $(LDLIBS)
+
+$(B)/tests/%: tests/unit/%.c $(B)/libgk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+
+$(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+
+unit: $(UNIT_BIN) $(API_BIN)
+
+# --- running -----------------------------------------------------------------
+run: all
+	$(B)/gk examples/tour.gk
+
+test: build/.deps all unit
+	@B=$(B) sh tests/run_all.sh
+
+test-gpu: all unit
+	@B=$(B) GK_BACKEND=cuda sh tests/run_all.sh --gpu
+
+test-nvrtc: all
+	@B=$(B) sh tests/run_nvrtc.sh
+
+asan:
+	@$(MAKE) --no-print-directory B=build/asan OPT=-O1 \
+	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
+	  build/asan/gk unit >/dev/null
+	@ASAN_OPTIONS=detect_leaks=1 B=build/asan sh tests/run_all.sh --asan
+
+debug:
+	@$(MAKE) --no-print-directory B=build/debug OPT=-O0 all unit
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
+	  $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(B)/gk $(DESTDIR)$(PREFIX)/bin/gk
+	install -m 644 gk.h $(DESTDIR)$(PREFIX)/include/gk.h
+	install -m 644 $(B)/libgk.a $(DESTDIR)$(PREFIX)/lib/libgk.a
+	install -m 755 $(B)/libgk.so $(DESTDIR)$(PREFIX)/lib/libgk.so.$(VERSION)
+	ln -sf libgk.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/$(SONAME)
+	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgk.so
+	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' docs/gk.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gk.pc
+	install -m 644 docs/gk.1 $(DESTDIR)$(PREFIX)/share/man/man1/gk.1
+
+clean:
+	rm -rf build
+
+-include $(shell find $(B)/obj -name '*.d' 2>/dev/null)
