@@ -1,0 +1,127 @@
+/*
+** runtime/host_rng.c -- Philox4x32-10 and gk's rand/randn streams.
+**
+** This file is the DEFINITION of gk's random numbers.  The CUDA backend
+** copies the following exactly, so a seed gives the same numbers on every
+** backend, for every request size, on every machine:
+**
+**   Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC'11; Random123):
+**     round(c, k):  p0 = 0xD2511F53 * c0 (64-bit product), p1 = 0xCD9E8D57 * c2
+**                   c' = ( hi32(p1) ^ c1 ^ k0,  lo32(p1),
+**                          hi32(p0) ^ c3 ^ k1,  lo32(p0) )
+**     bump(k):      k0 += 0x9E3779B9, k1 += 0xBB67AE85   (mod 2^32)
+**     philox(c, k): 10 rounds; the key is bumped between rounds (9 bumps),
+**                   the first round uses k itself.  Output = the final c.
+**
+**   Element c (uint64: c = stream offset + index) of a stream with 64-bit
+**   seed s uses key k = (lo32(s), hi32(s)).
+**   rand  (U[0,1) f32): w = philox((lo32(c/4), hi32(c/4), 0, 0), k)[c % 4];
+**                       value = (float)(w >> 8) * 2^-24      (exact).
+**   randn (N(0,1) f32): o = philox((lo32(c), hi32(c), 1, 0), k);
+**                       u1 = ((o[0] >> 8) + 1) * 2^-24       (in (0,1])
+**                       u2 =  (o[1] >> 8)      * 2^-24       (in [0,1))
+**                       z  = sqrt(-2 log u1) * cos(2 pi u2)  in double,
+**                       value = (float)z (round to nearest).
+**   u1, u2 and the products are exact; only log, sqrt and cos round, in
+**   double, so a backend whose double log/cos are within an ulp or two of
+**   correctly rounded gives the same float except in astronomically rare
+**   ties.  Four consecutive rand elements share one Philox call; every randn
+**   element uses its own.
+**
+** Known answers (Random123 tests/kat_vectors), checked by test_host:
+**   ctr 0,0,0,0 key 0,0 -> 6627e8d5 e169c58d bc57ac4c 9b00dbd8
+**   ctr ff..ff  key ff..ff -> 408f276d 41c83b0e a20bc7c6 6d5451fd
+**   ctr 243f6a88 85a308d3 13198a2e 03707344 key a4093822 299f31d0
+**       -> d16cfe09 94fdcceb 5001e420 24126ea1
+*/
+#include "runtime/host.h"
+
+#include <math.h>
+
+#define PHILOX_M0 0xD2511F53u
+#define PHILOX_M1 0xCD9E8D57u
+#define PHILOX_W0 0x9E3779B9u
+#define PHILOX_W1 0xBB67AE85u
+#define PHILOX_ROUNDS 10
+#define RNG_GRAIN 65536 /* elements per parallel chunk: ~100 us of work */
+
+/* One Philox round on c with key k, in place. */
+static inline void philox_round(uint32_t c[4], const uint32_t k[2]) {
+  uint64_t p0 = (uint64_t)PHILOX_M0 * c[0];
+  uint64_t p1 = (uint64_t)PHILOX_M1 * c[2];
+  uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k[0];
+  uint32_t n1 = (uint32_t)p1;
+  uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k[1];
+  uint32_t n3 = (uint32_t)p0;
+  c[0] = n0, c[1] = n1, c[2] = n2, c[3] = n3;
+}
+
+/* Philox4x32-10 of counter ctr under key: out gets the 4 output words.
+** ctr is not modified (it is an array parameter only for symmetry with
+** Random123's interface); out may not alias key. */
+void rng_philox(uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
+  uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
+  uint32_t k[2] = {key[0], key[1]};
+  for (int r = 0; r < PHILOX_ROUNDS; r++) {
+    if (r > 0) k[0] += PHILOX_W0, k[1] += PHILOX_W1;
+    philox_round(c, k);
+  }
+  out[0] = c[0], out[1] = c[1], out[2] = c[2], out[3] = c[3];
+}
+
+static inline float u24(uint32_t w) { return (float)(w >> 8) * (1.0f / 16777216.0f); }
+
+float rng_uniform_at(uint64_t seed, uint64_t c) {
+  uint64_t b = c >> 2;
+  uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), 0, 0};
+  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+  uint32_t o[4];
+  rng_philox(ctr, key, o);
+  return u24(o[c & 3]);
+}
+
+float rng_normal_at(uint64_t seed, uint64_t c) {
+  uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 1, 0};
+  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
+  uint32_t o[4];
+  rng_philox(ctr, key, o);
+  double u1 = ((double)(o[0] >> 8) + 1.0) * (1.0 / 16777216.0);
+  double u2 = (double)(o[1] >> 8) * (1.0 / 16777216.0);
+  double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2);
+  return (float)z;
+}
+
+typedef struct rng_job {
+  uint64_t seed, offset;
+  float *out;
+} rng_job;
+
+/* Uniform elements [b, e) of a job: one Philox call per aligned group of 4. */
+static void uniform_chunk(void *ctx, int64_t b, int64_t e) {
+  rng_job *j = ctx;
+  uint32_t key[2] = {(uint32_t)j->seed, (uint32_t)(j->seed >> 32)};
+  int64_t i = b;
+  while (i < e) {
+    uint64_t c = j->offset + (uint64_t)i;
+    uint64_t blk = c >> 2;
+    uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), 0, 0};
+    uint32_t o[4];
+    rng_philox(ctr, key, o);
+    for (unsigned w = (unsigned)(c & 3); w < 4 && i < e; w++, i++) j->out[i] = u24(o[w]);
+  }
+}
+
+static void normal_chunk(void *ctx, int64_t b, int64_t e) {
+  rng_job *j = ctx;
+  for (int64_t i = b; i < e; i++) j->out[i] = rng_normal_at(j->seed, j->offset + (uint64_t)i);
+}
+
+void rng_fill_uniform(uint64_t seed, uint64_t offset, float *out, int64_t n) {
+  rng_job j = {seed, offset, out};
+  par_for(n, RNG_GRAIN, uniform_chunk, &j);
+}
+
+void rng_fill_normal(uint64_t seed, uint64_t offset, float *out, int64_t n) {
+  rng_job j = {seed, offset, out};
+  par_for(n, RNG_GRAIN / 4, normal_chunk, &j);
+}
