@@ -1,0 +1,71 @@
+/*
+** cli/cli.h -- what the parts of the gk command share.
+**
+** The command is three files: main.c reads the command line and opens the
+** context, run.c runs source text (script files, -e text, standard input)
+** and owns the SIGINT handling around evaluation, repl.c is the interactive
+** loop on libedit.  The command reaches the library only through gk.h; it
+** contains no language logic (what is complete, what a statement is, how a
+** value prints: all of that is the library's).
+*/
+#ifndef CLI_CLI_H
+#define CLI_CLI_H
+
+#include <stddef.h>
+#include "gk.h"
+
+/* Exit statuses of the command (docs/gk.1, "EXIT STATUS"). */
+#define CLI_EXIT_OK        0   /* everything ran */
+#define CLI_EXIT_ERROR     1   /* an error in the program, a file or the backend */
+#define CLI_EXIT_USAGE     2   /* bad command line */
+#define CLI_EXIT_INTERRUPT 130 /* a script stopped by Ctrl-C: 128 + SIGINT, as shells expect */
+
+/* State shared by the runner and the REPL. */
+typedef struct cli_state {
+  gk_ctx *g;          /* the open context; never NULL once main has opened it */
+  int timing;         /* 1: print each statement's wall time to stderr */
+  int plan;           /* 1: the "plan" option is on (the REPL's :plan toggles it) */
+  int cuda;           /* 1: the "cuda" option is on */
+  int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
+} cli_state;
+
+/* The gk_config.output hook: writes to stdout and tracks out_nl.  ud is the
+** cli_state. */
+void cli_output(void *ud, const char *text, size_t len);
+
+/* Evaluates src once under diagnostic name `name`, with a SIGINT handler
+** that calls gk_interrupt installed for the duration; with `sync`, also
+** waits for every pending value (so that a time measured around the call
+** means something).  On failure the diagnostic goes to stderr (after a
+** newline on stdout if the output stopped mid-line).  Returns the gk status. */
+int cli_eval(cli_state *st, const char *src, const char *name, int sync);
+
+/* Runs `src` under diagnostic name `name`: output through the context's
+** hook, a failure's message to stderr.  With st->timing set, the text is run
+** one top-level statement group at a time (a line plus its continuation
+** lines, as gk_is_complete decides) and each one's wall time, including a
+** gk_sync, is printed to stderr as "NAME:LINE: time: 1.23 ms".  Stops at the
+** first error.  Returns the gk status of the failure, or GK_OK.  Installs a
+** SIGINT handler that calls gk_interrupt for the duration of the call. */
+int cli_run(cli_state *st, const char *src, const char *name);
+
+/* Reads the whole of file `path` ("-" = standard input) into a malloc'd,
+** NUL-terminated buffer.  On failure prints "gk: cannot open 'PATH': REASON"
+** (or "cannot read") to stderr and returns NULL. */
+char *cli_slurp(const char *path);
+
+/* Monotonic clock in seconds. */
+double cli_now(void);
+
+/* Prints a wall time to stderr: "PREFIXtime: 1.23 ms" (seconds past 1 s). */
+void cli_print_time(const char *prefix, double seconds);
+
+/* Writes an error message from gk_errmsg to stderr, adding the final newline
+** if the library left it off. */
+void cli_print_error(const char *msg);
+
+/* The interactive loop; returns the command's exit status.  Called by main
+** when standard input is a terminal and no script was named. */
+int cli_repl(cli_state *st);
+
+#endif /* CLI_CLI_H */

@@ -1,0 +1,522 @@
+/*
+** cli/repl.c -- the interactive session: line editing, history, multi-line
+** input and the ':' commands.
+**
+** The loop reads a line with libedit (histedit.h, the native API: it lets us
+** choose the prompt per line, see Ctrl-C at the prompt as an interrupted read
+** and add a completion key).  Lines accumulate in a pending buffer while
+** gk_is_complete() says the text ends inside a construct; the prompt is then
+** "... ".  A complete entry is evaluated as "<stdin>"; an error is printed
+** and the session goes on, the library keeping every variable as it was.
+**
+** Signals: at the prompt SIGINT only sets a flag (no SA_RESTART, so the read
+** fails with EINTR and el_gets returns); the line and any pending
+** continuation are dropped, as in Python.  While an entry runs, cli_eval
+** swaps in a handler that calls gk_interrupt.
+**
+** History: each non-blank line is one entry, kept in $GK_HISTORY or
+** ~/.gk_history, one entry a line, appended as it is entered.  The file is
+** cut to its last CLI_HISTORY_MAX entries when the session starts.  A file
+** that cannot be read or written means no history, silently.
+*/
+#include "cli/cli.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <histedit.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CLI_HISTORY_MAX 1000   /* entries kept in memory and in the file */
+#define CLI_LIST_MAX    200    /* completion candidates listed at most */
+
+/* The session. */
+typedef struct repl {
+  cli_state *st;        /* context and flags */
+  EditLine *el;         /* libedit handle */
+  History *hist;        /* in-memory history */
+  FILE *histf;          /* history file open for append, or NULL */
+  char last[1024];      /* last line appended to the file, to skip repeats */
+  char *pending;        /* text of the entry being typed (continuation lines) */
+  size_t plen, pcap;    /* its length and capacity */
+} repl;
+
+static volatile sig_atomic_t prompt_sigint; /* Ctrl-C seen while reading */
+
+static void on_sigint_prompt(int signo) {
+  (void)signo;
+  prompt_sigint = 1;
+}
+
+/* ---------------------------------------------------------------- prompt */
+
+static const char *prompt_fn(EditLine *el) {
+  repl *r = NULL;
+  el_get(el, EL_CLIENTDATA, &r);
+  return r && r->plen > 0 ? "... " : "gk> ";
+}
+
+/* --------------------------------------------------------------- history */
+
+/* Path of the history file: $GK_HISTORY, else ~/.gk_history; NULL = none
+** (GK_HISTORY set to "" turns history off).  Returns a malloc'd string. */
+static char *history_path(void) {
+  const char *env = getenv("GK_HISTORY"), *home;
+  char *p;
+  size_t n;
+
+  if (env) return *env ? strdup(env) : NULL;
+  home = getenv("HOME");
+  if (!home || !*home) return NULL;
+  n = strlen(home) + sizeof "/.gk_history";
+  p = malloc(n);
+  if (p) snprintf(p, n, "%s/.gk_history", home);
+  return p;
+}
+
+/* Loads the file into r->hist, rewrites it if it holds more than
+** CLI_HISTORY_MAX entries, and opens it for appending. */
+static void history_open(repl *r) {
+  char *path = history_path(), *line = NULL;
+  char **keep = NULL;
+  size_t cap = 0, n = 0, i, start;
+  HistEvent ev;
+  FILE *f;
+
+  if (!path) return;
+  f = fopen(path, "r");
+  if (f) {
+    ssize_t got;
+    keep = calloc(CLI_HISTORY_MAX, sizeof *keep);   /* a ring of the last entries */
+    while (keep && (got = getline(&line, &cap, f)) >= 0) {
+      while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
+      if (got == 0) continue;
+      free(keep[n % CLI_HISTORY_MAX]);
+      keep[n % CLI_HISTORY_MAX] = strdup(line);
+      n++;
+    }
+    fclose(f);
+    free(line);
+    start = n > CLI_HISTORY_MAX ? n - CLI_HISTORY_MAX : 0;
+    for (i = start; keep && i < n; i++) {
+      const char *e = keep[i % CLI_HISTORY_MAX];
+      if (e) history(r->hist, &ev, H_ENTER, e);
+    }
+    if (keep && n > CLI_HISTORY_MAX) {              /* cut the file: temp + rename */
+      size_t tn = strlen(path) + 8;
+      char *tmp = malloc(tn);
+      FILE *t = tmp ? (snprintf(tmp, tn, "%s.tmp", path), fopen(tmp, "w")) : NULL;
+      if (t) {
+        for (i = start; i < n; i++)
+          if (keep[i % CLI_HISTORY_MAX]) fprintf(t, "%s\n", keep[i % CLI_HISTORY_MAX]);
+        if (fclose(t) != 0 || rename(tmp, path) != 0) remove(tmp);
+      }
+      free(tmp);
+    }
+    if (keep && n > 0) snprintf(r->last, sizeof r->last, "%s", keep[(n - 1) % CLI_HISTORY_MAX]);
+    for (i = 0; keep && i < CLI_HISTORY_MAX; i++) free(keep[i]);
+    free(keep);
+  }
+  r->histf = fopen(path, "a");
+  free(path);
+}
+
+/* Records one line in memory and in the file. */
+static void history_add(repl *r, const char *line) {
+  HistEvent ev;
+  const char *p = line;
+
+  while (isspace((unsigned char)*p)) p++;
+  if (!*p) return;
+  history(r->hist, &ev, H_ENTER, line);
+  if (r->histf && strcmp(r->last, line) != 0) {
+    fprintf(r->histf, "%s\n", line);
+    fflush(r->histf);
+    snprintf(r->last, sizeof r->last, "%s", line);
+  }
+}
+
+/* ------------------------------------------------------------ completion */
+
+/* Names the completion key offers besides variables: the builtins of
+** docs/language.md.  Only a typing aid; the library decides what exists. */
+static const char *const builtin_names[] = {
+  "iota", "zeros", "ones", "fill", "rand", "randn", "seed",
+  "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
+  "floor", "ceil", "round", "sign", "pow", "maximum", "minimum", "clamp", "where",
+  "f32", "f64", "i32", "i64", "bool",
+  "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "count",
+  "norm", "var", "std", "logsumexp", "dot", "scan", "exscan",
+  "softmax", "logsoftmax", "layernorm", "rmsnorm",
+  "filter", "partition", "hist", "transpose", "reshape", "permute",
+  "len", "size", "shape", "rows", "cols", "load", "save", "print",
+  "fn", "true", "false", "and", "or", "not", NULL
+};
+
+static const char *const command_names[] = {
+  ":help", ":vars", ":time", ":plan", ":cuda", ":backend", ":quit", NULL
+};
+
+/* Candidates matching a prefix. */
+typedef struct cands {
+  const char *prefix;   /* what the word starts with */
+  size_t plen;          /* its length */
+  char **v;             /* matches, malloc'd */
+  size_t n, cap;
+} cands;
+
+static void cand_add(cands *c, const char *name) {
+  size_t i;
+  if (strncmp(name, c->prefix, c->plen) != 0) return;
+  for (i = 0; i < c->n; i++) if (strcmp(c->v[i], name) == 0) return;
+  if (c->n == c->cap) {
+    size_t ncap = c->cap ? c->cap * 2 : 32;
+    char **nv = realloc(c->v, ncap * sizeof *nv);
+    if (!nv) return;
+    c->v = nv;
+    c->cap = ncap;
+  }
+  if ((c->v[c->n] = strdup(name)) != NULL) c->n++;
+}
+
+static void cand_var(void *ud, const gk_varinfo *v) { cand_add(ud, v->name); }
+
+static int cand_cmp(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The Tab key: completes a variable, builtin or ':' command name; with
+** several matches, extends to their common prefix or lists them. */
+static unsigned char complete_fn(EditLine *el, int ch) {
+  const LineInfo *li = el_line(el);
+  repl *r = NULL;
+  const char *w = li->cursor;
+  cands c;
+  unsigned char ret = CC_REFRESH;
+  char word[256];
+  size_t i, common;
+
+  (void)ch;
+  el_get(el, EL_CLIENTDATA, &r);
+  while (w > li->buffer && (isalnum((unsigned char)w[-1]) || w[-1] == '_')) w--;
+  if (w > li->buffer && w[-1] == ':' && w - 1 == li->buffer) w--;
+  if ((size_t)(li->cursor - w) >= sizeof word) return CC_ERROR;
+  memcpy(word, w, (size_t)(li->cursor - w));
+  word[li->cursor - w] = '\0';
+
+  memset(&c, 0, sizeof c);
+  c.prefix = word;
+  c.plen = strlen(word);
+  if (word[0] == ':') {
+    for (i = 0; command_names[i]; i++) cand_add(&c, command_names[i]);
+  } else {
+    if (c.plen == 0 || isdigit((unsigned char)word[0])) return CC_ERROR;
+    if (r) gk_vars(r->st->g, cand_var, &c);
+    for (i = 0; builtin_names[i]; i++) cand_add(&c, builtin_names[i]);
+  }
+  if (c.n == 0) { free(c.v); return CC_ERROR; }
+  qsort(c.v, c.n, sizeof *c.v, cand_cmp);
+
+  common = strlen(c.v[0]);                  /* longest common prefix */
+  for (i = 1; i < c.n; i++) {
+    size_t k = 0;
+    while (k < common && c.v[i][k] == c.v[0][k]) k++;
+    common = k;
+  }
+  if (common > c.plen) {
+    char ext[256];
+    size_t n = common - c.plen < sizeof ext - 2 ? common - c.plen : sizeof ext - 2;
+    memcpy(ext, c.v[0] + c.plen, n);
+    ext[n] = '\0';
+    if (c.n == 1 && word[0] == ':') strcat(ext, " ");
+    el_insertstr(el, ext);
+  } else if (c.n > 1) {
+    fputc('\n', stdout);
+    for (i = 0; i < c.n && i < CLI_LIST_MAX; i++) printf("%s%s", i ? "  " : "", c.v[i]);
+    if (c.n > CLI_LIST_MAX) printf("  ... (%zu more)", c.n - CLI_LIST_MAX);
+    fputc('\n', stdout);
+    fflush(stdout);
+    ret = CC_REDISPLAY;
+  }
+  for (i = 0; i < c.n; i++) free(c.v[i]);
+  free(c.v);
+  return ret;
+}
+
+/* ---------------------------------------------------------------- :vars */
+
+/* One row of the :vars table. */
+typedef struct var_row {
+  char *name;
+  const char *dtype;    /* static, from gk_dtype_name */
+  char shape[160];
+  char bytes[32];
+  char where[16];
+} var_row;
+
+typedef struct var_table {
+  var_row *v;
+  size_t n, cap;
+} var_table;
+
+/* "1.5 KiB" style size. */
+static void human_bytes(char *out, size_t n, size_t bytes) {
+  static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+  double v = (double)bytes;
+  int u = -1;
+  if (bytes < 1024) { snprintf(out, n, "%zu B", bytes); return; }
+  while (v >= 1024.0 && u < 4) { v /= 1024.0; u++; }
+  snprintf(out, n, v < 10.0 ? "%.1f %s" : "%.0f %s", v, unit[u]);
+}
+
+static void var_collect(void *ud, const gk_varinfo *v) {
+  var_table *t = ud;
+  var_row *row;
+  size_t off = 0;
+  int d;
+
+  if (t->n == t->cap) {
+    size_t ncap = t->cap ? t->cap * 2 : 16;
+    var_row *nv = realloc(t->v, ncap * sizeof *nv);
+    if (!nv) return;
+    t->v = nv;
+    t->cap = ncap;
+  }
+  row = &t->v[t->n];
+  row->name = strdup(v->name ? v->name : "?");
+  if (!row->name) return;
+  row->dtype = gk_dtype_name(v->dtype);
+  off += (size_t)snprintf(row->shape, sizeof row->shape, "[");
+  for (d = 0; d < v->ndim && off < sizeof row->shape; d++)
+    off += (size_t)snprintf(row->shape + off, sizeof row->shape - off, "%s%lld",
+                            d ? ", " : "", (long long)v->shape[d]);
+  if (off < sizeof row->shape) snprintf(row->shape + off, sizeof row->shape - off, "]");
+  human_bytes(row->bytes, sizeof row->bytes, v->bytes);
+  snprintf(row->where, sizeof row->where, "%s", v->where ? v->where : "?");
+  t->n++;
+}
+
+static void cmd_vars(repl *r) {
+  var_table t;
+  size_t i, wn = 4, wd = 5, ws = 5, wb = 5;
+
+  memset(&t, 0, sizeof t);
+  if (gk_vars(r->st->g, var_collect, &t) != GK_OK) {
+    cli_print_error(gk_errmsg(r->st->g));
+  } else if (t.n == 0) {
+    printf("no variables\n");
+  } else {
+    for (i = 0; i < t.n; i++) {
+      size_t k;
+      if ((k = strlen(t.v[i].name)) > wn) wn = k;
+      if ((k = strlen(t.v[i].dtype)) > wd) wd = k;
+      if ((k = strlen(t.v[i].shape)) > ws) ws = k;
+      if ((k = strlen(t.v[i].bytes)) > wb) wb = k;
+    }
+    printf("%-*s  %-*s  %-*s  %*s  %s\n", (int)wn, "name", (int)wd, "dtype",
+           (int)ws, "shape", (int)wb, "bytes", "where");
+    for (i = 0; i < t.n; i++)
+      printf("%-*s  %-*s  %-*s  %*s  %s\n", (int)wn, t.v[i].name, (int)wd, t.v[i].dtype,
+             (int)ws, t.v[i].shape, (int)wb, t.v[i].bytes, t.v[i].where);
+  }
+  for (i = 0; i < t.n; i++) free(t.v[i].name);
+  free(t.v);
+}
+
+/* ------------------------------------------------------------- commands */
+
+static const char help_text[] =
+  "commands:\n"
+  "  :help            this text\n"
+  "  :vars            variables: name, dtype, shape, bytes, where they live\n"
+  "  :time [EXPR]     toggle per-entry wall time, or time EXPR once\n"
+  "  :plan [EXPR]     toggle plan printing, or run EXPR showing its kernels\n"
+  "  :cuda [EXPR]     toggle CUDA source printing, or run EXPR showing it\n"
+  "  :backend         the backend this session runs on\n"
+  "  :quit, :q        leave (Ctrl-D also leaves)\n"
+  "keys: Tab completes names, Up/Down walk the history, Ctrl-C drops the\n"
+  "line or interrupts a running statement.\n"
+  "\n"
+  "examples:\n"
+  "  x = rand(1e6)                  # assignment prints nothing\n"
+  "  sum(x) / len(x)                # an expression prints its value\n"
+  "  m = randn(1000, 64)\n"
+  "  softmax(rows(m))               # one row kernel\n"
+  "  fn sq(a) = a * a; sum(sq(x))   # functions inline and fuse\n"
+  "  x[x > 0.5]                     # filter\n"
+  "\n"
+  "An entry continues on a '... ' line while it is incomplete (an open\n"
+  "bracket, a trailing operator).  The language: docs/language.md.\n";
+
+/* Runs EXPR with option `name` switched on, then puts it back as it was;
+** with no EXPR toggles the option.  *flag mirrors the option. */
+static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
+  if (!*expr) {
+    if (gk_option(r->st->g, name, !*flag) != GK_OK) {
+      cli_print_error(gk_errmsg(r->st->g));
+      return;
+    }
+    *flag = !*flag;
+    printf("%s: %s\n", name, *flag ? "on" : "off");
+    return;
+  }
+  if (!*flag && gk_option(r->st->g, name, 1) != GK_OK) {
+    cli_print_error(gk_errmsg(r->st->g));
+    return;
+  }
+  cli_eval(r->st, expr, "<stdin>", 1);   /* sync: an assignment shows its kernels too */
+  if (!*flag) gk_option(r->st->g, name, 0);
+}
+
+/* Runs one entry, timing it when :time is on. */
+static void run_entry(repl *r, const char *src, int timed) {
+  double t0 = cli_now();
+  int rc = cli_eval(r->st, src, "<stdin>", timed);
+  if (rc == GK_OK && timed) {
+    fflush(stdout);
+    cli_print_time("", cli_now() - t0);
+  }
+}
+
+/* Runs a ':' command line.  Returns 1 when the session should end. */
+static int command(repl *r, const char *line) {
+  const char *p = line + 1, *arg;
+  char name[32];
+  size_t n = 0;
+
+  while (*p && !isspace((unsigned char)*p) && n + 1 < sizeof name) name[n++] = *p++;
+  name[n] = '\0';
+  arg = p;
+  while (isspace((unsigned char)*arg)) arg++;
+
+  if (!strcmp(name, "quit") || !strcmp(name, "q")) return 1;
+  if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) fputs(help_text, stdout);
+  else if (!strcmp(name, "vars")) cmd_vars(r);
+  else if (!strcmp(name, "backend")) printf("%s\n", gk_backend(r->st->g));
+  else if (!strcmp(name, "plan")) cmd_option(r, "plan", &r->st->plan, arg);
+  else if (!strcmp(name, "cuda")) cmd_option(r, "cuda", &r->st->cuda, arg);
+  else if (!strcmp(name, "time")) {
+    if (*arg) run_entry(r, arg, 1);
+    else {
+      r->st->timing = !r->st->timing;
+      printf("time: %s\n", r->st->timing ? "on" : "off");
+    }
+  } else {
+    fflush(stdout);
+    fprintf(stderr, "unknown command ':%s' (type :help)\n", name);
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ loop */
+
+/* Appends a line (and a newline before it when text is pending). */
+static int pending_add(repl *r, const char *line, size_t len) {
+  size_t need = r->plen + len + 2;
+  if (need > r->pcap) {
+    size_t ncap = r->pcap ? r->pcap : 256;
+    char *np;
+    while (ncap < need) ncap *= 2;
+    np = realloc(r->pending, ncap);
+    if (!np) return -1;
+    r->pending = np;
+    r->pcap = ncap;
+  }
+  if (r->plen > 0) r->pending[r->plen++] = '\n';
+  memcpy(r->pending + r->plen, line, len);
+  r->plen += len;
+  r->pending[r->plen] = '\0';
+  return 0;
+}
+
+int cli_repl(cli_state *st) {
+  repl r;
+  struct sigaction sa, old;
+  HistEvent ev;
+  int status = CLI_EXIT_OK;
+
+  memset(&r, 0, sizeof r);
+  r.st = st;
+  r.el = el_init("gk", stdin, stdout, stderr);
+  r.hist = history_init();
+  if (!r.el || !r.hist) {
+    fprintf(stderr, "gk: cannot start line editing\n");
+    if (r.el) el_end(r.el);
+    if (r.hist) history_end(r.hist);
+    return CLI_EXIT_ERROR;
+  }
+  history(r.hist, &ev, H_SETSIZE, CLI_HISTORY_MAX);
+  history(r.hist, &ev, H_SETUNIQUE, 1);
+  el_set(r.el, EL_CLIENTDATA, &r);
+  el_set(r.el, EL_EDITOR, "emacs");
+  el_set(r.el, EL_SIGNAL, 1);            /* libedit restores the tty around signals */
+  el_set(r.el, EL_PROMPT, prompt_fn);
+  el_set(r.el, EL_HIST, history, r.hist);
+  el_set(r.el, EL_ADDFN, "gk-complete", "complete a name", complete_fn);
+  el_set(r.el, EL_BIND, "^I", "gk-complete", NULL);
+  el_source(r.el, NULL);                 /* ~/.editrc, if any */
+  history_open(&r);
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_sigint_prompt;      /* no SA_RESTART: the read must fail */
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, &old);
+
+  printf("gk %s \xe2\x80\x94 backend: %s\n", gk_version(), gk_backend(st->g));
+  printf("type :help for help, :quit to leave\n");
+  fflush(stdout);
+
+  for (;;) {
+    const char *line;
+    int count = 0;
+    size_t len;
+
+    if (!st->out_nl) { fputc('\n', stdout); st->out_nl = 1; }
+    fflush(stdout);
+    prompt_sigint = 0;
+    line = el_gets(r.el, &count);
+    if (prompt_sigint || (!line && count < 0 && errno == EINTR)) {
+      fputs("^C\n", stdout);             /* drop the line and any continuation */
+      r.plen = 0;
+      continue;
+    }
+    if (!line || count <= 0) {           /* Ctrl-D, or the terminal went away */
+      fputc('\n', stdout);
+      break;
+    }
+    len = strlen(line);
+    while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r')) len--;
+    {
+      char *copy = strndup(line, len);   /* el_gets' buffer is reused */
+      const char *s;
+      if (!copy) { fprintf(stderr, "gk: out of memory\n"); status = CLI_EXIT_ERROR; break; }
+      history_add(&r, copy);
+      for (s = copy; isspace((unsigned char)*s); s++) {}
+      if (r.plen == 0 && *s == ':') {
+        int quit = command(&r, s);
+        free(copy);
+        if (quit) break;
+        continue;
+      }
+      if (r.plen == 0 && *s == '\0') { free(copy); continue; }
+      if (pending_add(&r, copy, len) != 0) {
+        fprintf(stderr, "gk: out of memory\n");
+        r.plen = 0;
+      }
+      free(copy);
+    }
+    if (r.plen > 0 && gk_is_complete(r.pending)) {
+      r.plen = 0;                        /* prompt_fn reads plen */
+      run_entry(&r, r.pending, st->timing);
+    }
+  }
+
+  sigaction(SIGINT, &old, NULL);
+  if (r.histf) fclose(r.histf);
+  history_end(r.hist);
+  el_end(r.el);
+  free(r.pending);
+  return status;
+}
