@@ -1,0 +1,137 @@
+/*
+** runtime/cu_nvrtc.c -- compiling CUDA C with NVRTC.
+**
+** One function does the work for both users: cu_kernel (a device is open)
+** and cu_nvrtc_compile (no driver, no device: `make test-nvrtc` compiles
+** every generated kernel for sm_90 on a machine without a GPU).  The gk
+** kernel headers (build/kernels_embed.c) are handed to NVRTC in memory, so
+** sources #include them by name and no -I path exists.
+*/
+#define CU_INTERNAL
+#include "cu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ARCH_OPT_MAX 64   /* "--gpu-architecture=compute_XYZ" fits */
+
+static char *dup_text(const char *s) {
+  size_t n = strlen(s) + 1;
+  char *p = (char *)malloc(n);
+  if (p) memcpy(p, s, n);
+  return p;
+}
+
+/* Formats a malloc'd message into *log when log is not NULL. */
+static void set_log(char **log, const char *fmt, const char *a, const char *b) {
+  char buf[1200];
+  if (!log) return;
+  snprintf(buf, sizeof buf, fmt, a, b);
+  free(*log);
+  *log = dup_text(buf);
+}
+
+int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debug,
+                   char **bin, size_t *len, char **log, double *ms) {
+  static const char *const extra[] = { CU_NVRTC_OPTIONS };
+  enum { NEXTRA = sizeof extra / sizeof extra[0] };
+  const char *opts[NEXTRA + 1];
+  char archopt[ARCH_OPT_MAX], why[1024], st[128], prog_name[256];
+  nvrtcProgram prog = NULL;
+  char *out = NULL, *text = NULL;
+  size_t n = 0, logn = 0;
+  int ptx, rc = GK_EDEVICE, r;
+  double t0 = cu_now();
+
+  *bin = NULL;
+  *len = 0;
+  if (log) *log = NULL;
+  if (ms) *ms = 0;
+  if (!src || !name || !arch) {
+    set_log(log, "cu_nvrtc_compile: NULL %s%s", !src ? "source" : !name ? "name" : "arch", "");
+    return GK_EMISUSE;
+  }
+  if (cu_load_nvrtc(why, sizeof why)) {
+    set_log(log, "%s%s", why, "");
+    return GK_EDEVICE;
+  }
+  ptx = strncmp(arch, "compute_", 8) == 0;
+  if (snprintf(archopt, sizeof archopt, "--gpu-architecture=%s", arch) >= (int)sizeof archopt) {
+    set_log(log, "bad architecture '%s'%s", arch, "");
+    return GK_EMISUSE;
+  }
+  snprintf(prog_name, sizeof prog_name, "%s.cu", name);
+  opts[0] = archopt;
+  for (int i = 0; i < NEXTRA; i++) opts[i + 1] = extra[i];
+
+  r = CU_CALL(NULL, rtc, nvrtcCreateProgram, &prog, src, prog_name, gk_kernel_header_count,
+              gk_kernel_header_srcs, gk_kernel_header_names);
+  if (r != 0) {
+    cu_status_text(CU_LIB_rtc, r, st, sizeof st);
+    set_log(log, "nvrtcCreateProgram failed: %s%s", st, "");
+    return r == 1 ? GK_ENOMEM : GK_EDEVICE;  /* NVRTC_ERROR_OUT_OF_MEMORY = 1 */
+  }
+  r = CU_CALL(NULL, rtc, nvrtcCompileProgram, prog, NEXTRA + 1, opts);
+
+  /* The log, on success too (warnings). */
+  if (CU_CALL(NULL, rtc, nvrtcGetProgramLogSize, prog, &logn) == 0 && logn > 0) {
+    text = (char *)malloc(logn + 1);
+    if (text && CU_CALL(NULL, rtc, nvrtcGetProgramLog, prog, text) == 0) text[logn] = 0;
+    else if (text) text[0] = 0;
+  }
+  if (debug & CU_DEBUG_SRC)
+    fprintf(stderr, "gk: NVRTC %s %s:\n%s\n-- NVRTC log:\n%s\n", name, archopt, src,
+            text && text[0] ? text : "(empty)");
+  if (r != 0) {
+    if (r == NVRTC_ERROR_COMPILATION) {
+      rc = GK_EJIT;
+      if (log) {
+        *log = text ? text : dup_text("(no log)");
+        text = NULL;
+      }
+    } else {
+      cu_status_text(CU_LIB_rtc, r, st, sizeof st);
+      set_log(log, "nvrtcCompileProgram failed: %s%s", st, "");
+      rc = GK_EDEVICE;
+    }
+    goto done;
+  }
+  r = ptx ? CU_CALL(NULL, rtc, nvrtcGetPTXSize, prog, &n)
+          : CU_CALL(NULL, rtc, nvrtcGetCUBINSize, prog, &n);
+  if (r == 0) {
+    out = (char *)malloc(n ? n : 1);
+    if (!out) {
+      set_log(log, "out of host memory for a %s%s", ptx ? "PTX" : "CUBIN", "");
+      rc = GK_ENOMEM;
+      goto done;
+    }
+    r = ptx ? CU_CALL(NULL, rtc, nvrtcGetPTX, prog, out)
+            : CU_CALL(NULL, rtc, nvrtcGetCUBIN, prog, out);
+  }
+  if (r != 0) {
+    cu_status_text(CU_LIB_rtc, r, st, sizeof st);
+    set_log(log, "nvrtcGet%s failed: %s", ptx ? "PTX" : "CUBIN", st);
+    free(out);
+    out = NULL;
+    rc = GK_EDEVICE;
+    goto done;
+  }
+  *bin = out;
+  *len = n;
+  if (log) {
+    *log = text ? text : dup_text("");
+    text = NULL;
+  }
+  rc = GK_OK;
+done:
+  free(text);
+  CU_CALL(NULL, rtc, nvrtcDestroyProgram, &prog);
+  if (ms) *ms = (cu_now() - t0) * 1e3;
+  return rc;
+}
+
+int cu_nvrtc_compile(const char *src, const char *name, const char *arch, char **bin,
+                     size_t *len, char **log) {
+  return cu_nvrtc_build(src, name, arch, cu_debug_flags(), bin, len, log, NULL);
+}

@@ -1,0 +1,719 @@
+/*
+** tests/unit/test_cu.c -- unit tests of the CUDA device layer (runtime/cu.h).
+**
+** Runs everywhere.  Without a GPU it checks what can be checked with only
+** NVRTC: the probe and open failure messages, cu_nvrtc_compile (success,
+** embedded header, syntax error), the key hash, and the disk cache format
+** (round trip; truncated, corrupt, foreign entries are misses; an unwritable
+** directory means memory only).  With a GPU it also allocates, copies,
+** compiles and launches, hits the memory cache (and times a hit), hits the
+** disk cache from a second device, runs gemm against a CPU reference, checks
+** the out-of-memory path, and finally a sticky error.
+**
+** Build: gcc -std=c11 -O2 -Wall -Wextra -D_GNU_SOURCE -I. runtime/cu_*.c \
+**          tests/unit/test_cu.c -ldl -lpthread -lm
+*/
+#include "../../runtime/cu.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* The test's own embedded kernel headers.  Weak, so that the build's
+** generated build/kernels_embed.c wins if it is ever linked in too. */
+__attribute__((weak)) const int gk_kernel_header_count = 1;
+__attribute__((weak)) const char *const gk_kernel_header_names[] = { "gk_test.cuh" };
+__attribute__((weak)) const char *const gk_kernel_header_srcs[] = {
+  "#pragma once\n"
+  "__device__ inline float gk_test_twice(float x) { return 2.0f * x; }\n"
+};
+
+static int passed, failed;
+
+#define CHECK(cond, ...)                                             \
+  do {                                                               \
+    if (cond) {                                                      \
+      passed++;                                                      \
+    } else {                                                         \
+      failed++;                                                      \
+      fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      fprintf(stderr, __VA_ARGS__);                                  \
+      fputc('\n', stderr);                                           \
+    }                                                                \
+  } while (0)
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static const char *k_src =
+    "#include \"gk_test.cuh\"\n"
+    "extern \"C\" __global__ void gk_k_test(const float *x, float *y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = gk_test_twice(x[i]) + 1.0f;\n"
+    "}\n";
+
+static const char *k_bad =
+    "extern \"C\" __global__ void gk_k_bad(float *y) {\n"
+    "  y[0] = undefined_name + ;\n"
+    "}\n";
+
+static int has_header_fixture(void) {
+  return gk_kernel_header_count >= 1 && !strcmp(gk_kernel_header_names[0], "gk_test.cuh");
+}
+
+/* ------------------------------------------------------------ no device */
+
+static void test_probe(int *gpu) {
+  char why[512] = "x", err[512] = "x";
+  cu_dev *d = (cu_dev *)1;
+  int avail = cu_available(why, sizeof why);
+  *gpu = avail;
+  if (!avail) {
+    printf("no GPU: %s\n", why);
+    CHECK(why[0] != 0, "empty reason");
+    CHECK(strstr(why, "libcuda.so.1 not found: no NVIDIA driver") || strstr(why, "no CUDA device") ||
+              strstr(why, "cuInit failed"),
+          "reason '%s'", why);
+    int rc = cu_open(&d, err, sizeof err);
+    CHECK(rc == GK_EDEVICE, "cu_open rc %d", rc);
+    CHECK(d == NULL, "cu_open left a device");
+    CHECK(!strcmp(err, why), "open '%s' vs probe '%s'", err, why);
+    /* Repeated probes give the same answer (load happens once). */
+    char why2[512];
+    CHECK(cu_available(why2, sizeof why2) == 0 && !strcmp(why, why2), "second probe '%s'", why2);
+    CHECK(cu_available(NULL, 0) == 0, "probe with NULL buffer");
+  } else {
+    CHECK(why[0] == 0, "reason set on success: %s", why);
+  }
+}
+
+static void test_hash(void) {
+  char buf[300], al[300];
+  for (int i = 0; i < 300; i++) buf[i] = (char)(i * 7 + 3);
+  uint64_t h0 = cu_hash64(buf, 200, 0);
+  CHECK(h0 == cu_hash64(buf, 200, 0), "not deterministic");
+  CHECK(h0 != cu_hash64(buf, 200, 1), "seed ignored");
+  CHECK(cu_hash64("", 0, 0) != cu_hash64("", 0, 1), "empty seed ignored");
+  /* Every prefix length hashes differently. */
+  uint64_t hs[101];
+  int dup = 0;
+  for (int n = 0; n <= 100; n++) {
+    hs[n] = cu_hash64(buf, (size_t)n, 0);
+    for (int m = 0; m < n; m++) dup += hs[m] == hs[n];
+  }
+  CHECK(dup == 0, "%d duplicate prefix hashes", dup);
+  /* Alignment does not matter. */
+  memcpy(al + 1, buf, 200);
+  CHECK(cu_hash64(al + 1, 200, 0) == h0, "alignment changes the hash");
+  /* One flipped bit changes about half the output bits, at every position. */
+  int worst = 64;
+  for (int bit = 0; bit < 200 * 8; bit += 13) {
+    buf[bit / 8] ^= (char)(1 << (bit % 8));
+    int d = __builtin_popcountll(cu_hash64(buf, 200, 0) ^ h0);
+    buf[bit / 8] ^= (char)(1 << (bit % 8));
+    if (d < worst) worst = d;
+  }
+  CHECK(worst >= 12, "weak avalanche: %d bits", worst);
+}
+
+static double nvrtc_ms;
+
+static void test_nvrtc(void) {
+  char *bin = NULL, *log = NULL;
+  size_t len = 0;
+  double t0;
+  int rc;
+
+  if (!has_header_fixture()) printf("note: build/kernels_embed.c linked; header test uses it\n");
+  t0 = now();
+  rc = cu_nvrtc_compile(has_header_fixture() ? k_src : k_src + strlen("#include \"gk_test.cuh\"\n"),
+                        "gk_k_test", "sm_90", &bin, &len, &log);
+  nvrtc_ms = (now() - t0) * 1e3;
+  if (rc == GK_EDEVICE && log && strstr(log, "libnvrtc not found")) {
+    printf("NVRTC missing (%s): skipping NVRTC tests\n", log);
+    free(log);
+    return;
+  }
+  if (!has_header_fixture()) {
+    /* Without the fixture header gk_test_twice is undefined: only check the
+    ** call reports a compile error cleanly. */
+    CHECK(rc == GK_EJIT, "rc %d", rc);
+  } else {
+    CHECK(rc == GK_OK, "rc %d log %s", rc, log ? log : "(null)");
+    CHECK(bin && len > 16 && !memcmp(bin, "\177ELF", 4), "not a CUBIN (len %zu)", len);
+    CHECK(log != NULL, "no log string on success");
+    printf("NVRTC compile of a small kernel (sm_90 CUBIN, %zu bytes): %.1f ms (first call, "
+           "includes loading libnvrtc)\n", len, nvrtc_ms);
+  }
+  free(bin);
+  free(log);
+  bin = log = NULL;
+
+  /* Second compile: the steady-state cost. */
+  t0 = now();
+  rc = cu_nvrtc_compile("extern \"C\" __global__ void gk_k_add(float *y, float a, int n) {\n"
+                        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+                        "  if (i < n) y[i] += a;\n}\n",
+                        "gk_k_add", "sm_90", &bin, &len, &log);
+  nvrtc_ms = (now() - t0) * 1e3;
+  CHECK(rc == GK_OK, "rc %d log %s", rc, log ? log : "(null)");
+  printf("NVRTC compile of a small kernel, warm: %.1f ms\n", nvrtc_ms);
+  free(bin);
+  free(log);
+  bin = log = NULL;
+
+  /* PTX for compute_XY. */
+  rc = cu_nvrtc_compile("extern \"C\" __global__ void gk_k_z(float *y) { y[0] = 0; }\n", "gk_k_z",
+                        "compute_90", &bin, &len, &log);
+  CHECK(rc == GK_OK && bin && strstr(bin, ".entry gk_k_z") && bin[len - 1] == 0,
+        "PTX rc %d", rc);
+  free(bin);
+  free(log);
+  bin = log = NULL;
+
+  /* A syntax error: GK_EJIT with the compiler's log. */
+  rc = cu_nvrtc_compile(k_bad, "gk_k_bad", "sm_90", &bin, &len, &log);
+  CHECK(rc == GK_EJIT, "rc %d", rc);
+  CHECK(bin == NULL && len == 0, "binary on failure");
+  CHECK(log && strstr(log, "error") && strstr(log, "undefined_name"), "log '%s'", log ? log : "");
+  free(log);
+  log = NULL;
+
+  /* An architecture NVRTC does not know. */
+  rc = cu_nvrtc_compile(k_bad, "gk_k_bad", "sm_1", &bin, &len, &log);
+  CHECK(rc != GK_OK && log && log[0], "rc %d", rc);
+  free(log);
+  log = NULL;
+
+  /* NULL arguments are misuse, not a crash. */
+  rc = cu_nvrtc_compile(NULL, "x", "sm_90", &bin, &len, &log);
+  CHECK(rc == GK_EMISUSE, "rc %d", rc);
+  free(log);
+}
+
+/* Several threads compile at once: the one-time load is race-free. */
+static void *compile_thread(void *arg) {
+  char *bin = NULL, *log = NULL;
+  size_t len;
+  char src[200];
+  snprintf(src, sizeof src, "extern \"C\" __global__ void gk_k_t%d(float *y) { y[0] = %d; }\n",
+           (int)(intptr_t)arg, (int)(intptr_t)arg);
+  char name[32];
+  snprintf(name, sizeof name, "gk_k_t%d", (int)(intptr_t)arg);
+  int rc = cu_nvrtc_compile(src, name, "sm_90", &bin, &len, &log);
+  free(bin);
+  free(log);
+  return (void *)(intptr_t)rc;
+}
+
+static void test_threads(void) {
+  enum { NT = 4 };
+  pthread_t t[NT];
+  int ok = 0;
+  for (int i = 0; i < NT; i++) pthread_create(&t[i], NULL, compile_thread, (void *)(intptr_t)i);
+  for (int i = 0; i < NT; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    ok += (intptr_t)r == GK_OK;
+  }
+  CHECK(ok == NT, "%d of %d threads compiled", ok, NT);
+}
+
+static char tmpdir[256];
+
+static long file_size(const char *p) {
+  struct stat st;
+  return stat(p, &st) ? -1 : (long)st.st_size;
+}
+
+static int count_files(const char *dir, const char *suffix) {
+  DIR *d = opendir(dir);
+  struct dirent *e;
+  int n = 0;
+  if (!d) return -1;
+  while ((e = readdir(d)) != NULL) {
+    size_t l = strlen(e->d_name), s = strlen(suffix);
+    if (e->d_name[0] != '.' && l >= s && !strcmp(e->d_name + l - s, suffix)) n++;
+  }
+  closedir(d);
+  return n;
+}
+
+static void test_disk_cache(void) {
+  char dir[CU_PATH_MAX], path[CU_PATH_MAX];
+  unsigned char payload[3000];
+  cu_cache_key k = { 0x1234abcd5678ef00ULL, 0x42ULL, 90, 13000, 0 }, o;
+  void *got = NULL;
+  size_t n = 0;
+  FILE *f;
+
+  for (size_t i = 0; i < sizeof payload; i++) payload[i] = (unsigned char)(i * 31 + 7);
+  snprintf(tmpdir, sizeof tmpdir, "/tmp/gk-test-cu-XXXXXX");
+  CHECK(mkdtemp(tmpdir) != NULL, "mkdtemp: %s", strerror(errno));
+  setenv("XDG_CACHE_HOME", tmpdir, 1);
+  unsetenv("GK_CACHE");
+  CHECK(cu_cache_dir(dir, sizeof dir) == 1, "cache dir unusable");
+  snprintf(path, sizeof path, "%s/gk", tmpdir);
+  CHECK(!strcmp(dir, path), "dir '%s'", dir);
+
+  /* Round trip. */
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 0 && got == NULL, "hit on an empty cache");
+  CHECK(cu_cache_write(dir, &k, payload, sizeof payload) == 0, "write failed");
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 1, "miss after write");
+  CHECK(n == sizeof payload && got && !memcmp(got, payload, n), "payload differs");
+  free(got);
+  got = NULL;
+  cu_cache_path(path, sizeof path, dir, k.hash);
+  CHECK(file_size(path) == CU_CACHE_HEADER + (long)sizeof payload, "size %ld", file_size(path));
+  CHECK(count_files(dir, ".bin") == 1, "files: %d", count_files(dir, ".bin"));
+  CHECK(count_files(dir, "") == 1, "temp files left: %d", count_files(dir, ""));
+
+  /* Foreign entries are misses. */
+  o = k; o.nvrtc = 12080;
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "other NVRTC version hit");
+  o = k; o.arch = 80;
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "other arch hit");
+  o = k; o.hash2 ^= 1;
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "other source (hash2) hit");
+  o = k; o.kind = 1;
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "other payload kind hit");
+  o = k; o.hash ^= 1;
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "absent entry hit");
+
+  /* Corrupt payload byte. */
+  f = fopen(path, "r+b");
+  CHECK(f != NULL, "open entry");
+  if (f) {
+    fseek(f, CU_CACHE_HEADER + 1000, SEEK_SET);
+    fputc(payload[1000] ^ 0x40, f);
+    fclose(f);
+  }
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 0 && got == NULL, "corrupt payload hit");
+  /* The next write overwrites it. */
+  CHECK(cu_cache_write(dir, &k, payload, sizeof payload) == 0, "rewrite failed");
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 1, "miss after rewrite");
+  free(got);
+  got = NULL;
+
+  /* Corrupt header bytes (magic, format, length field). */
+  static const long offs[] = { 0, 8, 40, 56 };
+  for (size_t i = 0; i < sizeof offs / sizeof offs[0]; i++) {
+    CHECK(cu_cache_write(dir, &k, payload, sizeof payload) == 0, "write");
+    f = fopen(path, "r+b");
+    if (f) {
+      fseek(f, offs[i], SEEK_SET);
+      int c = fgetc(f);
+      fseek(f, offs[i], SEEK_SET);
+      fputc(c ^ 0x01, f);
+      fclose(f);
+    }
+    CHECK(cu_cache_read(dir, &k, &got, &n) == 0, "corrupt header byte %ld hit", offs[i]);
+  }
+
+  /* Truncated at every interesting length. */
+  static const long cuts[] = { 0, 1, 7, 63, 64, 65, 1000, (long)sizeof payload + 63 };
+  for (size_t i = 0; i < sizeof cuts / sizeof cuts[0]; i++) {
+    CHECK(cu_cache_write(dir, &k, payload, sizeof payload) == 0, "write");
+    CHECK(truncate(path, cuts[i]) == 0, "truncate");
+    CHECK(cu_cache_read(dir, &k, &got, &n) == 0 && got == NULL, "truncated to %ld hit", cuts[i]);
+  }
+  /* Trailing garbage. */
+  CHECK(cu_cache_write(dir, &k, payload, sizeof payload) == 0, "write");
+  f = fopen(path, "ab");
+  if (f) {
+    fputs("junk", f);
+    fclose(f);
+  }
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 0, "entry with trailing bytes hit");
+  /* A directory where the entry should be. */
+  unlink(path);
+  mkdir(path, 0755);
+  CHECK(cu_cache_read(dir, &k, &got, &n) == 0, "directory hit");
+  CHECK(cu_cache_write(dir, &k, payload, sizeof payload) != 0, "write over a directory");
+  rmdir(path);
+  CHECK(count_files(dir, "") == 0, "temp files left: %d", count_files(dir, ""));
+
+  /* Empty payload round trip. */
+  o = k; o.hash = 7;
+  CHECK(cu_cache_write(dir, &o, "", 0) == 0, "empty write");
+  CHECK(cu_cache_read(dir, &o, &got, &n) == 1 && n == 0, "empty read");
+  free(got);
+  got = NULL;
+
+  /* Unwritable or disabled: memory only, silently. */
+  setenv("XDG_CACHE_HOME", "/proc/x", 1);
+  CHECK(cu_cache_dir(dir, sizeof dir) == 0 && dir[0] == 0, "/proc/x usable: '%s'", dir);
+  CHECK(cu_cache_write("/proc/x/gk", &k, payload, sizeof payload) == -1, "write to /proc");
+  CHECK(cu_cache_read("/proc/x/gk", &k, &got, &n) == 0, "read from /proc");
+  CHECK(cu_cache_write("", &k, payload, 4) == -1 && cu_cache_read("", &k, &got, &n) == 0,
+        "empty dir");
+  setenv("XDG_CACHE_HOME", "relative/path", 1);
+  setenv("HOME", "/proc/y", 1);
+  CHECK(cu_cache_dir(dir, sizeof dir) == 0, "relative XDG / bad HOME usable");
+  setenv("XDG_CACHE_HOME", tmpdir, 1);
+  setenv("GK_CACHE", "0", 1);
+  CHECK(cu_cache_dir(dir, sizeof dir) == 0 && dir[0] == 0, "GK_CACHE=0 ignored");
+  unsetenv("GK_CACHE");
+  CHECK(cu_cache_dir(dir, sizeof dir) == 1, "dir back");
+}
+
+/* ---------------------------------------------------------------- device */
+
+static void upload_f(cu_dev *d, cu_ptr p, const float *x, size_t n) {
+  CHECK(cu_upload(d, p, x, n * sizeof *x) == GK_OK, "upload: %s", cu_errmsg(d));
+}
+
+static void gemm_case(cu_dev *d, gk_dtype t, int m, int n, int k, int tf32, double tol) {
+  size_t es = t == GK_F32 ? 4 : 8;
+  double *ra = malloc(sizeof(double) * (size_t)m * k), *rb = malloc(sizeof(double) * (size_t)k * n);
+  void *a = malloc(es * (size_t)m * k), *b = malloc(es * (size_t)k * n), *c = malloc(es * (size_t)m * n);
+  cu_ptr da, db, dc;
+  double maxerr = 0;
+  unsigned s = 12345;
+  for (int i = 0; i < m * k; i++) {
+    s = s * 1103515245u + 12345u;
+    ra[i] = (double)((s >> 8) % 2001) / 1000.0 - 1.0;
+  }
+  for (int i = 0; i < k * n; i++) {
+    s = s * 1103515245u + 12345u;
+    rb[i] = (double)((s >> 8) % 2001) / 1000.0 - 1.0;
+  }
+  for (int i = 0; i < m * k; i++) {
+    if (t == GK_F32) ((float *)a)[i] = (float)ra[i];
+    else ((double *)a)[i] = ra[i];
+  }
+  for (int i = 0; i < k * n; i++) {
+    if (t == GK_F32) ((float *)b)[i] = (float)rb[i];
+    else ((double *)b)[i] = rb[i];
+  }
+  CHECK(cu_alloc(d, es * m * k, &da) == GK_OK && cu_alloc(d, es * k * n, &db) == GK_OK &&
+            cu_alloc(d, es * m * n, &dc) == GK_OK, "alloc: %s", cu_errmsg(d));
+  CHECK(cu_upload(d, da, a, es * m * k) == GK_OK && cu_upload(d, db, b, es * k * n) == GK_OK, "up");
+  CHECK(cu_memset_async(d, dc, 0x7f, es * m * n) == GK_OK, "memset");
+  int rc = cu_gemm(d, t, m, n, k, da, db, dc, tf32);
+  CHECK(rc == GK_OK, "gemm: %s", cu_errmsg(d));
+  CHECK(cu_download(d, c, dc, es * m * n) == GK_OK, "down: %s", cu_errmsg(d));
+  for (int i = 0; i < m; i++)
+    for (int j = 0; j < n; j++) {
+      double ref = 0;
+      for (int q = 0; q < k; q++) ref += ra[i * k + q] * rb[q * n + j];
+      double got = t == GK_F32 ? ((float *)c)[i * n + j] : ((double *)c)[i * n + j];
+      double e = fabs(got - ref) / (1.0 + fabs(ref));
+      if (!(e <= maxerr)) maxerr = e;   /* NaN sticks */
+    }
+  CHECK(maxerr <= tol, "%s gemm %dx%dx%d tf32=%d max rel err %g > %g", t == GK_F32 ? "f32" : "f64",
+        m, n, k, tf32, maxerr, tol);
+  printf("gemm %s %dx%dx%d tf32=%d: max rel err %.3g\n", t == GK_F32 ? "f32" : "f64", m, n, k,
+         tf32, maxerr);
+  cu_free(d, da);
+  cu_free(d, db);
+  cu_free(d, dc);
+  free(ra); free(rb); free(a); free(b); free(c);
+}
+
+static void test_device(void) {
+  enum { N = 100000 };
+  cu_dev *d = NULL, *d2 = NULL;
+  char err[512];
+  float *x = malloc(N * sizeof *x), *y = malloc(N * sizeof *y);
+  cu_ptr px, py, p1, p2;
+  cu_fn *fn = NULL, *fn2 = NULL;
+  cu_kstats ks;
+  size_t used, cached;
+  int n = N, rc;
+
+  setenv("XDG_CACHE_HOME", tmpdir, 1);   /* a fresh, empty disk cache */
+  rc = cu_open(&d, err, sizeof err);
+  CHECK(rc == GK_OK, "open: %s", err);
+  if (rc) return;
+  printf("device: %s\n", cu_describe(d));
+  CHECK(cu_sm_count(d) > 0 && cu_arch(d) >= 50 && cu_max_smem(d) >= 48 * 1024 &&
+            cu_total_mem(d) > 0 && cu_nvrtc_version(d) >= 11000, "attributes");
+
+  /* Allocator: classes, reuse, stats. */
+  CHECK(cu_alloc(d, 1000, &p1) == GK_OK && p1 % 256 == 0, "alloc: %s", cu_errmsg(d));
+  cu_mem_stats(d, &used, &cached);
+  CHECK(used == 1024 && cached == 0, "used %zu cached %zu", used, cached);
+  cu_free(d, p1);
+  cu_mem_stats(d, &used, &cached);
+  CHECK(used == 0 && cached == 1024, "used %zu cached %zu", used, cached);
+  CHECK(cu_alloc(d, 600, &p2) == GK_OK && p2 == p1, "no reuse of the cached block");
+  cu_free(d, p2);
+  cu_free(d, p2);          /* double free: ignored */
+  cu_free(d, 12345);       /* unknown: ignored */
+  CHECK(cu_alloc(d, 0, &p1) == GK_OK && p1 != 0, "zero-byte alloc");
+  cu_free(d, p1);
+  CHECK(cu_alloc(d, 5u << 20, &p1) == GK_OK, "large alloc");
+  cu_free(d, p1);
+  CHECK(cu_alloc(d, (5u << 20) + 100, &p2) == GK_OK && p2 == p1, "large block not reused");
+  cu_free(d, p2);
+  cu_trim(d);
+  cu_mem_stats(d, &used, &cached);
+  CHECK(used == 0 && cached == 0, "after trim: used %zu cached %zu", used, cached);
+
+  /* Many live blocks (grows and shrinks the live table). */
+  {
+    enum { NB = 3000 };
+    cu_ptr *ps = malloc(NB * sizeof *ps);
+    int ok = 1;
+    for (int i = 0; i < NB; i++) ok &= cu_alloc(d, 256 + (size_t)(i % 7) * 300, &ps[i]) == GK_OK;
+    for (int i = 0; i < NB; i += 2) cu_free(d, ps[i]);
+    for (int i = 1; i < NB; i += 2) cu_free(d, ps[i]);
+    cu_mem_stats(d, &used, &cached);
+    CHECK(ok && used == 0 && cached > 0, "many blocks: used %zu", used);
+    free(ps);
+  }
+
+  /* Copies. */
+  for (int i = 0; i < N; i++) x[i] = (float)i * 0.5f;
+  CHECK(cu_alloc(d, N * sizeof(float), &px) == GK_OK && cu_alloc(d, N * sizeof(float), &py) == GK_OK,
+        "alloc: %s", cu_errmsg(d));
+  upload_f(d, px, x, N);
+  CHECK(cu_copy_d2d_async(d, py, px, N * sizeof(float)) == GK_OK, "d2d");
+  memset(y, 0, N * sizeof *y);
+  CHECK(cu_download(d, y, py, N * sizeof(float)) == GK_OK && !memcmp(x, y, N * sizeof *y),
+        "round trip");
+  CHECK(cu_memset_async(d, py, 0, N * sizeof(float)) == GK_OK, "memset");
+  CHECK(cu_download(d, y, py, N * sizeof(float)) == GK_OK && y[0] == 0 && y[N - 1] == 0, "zeroed");
+
+  /* Compile, launch, check. */
+  rc = cu_kernel(d, k_src, "gk_k_test", &fn);
+  CHECK(rc == GK_OK && fn, "kernel: %s", cu_errmsg(d));
+  cu_kernel_stats(d, &ks);
+  CHECK(ks.compiled == 1 && ks.mem_hits == 0 && ks.disk_hits == 0, "stats %llu %llu %llu",
+        (unsigned long long)ks.compiled, (unsigned long long)ks.mem_hits,
+        (unsigned long long)ks.disk_hits);
+  printf("cu_kernel miss (NVRTC + load): %.1f ms\n", ks.compile_ms);
+  if (fn) {
+    void *args[] = { &px, &py, &n };
+    CHECK(cu_launch(d, fn, (N + 255) / 256, 1, 1, 256, 1, 1, 0, args) == GK_OK, "launch: %s",
+          cu_errmsg(d));
+    CHECK(cu_sync(d) == GK_OK, "sync: %s", cu_errmsg(d));
+    CHECK(cu_download(d, y, py, N * sizeof(float)) == GK_OK, "download");
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += y[i] != 2.0f * x[i] + 1.0f;
+    CHECK(bad == 0, "%d wrong results", bad);
+  }
+
+  /* Memory hit: same pointer, no compile, and cheap. */
+  {
+    char *copy = strdup(k_src);   /* a different buffer with the same text */
+    rc = cu_kernel(d, copy, "gk_k_test", &fn2);
+    CHECK(rc == GK_OK && fn2 == fn, "memory hit gave %p vs %p", (void *)fn2, (void *)fn);
+    enum { REPS = 200000 };
+    double t0 = now();
+    for (int i = 0; i < REPS; i++) cu_kernel(d, copy, "gk_k_test", &fn2);
+    double ns = (now() - t0) / REPS * 1e9;
+    printf("memory-cache hit: %.0f ns (source %zu bytes)\n", ns, strlen(k_src));
+    CHECK(ns < 2000, "memory hit costs %.0f ns", ns);
+    /* A 4 KB source, the size of a big fused kernel. */
+    size_t big = 4096;
+    char *bsrc = malloc(big + 200);
+    snprintf(bsrc, big + 200, "%s", k_src);
+    size_t l = strlen(bsrc);
+    while (l + 40 < big) l += (size_t)sprintf(bsrc + l, "// padding line %08zu ........\n", l);
+    CHECK(cu_kernel(d, bsrc, "gk_k_test", &fn2) == GK_OK, "big kernel: %s", cu_errmsg(d));
+    t0 = now();
+    for (int i = 0; i < REPS; i++) cu_kernel(d, bsrc, "gk_k_test", &fn2);
+    ns = (now() - t0) / REPS * 1e9;
+    printf("memory-cache hit: %.0f ns (source %zu bytes)\n", ns, strlen(bsrc));
+    CHECK(ns < 2000, "memory hit costs %.0f ns", ns);
+    free(bsrc);
+    free(copy);
+    /* Same source, other kernel name: a different key. */
+    cu_fn *fz = NULL;
+    rc = cu_kernel(d, k_src, "gk_k_nonexistent", &fz);
+    CHECK(rc == GK_EDEVICE && strstr(cu_errmsg(d), "extern \"C\""), "missing name: %s",
+          cu_errmsg(d));
+  }
+
+  /* Disk hit from a second, independent device. */
+  rc = cu_open(&d2, err, sizeof err);
+  CHECK(rc == GK_OK, "second open: %s", err);
+  if (rc == GK_OK) {
+    cu_fn *f2 = NULL;
+    double t0 = now();
+    rc = cu_kernel(d2, k_src, "gk_k_test", &f2);
+    double ms = (now() - t0) * 1e3;
+    cu_kernel_stats(d2, &ks);
+    CHECK(rc == GK_OK && ks.disk_hits == 1 && ks.compiled == 0, "disk hit: rc %d disk %llu comp %llu %s",
+          rc, (unsigned long long)ks.disk_hits, (unsigned long long)ks.compiled, cu_errmsg(d2));
+    printf("disk-cache hit (read + cuModuleLoadData): %.2f ms\n", ms);
+    cu_ptr q;
+    CHECK(cu_alloc(d2, N * sizeof(float), &q) == GK_OK, "alloc on d2");
+    if (f2) {
+      void *args[] = { &px, &q, &n };
+      CHECK(cu_launch(d2, f2, (N + 255) / 256, 1, 1, 256, 1, 1, 0, args) == GK_OK, "launch d2");
+      CHECK(cu_download(d2, y, q, N * sizeof(float)) == GK_OK, "download d2");
+      int bad = 0;
+      for (int i = 0; i < N; i++) bad += y[i] != 2.0f * x[i] + 1.0f;
+      CHECK(bad == 0, "%d wrong results on d2", bad);
+    }
+    cu_free(d2, q);
+    cu_close(d2);
+    d2 = NULL;
+  }
+
+  /* A corrupt disk entry is a miss and gets rewritten. */
+  {
+    char dir[CU_PATH_MAX];
+    cu_cache_dir(dir, sizeof dir);
+    CHECK(count_files(dir, ".bin") >= 1, "no entries in %s", dir);
+    DIR *dd = opendir(dir);
+    struct dirent *e;
+    while (dd && (e = readdir(dd)) != NULL) {
+      if (!strstr(e->d_name, ".bin")) continue;
+      char p[CU_PATH_MAX + 300];
+      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+      CHECK(truncate(p, 100) == 0, "truncate");
+    }
+    if (dd) closedir(dd);
+    rc = cu_open(&d2, err, sizeof err);
+    if (rc == GK_OK) {
+      cu_fn *f2;
+      rc = cu_kernel(d2, k_src, "gk_k_test", &f2);
+      cu_kernel_stats(d2, &ks);
+      CHECK(rc == GK_OK && ks.compiled == 1 && ks.disk_hits == 0, "truncated entry not a miss");
+      cu_close(d2);
+      d2 = NULL;
+    }
+  }
+
+  /* Compile error through cu_kernel. */
+  {
+    cu_fn *fb = NULL;
+    rc = cu_kernel(d, k_bad, "gk_k_bad", &fb);
+    const char *m = cu_errmsg(d);
+    CHECK(rc == GK_EJIT && fb == NULL, "rc %d", rc);
+    CHECK(!strncmp(m, "NVRTC failed to compile kernel gk_k_bad (source written to ", 59) &&
+              strstr(m, "undefined_name"), "message: %s", m);
+    const char *p = strstr(m, "written to ");
+    if (p) {
+      char path[CU_PATH_MAX];
+      size_t l = strcspn(p + 11, ")");
+      snprintf(path, sizeof path, "%.*s", (int)l, p + 11);
+      CHECK(file_size(path) == (long)strlen(k_bad), "source file %s", path);
+    }
+  }
+
+  /* Opt-in shared memory above 48 KiB. */
+  {
+    const char *src =
+        "extern \"C\" __global__ void gk_k_smem(float *y, int n) {\n"
+        "  extern __shared__ float s[];\n"
+        "  for (int i = threadIdx.x; i < n; i += blockDim.x) s[i] = (float)i;\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) y[0] = s[n - 1];\n"
+        "}\n";
+    cu_fn *fs = NULL;
+    int ns = 100 * 1024 / 4;
+    CHECK(cu_kernel(d, src, "gk_k_smem", &fs) == GK_OK, "smem kernel: %s", cu_errmsg(d));
+    if (fs) {
+      void *args[] = { &py, &ns };
+      rc = cu_launch(d, fs, 1, 1, 1, 256, 1, 1, 100 * 1024, args);
+      CHECK(rc == GK_OK, "100 KiB launch: %s", cu_errmsg(d));
+      CHECK(cu_download(d, y, py, 4) == GK_OK && y[0] == (float)(ns - 1), "smem result %g", y[0]);
+      rc = cu_launch(d, fs, 1, 1, 1, 256, 1, 1, (unsigned)cu_max_smem(d) + 1024, args);
+      CHECK(rc == GK_ELIMIT, "over-limit smem rc %d", rc);
+    }
+  }
+
+  /* Gemm against a CPU reference. */
+  gemm_case(d, GK_F32, 67, 45, 33, 0, 1e-5);
+  gemm_case(d, GK_F64, 64, 128, 96, 0, 1e-12);
+  gemm_case(d, GK_F32, 256, 256, 256, 1, 5e-3);
+  gemm_case(d, GK_F32, 256, 256, 256, 0, 1e-5);   /* back from tf32 */
+  gemm_case(d, GK_F32, 5, 7, 0, 0, 0);            /* k = 0: zeros */
+  CHECK(cu_gemm(d, GK_I32, 2, 2, 2, px, px, py, 0) == GK_EMISUSE, "i32 gemm");
+
+  /* Out of memory: cache emptied, retried, then GK_ENOMEM with the bytes. */
+  {
+    cu_ptr big;
+    CHECK(cu_alloc(d, 1 << 20, &p1) == GK_OK, "alloc");
+    cu_free(d, p1);
+    cu_mem_stats(d, &used, &cached);
+    CHECK(cached > 0, "nothing cached");
+    rc = cu_alloc(d, (size_t)1 << 50, &big);
+    CHECK(rc == GK_ENOMEM && big == 0, "1 PB: rc %d %s", rc, cu_errmsg(d));
+    CHECK(strstr(cu_errmsg(d), "asked for 1125899906842624 bytes") &&
+              strstr(cu_errmsg(d), "gk holds"), "message: %s", cu_errmsg(d));
+    printf("OOM message: %s\n", cu_errmsg(d));
+    cu_mem_stats(d, &used, &cached);
+    CHECK(cached == 0, "cache not emptied: %zu", cached);
+    CHECK(cu_alloc(d, 1000, &p1) == GK_OK, "alloc after OOM: %s", cu_errmsg(d));
+    cu_free(d, p1);
+    rc = cu_alloc(d, (size_t)-1, &big);
+    CHECK(rc == GK_ENOMEM, "SIZE_MAX: rc %d", rc);
+  }
+
+  /* Open and close repeatedly while d stays open. */
+  for (int i = 0; i < 3; i++) {
+    rc = cu_open(&d2, err, sizeof err);
+    CHECK(rc == GK_OK, "reopen %d: %s", i, err);
+    if (rc == GK_OK) {
+      cu_ptr q;
+      CHECK(cu_alloc(d2, 4096, &q) == GK_OK, "alloc");
+      cu_close(d2);   /* closes with a live block */
+    }
+  }
+  CHECK(cu_sync(d) == GK_OK, "d after others closed: %s", cu_errmsg(d));
+
+  /* GK_DEVICE out of range. */
+  setenv("GK_DEVICE", "99", 1);
+  rc = cu_open(&d2, err, sizeof err);
+  CHECK(rc == GK_EDEVICE && strstr(err, "GK_DEVICE=99"), "GK_DEVICE=99: %s", err);
+  unsetenv("GK_DEVICE");
+
+  /* Last: a sticky error kills the device for good. */
+  {
+    const char *src =
+        "extern \"C\" __global__ void gk_k_crash(float *y) { y[threadIdx.x * 1000003] = 1; }\n";
+    cu_fn *fc = NULL;
+    cu_ptr bogus = 0x10;
+    CHECK(cu_kernel(d, src, "gk_k_crash", &fc) == GK_OK, "crash kernel: %s", cu_errmsg(d));
+    if (fc) {
+      void *args[] = { &bogus };
+      cu_launch(d, fc, 1, 1, 1, 32, 1, 1, 0, args);
+      rc = cu_sync(d);
+      CHECK(rc == GK_EDEVICE && cu_dead(d), "sticky rc %d", rc);
+      CHECK(strstr(cu_errmsg(d), "unrecoverable state after") &&
+                strstr(cu_errmsg(d), "CUDA_ERROR_ILLEGAL_ADDRESS") &&
+                strstr(cu_errmsg(d), "restart gk"), "message: %s", cu_errmsg(d));
+      printf("sticky message: %s\n", cu_errmsg(d));
+      char first[1024];
+      snprintf(first, sizeof first, "%s", cu_errmsg(d));
+      rc = cu_alloc(d, 100, &p1);
+      CHECK(rc == GK_EDEVICE && !strcmp(cu_errmsg(d), first), "after death: %s", cu_errmsg(d));
+      CHECK(cu_kernel(d, k_src, "gk_k_test", &fn2) == GK_EDEVICE, "kernel after death");
+    }
+  }
+  cu_free(d, px);
+  cu_free(d, py);
+  cu_close(d);
+  free(x);
+  free(y);
+}
+
+int main(void) {
+  int gpu = 0;
+  setvbuf(stdout, NULL, _IONBF, 0);
+  test_probe(&gpu);
+  test_hash();
+  test_nvrtc();
+  test_threads();
+  test_disk_cache();
+  if (gpu) test_device();
+  else printf("no GPU: device tests skipped\n");
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
