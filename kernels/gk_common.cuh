@@ -1,0 +1,217 @@
+/*
+** gk_common.cuh -- the base every gk kernel header stands on.
+**
+** Owns: fixed-width integer typedefs (NVRTC sees no system headers, so
+** nothing here includes anything), numeric limits, NaN tests, the standard
+** reduction operators (sum, prod, max, min, argmax, argmin, and the online
+** max/sum pair behind logsumexp), and the 4/8/16-byte vector load/store
+** helpers that load and store functors use.
+**
+** Operator contract (every primitive takes one as a template parameter):
+**   struct Op {
+**     typedef ... A;                              // accumulator type
+**     __device__ A identity() const;              // op(identity, a) == a
+**     __device__ A operator()(A a, A b) const;    // associative; a precedes b
+**     template <class X, class I>
+**     __device__ A lift(X x, I i) const;          // element x at index i -> A
+**   };
+** Primitives combine in a fixed order (no float atomics), so a result is
+** bit-identical from run to run for a given launch shape.
+*/
+#ifndef GK_COMMON_CUH
+#define GK_COMMON_CUH
+
+typedef signed char        gk_i8;
+typedef unsigned char      gk_u8;
+typedef short              gk_i16;
+typedef unsigned short     gk_u16;
+typedef int                gk_i32;
+typedef unsigned int       gk_u32;
+typedef long long          gk_i64;
+typedef unsigned long long gk_u64;
+
+#define GK_WARP 32              /* lanes per warp on every NVIDIA GPU */
+#define GK_FULL_MASK 0xffffffffu
+#define GK_I64_MAX 0x7fffffffffffffffLL
+
+#define GK_DEV __device__ __forceinline__
+
+/* ---- limits and NaN ------------------------------------------------------ */
+template <class T> struct gk_limits;
+template <> struct gk_limits<float> {
+  static GK_DEV float lowest() { return -__int_as_float(0x7f800000); }
+  static GK_DEV float highest() { return __int_as_float(0x7f800000); }
+};
+template <> struct gk_limits<double> {
+  static GK_DEV double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  static GK_DEV double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+template <> struct gk_limits<int> {
+  static GK_DEV int lowest() { return (int)0x80000000; }
+  static GK_DEV int highest() { return 0x7fffffff; }
+};
+template <> struct gk_limits<long long> {
+  static GK_DEV long long lowest() { return (long long)0x8000000000000000ULL; }
+  static GK_DEV long long highest() { return GK_I64_MAX; }
+};
+template <> struct gk_limits<unsigned char> {   /* bool is stored as u8 */
+  static GK_DEV unsigned char lowest() { return 0; }
+  static GK_DEV unsigned char highest() { return 1; }
+};
+
+template <class T> GK_DEV bool gk_isnan(T x) { return x != x; }  /* false for ints */
+
+GK_DEV float gk_exp(float x) { return __expf(x); }
+GK_DEV double gk_exp(double x) { return exp(x); }
+GK_DEV float gk_log(float x) { return __logf(x); }
+GK_DEV double gk_log(double x) { return log(x); }
+
+/* ---- vectors: N consecutive elements, 16-byte access where aligned ------- */
+template <class T, int N> struct alignas(sizeof(T) * N) gk_vec { T v[N]; };
+
+/* Load N consecutive elements starting at p.  When N*sizeof(T) is 8 or 16 the
+** access is one vector instruction and p must be aligned to N*sizeof(T); the
+** host picks N > 1 only when every pointer and the row stride are aligned. */
+template <int N, class T>
+GK_DEV void gk_ld(T *dst, const T *p) {
+  if (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8)) {
+    gk_vec<T, N> v = *reinterpret_cast<const gk_vec<T, N> *>(p);
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[k] = v.v[k];
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[k] = p[k];
+  }
+}
+template <int N, class T>
+GK_DEV void gk_st(T *p, const T *src) {
+  if (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8)) {
+    gk_vec<T, N> v;
+#pragma unroll
+    for (int k = 0; k < N; ++k) v.v[k] = src[k];
+    *reinterpret_cast<gk_vec<T, N> *>(p) = v;
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) p[k] = src[k];
+  }
+}
+/* Streaming (evict-first) variants for data read or written exactly once. */
+template <int N, class T>
+GK_DEV void gk_ld_cs(T *dst, const T *p) {
+  if (N * sizeof(T) == 16) {
+    gk_vec<T, N> v;
+    float4 f = __ldcs(reinterpret_cast<const float4 *>(p));
+    *reinterpret_cast<float4 *>(&v) = f;
+#pragma unroll
+    for (int k = 0; k < N; ++k) dst[k] = v.v[k];
+  } else {
+    gk_ld<N>(dst, p);
+  }
+}
+
+/* ---- (value, index) pair for argmax / argmin ----------------------------- */
+template <class T> struct gk_vi { T v; gk_i64 i; };
+
+/* ---- standard operators -------------------------------------------------- */
+template <class T> struct gk_op_sum {
+  typedef T A;
+  GK_DEV A identity() const { return (T)0; }
+  GK_DEV A operator()(A a, A b) const { return a + b; }
+  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
+};
+template <class T> struct gk_op_prod {
+  typedef T A;
+  GK_DEV A identity() const { return (T)1; }
+  GK_DEV A operator()(A a, A b) const { return a * b; }
+  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
+};
+/* max/min propagate NaN (numpy): once a NaN is seen it stays. */
+template <class T> struct gk_op_max {
+  typedef T A;
+  GK_DEV A identity() const { return gk_limits<T>::lowest(); }
+  GK_DEV A operator()(A a, A b) const {
+    if (gk_isnan(a)) return a;
+    if (gk_isnan(b)) return b;
+    return b > a ? b : a;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
+};
+template <class T> struct gk_op_min {
+  typedef T A;
+  GK_DEV A identity() const { return gk_limits<T>::highest(); }
+  GK_DEV A operator()(A a, A b) const {
+    if (gk_isnan(a)) return a;
+    if (gk_isnan(b)) return b;
+    return b < a ? b : a;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
+};
+/* argmax: the first maximum wins; any NaN beats every number, first NaN wins.
+** Ties are broken by index, so the operator is commutative as well. */
+template <class T> struct gk_op_argmax {
+  typedef gk_vi<T> A;
+  GK_DEV A identity() const { A r; r.v = gk_limits<T>::lowest(); r.i = GK_I64_MAX; return r; }
+  GK_DEV A operator()(A a, A b) const {
+    bool an = gk_isnan(a.v), bn = gk_isnan(b.v);
+    bool take_b;
+    if (an || bn) take_b = bn && (!an || b.i < a.i);
+    else take_b = b.v > a.v || (b.v == a.v && b.i < a.i);
+    return take_b ? b : a;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I i) const { A r; r.v = (T)x; r.i = (gk_i64)i; return r; }
+};
+template <class T> struct gk_op_argmin {
+  typedef gk_vi<T> A;
+  GK_DEV A identity() const { A r; r.v = gk_limits<T>::highest(); r.i = GK_I64_MAX; return r; }
+  GK_DEV A operator()(A a, A b) const {
+    bool an = gk_isnan(a.v), bn = gk_isnan(b.v);
+    bool take_b;
+    if (an || bn) take_b = bn && (!an || b.i < a.i);
+    else take_b = b.v < a.v || (b.v == a.v && b.i < a.i);
+    return take_b ? b : a;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I i) const { A r; r.v = (T)x; r.i = (gk_i64)i; return r; }
+};
+
+/* Online (running max m, sum s of exp(x - m)): logsumexp = m + log(s).
+** One exp per combine: the smaller max is rescaled to the larger.  NaN
+** propagates through m; all -inf gives m = -inf, s = 0 (log -> -inf). */
+template <class T> struct gk_ms { T m, s; };
+template <class T> struct gk_op_logsumexp {
+  typedef gk_ms<T> A;
+  GK_DEV A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = (T)0; return r; }
+  GK_DEV A operator()(A a, A b) const {
+    if (gk_isnan(a.m) || gk_isnan(b.m)) { A r; r.m = a.m + b.m; r.s = a.s + b.s; return r; }
+    if (a.m < b.m) { A t = a; a = b; b = t; }          /* a has the larger max */
+    if (b.s == (T)0) return a;                        /* b empty (or all -inf) */
+    a.s = a.s + b.s * gk_exp(b.m - a.m);
+    return a;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I) const { A r; r.m = (T)x; r.s = (T)1; return r; }
+};
+
+/* Welford (count, mean, M2): population var = M2 / n.  Chan's merge. */
+template <class T> struct gk_welford { T n, mean, m2; };
+template <class T> struct gk_op_welford {
+  typedef gk_welford<T> A;
+  GK_DEV A identity() const { A r; r.n = 0; r.mean = 0; r.m2 = 0; return r; }
+  GK_DEV A operator()(A a, A b) const {
+    if (b.n == (T)0) return a;
+    if (a.n == (T)0) return b;
+    A r;
+    r.n = a.n + b.n;
+    T d = b.mean - a.mean, f = b.n / r.n;
+    r.mean = a.mean + d * f;
+    r.m2 = a.m2 + b.m2 + d * d * a.n * f;
+    return r;
+  }
+  template <class X, class I> GK_DEV A lift(X x, I) const { A r; r.n = 1; r.mean = (T)x; r.m2 = 0; return r; }
+};
+
+/* Empty type for unused stages. */
+struct gk_none {};
+
+/* Integer divide rounding up. */
+template <class I> GK_DEV I gk_cdiv(I a, I b) { return (a + b - 1) / b; }
+
+#endif /* GK_COMMON_CUH */

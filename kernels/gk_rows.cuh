@@ -1,0 +1,366 @@
+/*
+** gk_rows.cuh -- per-row programs (reduce, softmax, layernorm, ...), per-row
+** scan, and per-column reduce / scan on an R x C row-major matrix.
+**
+** ROW PROGRAM (OneFlow softmax.cuh's shape, generalised).  A program is up
+** to two per-row reduction passes followed by an optional per-element map:
+**   pass A: a = fold_opA(lift_a(x, col))          over the row
+**   pass B: b = fold_opB(lift_b(x, col, a))       over the row (PASSES == 2)
+**   store : store<N>(row, col, x, a, b)           per element (HAS_STORE)
+**           row_out(row, a, b)                    once per row
+** softmax = one pass of gk_op_logsumexp then exp(x - m) / s;
+** layernorm = pass A sum, pass B sum of (x - mean)^2, then the affine map.
+**
+**   struct Prog {
+**     typedef X;                       // element type held in registers
+**     typedef OpA; typedef OpB;        // gk_common.cuh operators (OpB = gk_op_nop if PASSES == 1)
+**     enum { PASSES = 1|2, HAS_STORE = 0|1 };
+**     OpA opa; OpB opb;
+**     template <int N> void load(X *dst, Idx row, Idx col) const;   // N consecutive
+**     typename OpA::A lift_a(X x, Idx col) const;
+**     typename OpB::A lift_b(X x, Idx col, const typename OpA::A &a) const;  // PASSES == 2
+**     template <int N> void store(Idx row, Idx col, const X *x,
+**                                 const typename OpA::A &a, const typename OpB::A &b) const;
+**     void row_out(Idx row, const typename OpA::A &a, const typename OpB::A &b) const;
+**   };
+** N is Policy::PACK (1, 2 or 4); when N > 1 cols % N == 0 and the host
+** guarantees alignment of every row start.
+**
+** Kernels (the host picks one with gk_rows_plan() in launch.h):
+**   gk_row_cached<P>  row held in registers by a group of P::WIDTH threads
+**                     (WIDTH <= 32: lanes of one warp, several rows per warp;
+**                     WIDTH == THREADS: the whole block).  One global read.
+**   gk_row_stream<P>  block per row, the row re-read from global memory for
+**                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
+**                     L2).  Any length.
+**   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
+**                     several blocks per row, partials + per-row ticket, the
+**                     last block combines in fixed order.  PASSES must be 1.
+*/
+#ifndef GK_ROWS_CUH
+#define GK_ROWS_CUH
+#include "gk_reduce.cuh"
+
+struct gk_op_nop {
+  typedef gk_none A;
+  GK_DEV A identity() const { return A(); }
+  GK_DEV A operator()(A, A) const { return A(); }
+  template <class X, class I> GK_DEV A lift(X, I) const { return A(); }
+};
+
+template <int THREADS_, int WIDTH_, int PACKS_, int PACK_> struct gk_rows_policy {
+  enum { THREADS = THREADS_,   /* block size */
+         WIDTH = WIDTH_,       /* threads per row: 1..32 (power of 2) or THREADS */
+         PACKS = PACKS_,       /* packs per thread (cached) / packs in flight (stream) */
+         PACK = PACK_,         /* elements per pack: 1, 2, 4 */
+         GROUPS = THREADS_ / WIDTH_,
+         CAPACITY = WIDTH_ * PACKS_ * PACK_ };
+};
+
+/* Group all-reduce: warp shuffles when WIDTH <= 32, else through shared. */
+template <int WIDTH, int THREADS, class Op>
+GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
+                                         typename gk_block_reduce<THREADS, Op>::TempStorage &ts) {
+  if (WIDTH <= 32) return gk_warp_allreduce<(WIDTH <= 32 ? WIDTH : 32)>(v, op);
+  return gk_block_reduce<THREADS, Op>(ts).reduce_all(v, op);
+}
+
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { W = P::WIDTH, NP = P::PACKS, PK = P::PACK, G = P::GROUPS };
+  __shared__ typename gk_block_reduce<P::THREADS, OpA>::TempStorage tsa;
+  __shared__ typename gk_block_reduce<P::THREADS, OpB>::TempStorage tsb;
+  const int g = threadIdx.x / W, t = threadIdx.x % W;
+  for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
+    const Idx row = row0 + g;
+    const bool rv = row < rows;
+    X x[NP][PK];
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx col = ((Idx)p * W + t) * PK;
+      if (rv && col < cols) pg.template load<PK>(x[p], row, col);
+    }
+    A a = pg.opa.identity();
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx col = ((Idx)p * W + t) * PK;
+      if (rv && col < cols)
+#pragma unroll
+        for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[p][k], col + k));
+    }
+    a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx col = ((Idx)p * W + t) * PK;
+        if (rv && col < cols)
+#pragma unroll
+          for (int k = 0; k < PK; ++k) b = pg.opb(b, pg.lift_b(x[p][k], col + k, a));
+      }
+      b = gk_group_allreduce<W, P::THREADS>(b, pg.opb, tsb);
+    }
+    if (!rv) continue;
+    if constexpr (Prog::HAS_STORE) {
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx col = ((Idx)p * W + t) * PK;
+        if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
+      }
+    }
+    if (t == 0) pg.row_out(row, a, b);
+  }
+}
+
+/* Fold one pass over [0, cols) of `row` with the block; result in all threads. */
+template <class P, int PASS, class Prog, class Op, class Idx, class AA>
+GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, const Op &op, const AA &a,
+                                         typename gk_block_reduce<P::THREADS, Op>::TempStorage &ts) {
+  typedef typename Prog::X X;
+  typedef typename Op::A R;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  R acc[NP];
+#pragma unroll
+  for (int p = 0; p < NP; ++p) acc[p] = op.identity();
+  const Idx step = (Idx)T * PK * NP;
+  for (Idx base = 0; base < cols; base += step) {
+    X x[NP][PK];
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (col < cols) pg.template load<PK>(x[p], row, col);
+    }
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (col < cols)
+#pragma unroll
+        for (int k = 0; k < PK; ++k) {
+          if constexpr (PASS == 0) acc[p] = op(acc[p], pg.lift_a(x[p][k], col + k));
+          else acc[p] = op(acc[p], pg.lift_b(x[p][k], col + k, a));
+        }
+    }
+  }
+#pragma unroll
+  for (int s = 1; s < NP; s <<= 1)
+#pragma unroll
+    for (int p = 0; p + s < NP; p += 2 * s) acc[p] = op(acc[p], acc[p + s]);
+  return gk_block_reduce<T, Op>(ts).reduce_all(acc[0], op);
+}
+
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  for (Idx row = blockIdx.x; row < rows; row += gridDim.x) {
+    A a = gk_row_stream_pass<P, 0>(row, cols, pg, pg.opa, 0, tsa);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) b = gk_row_stream_pass<P, 1>(row, cols, pg, pg.opb, a, tsb);
+    if constexpr (Prog::HAS_STORE) {
+      const Idx step = (Idx)T * PK * NP;
+      for (Idx base = 0; base < cols; base += step) {
+        X x[NP][PK];
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (col < cols) pg.template load<PK>(x[p], row, col);
+        }
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
+        }
+      }
+    }
+    if (threadIdx.x == 0) pg.row_out(row, a, b);
+  }
+}
+
+/* A column chunk of a row program seen as a row of its own (gk_row_split). */
+template <class Prog, class Idx> struct gk_row_shift_ {
+  const Prog &pg; Idx c0;
+  typedef typename Prog::X X;
+  template <int N> GK_DEV void load(X *d, Idx r, Idx c) const { pg.template load<N>(d, r, c + c0); }
+  GK_DEV typename Prog::OpA::A lift_a(X x, Idx c) const { return pg.lift_a(x, c + c0); }
+  template <class AA> GK_DEV typename Prog::OpB::A lift_b(X, Idx, const AA &) const { return typename Prog::OpB::A(); }
+};
+
+/* Several blocks per row for pure one-pass row reductions.  Grid: (splits,
+** min(rows, 65535)); block (s, y) folds the s-th of `splits` equal column
+** chunks of rows y, y + gridDim.y, ...  Temp: partials[rows * splits] of
+** OpA::A (no init), counters[rows] of gk_u32 zero before the first launch
+** (left zero).  splits == 1 needs no temp. */
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_split(Idx rows, Idx cols, const Prog &pg, typename Prog::OpA::A *partials, gk_u32 *counters) {
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { T = P::THREADS };
+  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  __shared__ int is_last;
+  const Idx splits = gridDim.x;
+  const Idx chunk = gk_cdiv(gk_cdiv(cols, splits), (Idx)(T * P::PACK * P::PACKS)) * (T * P::PACK * P::PACKS);
+  const Idx c0 = chunk * blockIdx.x;
+  const Idx c1 = c0 + chunk < cols ? c0 + chunk : cols;
+  for (Idx row = blockIdx.y; row < rows; row += gridDim.y) {
+    gk_row_shift_<Prog, Idx> sv = {pg, c0};
+    A a = c1 > c0 ? gk_row_stream_pass<P, 0>(row, c1 - c0, sv, pg.opa, 0, tsa) : pg.opa.identity();
+    if (splits == 1) {
+      if (threadIdx.x == 0) pg.row_out(row, a, pg.opb.identity());
+      continue;
+    }
+    if (threadIdx.x == 0) {
+      gk_st_cg(partials + row * splits + blockIdx.x, a);
+      __threadfence();
+      is_last = atomicAdd(counters + row, 1u) == (unsigned)(splits - 1);
+    }
+    __syncthreads();
+    if (is_last) {
+      __threadfence();
+      if (threadIdx.x < 32) {
+        A v = pg.opa.identity();
+        for (Idx s = threadIdx.x; s < splits; s += 32) v = pg.opa(v, gk_ld_cg(partials + row * splits + s));
+        v = gk_warp_reduce<32>(v, pg.opa);
+        if (threadIdx.x == 0) { pg.row_out(row, v, pg.opb.identity()); counters[row] = 0; }
+      }
+    }
+    __syncthreads();
+  }
+}
+
+/* ---- per-row scan --------------------------------------------------------
+** A group of P::WIDTH threads (<= 32, or == THREADS for block per row) walks
+** the row in chunks of WIDTH * PACK, each thread scanning PACK consecutive
+** elements, the group scanning the thread totals, and a carry crossing
+** chunks.  Functors: Load as for row programs (typedef X; load<N>(dst,row,col)),
+** Op (gk_common.cuh), Store: template <int N> void store(Idx row, Idx col,
+** const typename Op::A *v) const. */
+template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
+  typedef typename Op::A A;
+  typedef typename Load::X X;
+  enum { W = P::WIDTH, PK = P::PACK, G = P::GROUPS };
+  __shared__ typename gk_block_scan<P::THREADS, Op>::TempStorage ts;
+  const int g = threadIdx.x / W, t = threadIdx.x % W;
+  for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
+    const Idx row = row0 + g;
+    const bool rv = row < rows;
+    A carry = op.identity();
+    for (Idx base = 0; base < cols; base += (Idx)W * PK) {
+      const Idx col = base + (Idx)t * PK;
+      A a[PK];
+#pragma unroll
+      for (int k = 0; k < PK; ++k) a[k] = op.identity();
+      if (rv && col < cols) {
+        X x[PK];
+        if (col + PK <= cols) load.template load<PK>(x, row, col);
+        else for (int k = 0; k < PK; ++k) if (col + k < cols) load.template load<1>(x + k, row, col + k);
+#pragma unroll
+        for (int k = 0; k < PK; ++k) if (col + k < cols) a[k] = op.lift(x[k], col + k);
+      }
+#pragma unroll
+      for (int k = 1; k < PK; ++k) a[k] = op(a[k - 1], a[k]);
+      A tot, ex;
+      if (W <= 32) ex = gk_warp_scan_excl<(W <= 32 ? W : 32)>(a[PK - 1], op, &tot);
+      else ex = gk_block_scan<P::THREADS, Op>(ts).exclusive(a[PK - 1], op, &tot);
+      const A pre = op(carry, ex);
+      A o[PK];
+      if (EXCLUSIVE) {
+        o[0] = pre;
+#pragma unroll
+        for (int k = 1; k < PK; ++k) o[k] = op(pre, a[k - 1]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < PK; ++k) o[k] = op(pre, a[k]);
+      }
+      if (rv && col < cols) {
+        if (col + PK <= cols) store.template store<PK>(row, col, o);
+        else for (int k = 0; k < PK; ++k) if (col + k < cols) store.template store<1>(row, col + k, o + k);
+      }
+      carry = op(carry, tot);
+    }
+  }
+}
+
+/* ---- per-column reduce ---------------------------------------------------
+** Block of THREADS threads covers a strip of CW = min(C, THREADS) columns and
+** RPI = THREADS / CW rows per step (so a narrow matrix is still read
+** contiguously).  Grid: (ceil(C / CW), splits) -- split y folds rows
+** [y*chunk, (y+1)*chunk).  splits > 1 needs partials[splits * C] (no init)
+** and counters[ceil(C / CW)] zero before the first launch (left zero).
+** Load: typedef X; template <int N> load(X*, row, col) (called with N = 1).
+** Out:  void operator()(Idx col, const typename Op::A &r) const. */
+template <int THREADS, class Load, class Op, class Out, class Idx>
+GK_DEV void gk_col_reduce(Idx rows, Idx cols, const Load &load, const Op &op, const Out &out,
+                          typename Op::A *partials, gk_u32 *counters) {
+  typedef typename Op::A A;
+  typedef typename Load::X X;
+  __shared__ A sh[THREADS];
+  __shared__ int is_last;
+  const Idx CW = cols < THREADS ? cols : THREADS;
+  const Idx RPI = THREADS / CW;
+  const Idx cl = threadIdx.x % CW, ro = threadIdx.x / CW;
+  const Idx col = (Idx)blockIdx.x * CW + cl;
+  const bool active = ro < RPI && col < cols;
+  const Idx splits = gridDim.y;
+  const Idx chunk = gk_cdiv(gk_cdiv(rows, splits), RPI) * RPI;
+  const Idx r0 = chunk * blockIdx.y, r1 = r0 + chunk < rows ? r0 + chunk : rows;
+  A acc[4];
+#pragma unroll
+  for (int u = 0; u < 4; ++u) acc[u] = op.identity();
+  if (active) {
+    Idx r = r0 + ro;
+    for (; r + 3 * RPI < r1; r += 4 * RPI) {
+      X x[4];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) load.template load<1>(x + u, r + u * RPI, col);
+#pragma unroll
+      for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], op.lift(x[u], r + u * RPI));
+    }
+    for (; r < r1; r += RPI) { X x; load.template load<1>(&x, r, col); acc[0] = op(acc[0], op.lift(x, r)); }
+  }
+  sh[threadIdx.x] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
+  __syncthreads();
+  A v = op.identity();
+  if (ro == 0 && col < cols)
+    for (Idx k = 0; k < RPI; ++k) v = op(v, sh[cl + k * CW]);
+  if (splits == 1) { if (ro == 0 && col < cols) out(col, v); return; }
+  if (ro == 0 && col < cols) gk_st_cg(partials + blockIdx.y * cols + col, v);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) is_last = atomicAdd(counters + blockIdx.x, 1u) == (unsigned)(splits - 1);
+  __syncthreads();
+  if (!is_last) return;
+  __threadfence();
+  if (ro == 0 && col < cols) {
+    A w = op.identity();
+    for (Idx s = 0; s < splits; ++s) w = op(w, gk_ld_cg(partials + s * cols + col));
+    out(col, w);
+  }
+  if (threadIdx.x == 0) counters[blockIdx.x] = 0;
+}
+
+/* ---- per-column scan: one thread per column, rows in order (coalesced
+** across columns).  Grid: ceil(C / THREADS). Store: store<1>(row, col, &v). */
+template <int THREADS, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
+  typedef typename Op::A A;
+  typedef typename Load::X X;
+  const Idx col = (Idx)blockIdx.x * THREADS + threadIdx.x;
+  if (col >= cols) return;
+  A c = op.identity();
+  for (Idx r = 0; r < rows; ++r) {
+    X x; load.template load<1>(&x, r, col);
+    A n = op(c, op.lift(x, r));
+    store.template store<1>(r, col, EXCLUSIVE ? &c : &n);
+    c = n;
+  }
+}
+
+#endif /* GK_ROWS_CUH */

@@ -1,0 +1,212 @@
+/*
+** launch.h -- host-side launch geometry for every kernels/ primitive.
+**
+** Plain C11, no CUDA headers: the C runtime and the tests compute grids,
+** blocks, dynamic shared memory and temp-buffer sizes with these functions so
+** they always agree with the kernels.  Constants here MUST stay in step with
+** the default policies in the .cuh files (ORDER: gk_reduce_policy_v4/_v1,
+** gk_scan_policy_default, gk_select_policy_default, gk_hist_policy_v4/_v1).
+**
+** All sizes are int64; every grid dimension returned fits its CUDA limit.
+*/
+#ifndef GK_KERNELS_LAUNCH_H
+#define GK_KERNELS_LAUNCH_H
+
+#include <stdint.h>
+
+typedef struct gk_launch {
+  int64_t grid[3];        /* gridDim.x, .y, .z */
+  int block[3];           /* blockDim.x, .y, .z */
+  int64_t smem;           /* dynamic shared memory bytes */
+  int64_t temp_bytes;     /* device temp buffer the call needs (0 = none) */
+  int temp_zero_once;     /* 1: temp must be zero when first allocated; kernels leave it reusable */
+  int mode;               /* primitive-specific variant (rows: GK_ROWS_*) */
+  int width, packs, pack; /* rows: policy template arguments */
+} gk_launch;
+
+#define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
+#define GK_REDUCE_TILE_V4 8192     /* 512 threads x 4 loads x float4 */
+#define GK_REDUCE_TILE_V1 4096     /* 512 threads x 8 scalar loads */
+#define GK_REDUCE_BLOCKS_PER_SM 4  /* 2048 threads per SM / 512 */
+#define GK_SCAN_THREADS 256        /* gk_scan_policy_default */
+#define GK_SCAN_TILE 4096
+#define GK_SELECT_THREADS 256      /* gk_select_policy_default */
+#define GK_SELECT_TILE 4096
+#define GK_HIST_THREADS 512        /* gk_hist_policy_v4/_v1 */
+#define GK_HIST_SUB 4
+#define GK_HIST_TILE_V4 8192
+#define GK_HIST_TILE_V1 4096
+#define GK_HIST_BLOCKS_PER_SM 2
+#define GK_EPOCH_MAX (1u << 30)    /* look-back flags keep 30 bits of epoch */
+
+static inline int64_t gk_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static inline int64_t gk_min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t gk_max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t gk_align16(int64_t x) { return (x + 15) / 16 * 16; }
+
+/* Next look-back epoch after `prev` (1, 2, ..., GK_EPOCH_MAX-1, 1, ...). */
+static inline unsigned gk_next_epoch(unsigned prev) { return prev + 1 >= GK_EPOCH_MAX ? 1u : prev + 1; }
+
+/* 64-bit indexing is needed when any index reaches 2^31. */
+static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
+
+/* ---- gk_grid_reduce ----------------------------------------------------
+** vec4: 1 if the Load functor reads with N = 4 (every pointer 16-byte aligned).
+** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
+** counter must be zero when first allocated (temp_zero_once). */
+static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
+  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
+  L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
+  return L;
+}
+/* Offset of the counter inside the reduce temp buffer. */
+static inline int64_t gk_reduce_counter_offset(const gk_launch *L, int64_t acc_bytes) {
+  return gk_align16(L->grid[0] * acc_bytes);
+}
+
+/* ---- tile state for look-back (gk_scan, gk_select) ---------------------- */
+static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
+  return gk_align16(ntiles * 4) + 2 * gk_align16(ntiles * acc_bytes);
+}
+/* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
+static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
+  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
+  L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
+  return L;
+}
+/* ---- gk_select (filter / partition) ------------------------------------ */
+static inline gk_launch gk_select_launch(int64_t n) {
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
+  L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
+  return L;
+}
+/* gk_reverse_tail over `len` elements, 256 threads. */
+static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
+  return L;
+}
+
+/* ---- gk_hist ------------------------------------------------------------
+** counts (nbins int64) must be zeroed before EVERY launch (integer atomics add). */
+static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * nbins * 4; }
+static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
+  L.smem = gk_hist_smem(nbins);
+  return L;
+}
+
+/* ---- row programs --------------------------------------------------------
+** gk_rows_plan picks the kernel and its policy <THREADS, WIDTH, PACKS, PACK>:
+**   GK_ROWS_WARP  : gk_row_cached, WIDTH = 1..32 lanes per row, row in registers
+**   GK_ROWS_BLOCK : gk_row_cached, WIDTH = THREADS, row in registers
+**   GK_ROWS_STREAM: gk_row_stream, block per row, PACKS loads in flight
+** vec: the largest pack (1, 2 or 4) for which cols % pack == 0 and every row
+** start is aligned (host checks pointers); elem_bytes is sizeof(X). */
+#define GK_ROWS_WARP 0
+#define GK_ROWS_BLOCK 1
+#define GK_ROWS_STREAM 2
+#define GK_ROWS_SPLIT 3
+#define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
+#define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
+static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  int pack = vec;
+  if (cols <= 32 * GK_ROWS_WARP_MAX_PACKS * pack) {
+    int width = 32;
+    int64_t lane_elems = gk_cdiv64(cols, pack);         /* packs needed per row */
+    while (width > 1 && width / 2 >= lane_elems) width /= 2;
+    int packs = (int)gk_cdiv64(lane_elems, width);
+    int p2 = 1;
+    while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
+    L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
+    L.block[0] = 128;
+    int64_t rows_per_block = 128 / width;
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * 32));
+    return L;
+  }
+  for (int threads = 128; threads <= 1024; threads *= 2) {
+    if (cols <= (int64_t)threads * GK_ROWS_BLOCK_MAX_PACKS * pack) {
+      int packs = (int)gk_cdiv64(cols, (int64_t)threads * pack);
+      int p2 = 1;
+      while (p2 < packs) p2 *= 2;
+      L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
+      L.block[0] = threads;
+      L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * 4));
+      return L;
+    }
+  }
+  L.mode = GK_ROWS_STREAM; L.width = 1024; L.packs = 4; L.pack = pack;
+  L.block[0] = 1024;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * 2 * 8));
+  return L;
+}
+/* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
+** few long rows are split over several blocks (GK_ROWS_SPLIT, gk_row_split,
+** policy <256, 256, 4, pack>).  temp: partials rows*splits*acc_bytes (16-aligned)
+** then rows gk_u32 counters, zero when first allocated. */
+static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+  gk_launch L = gk_rows_plan(rows, cols, vec, sms);
+  if (L.mode == GK_ROWS_WARP) return L;
+  if (rows >= 2 * (int64_t)sms && L.mode == GK_ROWS_BLOCK) return L;
+  int64_t per = 256 * 4 * (int64_t)vec;                   /* columns per block step */
+  int64_t splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * 8, rows)));
+  L.mode = GK_ROWS_SPLIT; L.width = 256; L.packs = 4; L.pack = vec;
+  L.block[0] = 256;
+  L.grid[0] = splits;
+  L.grid[1] = gk_min64(rows, 65535);
+  L.temp_bytes = splits > 1 ? gk_align16(rows * splits * acc_bytes) + gk_align16(rows * 4) : 0;
+  L.temp_zero_once = splits > 1;
+  return L;
+}
+/* ---- gk_row_scan: warp per row up to 4096 columns, else block of 1024. */
+static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  L.pack = vec; L.packs = 1;
+  if (cols <= 4096) {
+    L.mode = GK_ROWS_WARP; L.width = 32; L.block[0] = 128;
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, 4), (int64_t)sms * 32));
+  } else {
+    L.mode = GK_ROWS_BLOCK; L.width = 1024; L.block[0] = 1024;
+    L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * 2 * 8));
+  }
+  return L;
+}
+/* ---- gk_col_reduce (THREADS = 256) / gk_col_scan (THREADS = 256) -------- */
+static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  int64_t cw = cols < 256 ? cols : 256, rpi = 256 / cw;
+  L.grid[0] = gk_cdiv64(cols, cw);
+  int64_t want = gk_max64(1, (int64_t)sms * 8 / L.grid[0]);
+  L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, rpi * 16)), 65535));
+  if (L.grid[1] > 1) {
+    L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);
+    L.temp_zero_once = 1;
+  }
+  return L;
+}
+static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols) {
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  (void)rows;
+  L.grid[0] = gk_max64(1, gk_cdiv64(cols, 256));
+  return L;
+}
+/* ---- gk_transpose: block 32 x 8; batch in grid z ------------------------- */
+static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_cdiv64(C, 32); L.grid[1] = gk_cdiv64(R, 32); L.grid[2] = batch;
+  return L;
+}
+static inline gk_launch gk_permute_launch(int64_t total, int sms) {
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
+  return L;
+}
+
+#endif /* GK_KERNELS_LAUNCH_H */

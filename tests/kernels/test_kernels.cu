@@ -1,0 +1,535 @@
+/*
+** test_kernels.cu -- correctness of every kernels/ primitive against float64
+** CPU references.  Fresh random data per case (never zeros), outputs poisoned
+** with NaN bytes before each launch, reductions/scans run twice and compared
+** bit for bit.  Prints "N passed, M failed"; exit status 1 if any failed.
+**
+** Build: nvcc -arch=sm_90 -O3 -std=c++17 -Ikernels tests/kernels/test_kernels.cu
+*/
+#include <cstdio>
+#include <cstdarg>
+#include <cstdlib>
+#include <cstring>
+#include <cmath>
+#include <vector>
+#include <algorithm>
+#include <string>
+#include "gk_reduce.cuh"
+#include "gk_scan.cuh"
+#include "gk_rows.cuh"
+#include "gk_hist.cuh"
+#include "gk_select.cuh"
+#include "gk_transpose.cuh"
+extern "C" {
+#include "launch.h"
+}
+
+static int g_pass = 0, g_fail = 0, g_sms = 132;
+#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { \
+  fprintf(stderr, "CUDA %s at %s:%d: %s\n", #x, __FILE__, __LINE__, cudaGetErrorString(e_)); exit(2); } } while (0)
+#define LAUNCHED() do { CK(cudaGetLastError()); CK(cudaDeviceSynchronize()); } while (0)
+static void result(bool ok, const std::string &name) {
+  if (ok) ++g_pass; else { ++g_fail; printf("FAIL %s\n", name.c_str()); }
+}
+static std::string fmt(const char *f, ...) {
+  char b[512]; va_list a; va_start(a, f); vsnprintf(b, sizeof b, f, a); va_end(a); return b;
+}
+
+/* ---- random ---- */
+static unsigned long long g_rng = 0x9E3779B97F4A7C15ULL;
+static double urand() { g_rng ^= g_rng << 13; g_rng ^= g_rng >> 7; g_rng ^= g_rng << 17; return (g_rng >> 11) * (1.0 / 9007199254740992.0); }
+static std::vector<float> randf(size_t n, float lo = 0.f, float hi = 1.f) {
+  std::vector<float> v(n); for (auto &x : v) { x = (float)(lo + (hi - lo) * urand()); if (x == 0.f) x = 0.5f; } return v;
+}
+template <class T> struct DBuf {
+  T *p = nullptr; size_t n = 0;
+  DBuf(size_t n_) : n(n_) { CK(cudaMalloc(&p, std::max<size_t>(n, 1) * sizeof(T))); }
+  DBuf(const std::vector<T> &h) : DBuf(h.size()) { put(h); }
+  ~DBuf() { cudaFree(p); }
+  void put(const std::vector<T> &h) { CK(cudaMemcpy(p, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice)); }
+  std::vector<T> get() const { std::vector<T> h(n); CK(cudaMemcpy(h.data(), p, n * sizeof(T), cudaMemcpyDeviceToHost)); return h; }
+  void poison() { CK(cudaMemset(p, 0xff, std::max<size_t>(n, 1) * sizeof(T))); }
+  void zero() { CK(cudaMemset(p, 0, std::max<size_t>(n, 1) * sizeof(T))); }
+};
+static bool close_rel(double got, double ref, double tol) {
+  if (std::isnan(ref)) return std::isnan(got);
+  return std::fabs(got - ref) <= tol * std::max(1e-30, std::fabs(ref)) || got == ref;
+}
+
+/* ---- functors ---- */
+template <int VEC> struct LoadF { typedef float X; const float *x;
+  template <int N> __device__ void load(float *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
+struct LoadXY1 { typedef float X; const float *x, *y;   /* x*y+1 */
+  template <int N> __device__ void load(float *d, gk_i64 i) const {
+    float a[N], b[N]; gk_ld<N>(a, x + i); gk_ld<N>(b, y + i);
+#pragma unroll
+    for (int k = 0; k < N; ++k) d[k] = a[k] * b[k] + 1.f; } };
+struct LoadI32 { typedef int X; const int *x;
+  template <int N> __device__ void load(int *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
+template <class A> struct EpiStore { A *out; __device__ void operator()(const A &r) const { *out = r; } };
+struct EpiWelford { float *out; __device__ void operator()(const gk_welford<float> &r) const { out[0] = r.mean; out[1] = r.m2 / r.n; } };
+/* sqrt(sum)/n epilogue on a sum of squares */
+struct OpSumSq : gk_op_sum<float> { template <class X, class I> __device__ float lift(X x, I) const { return x * x; } };
+struct EpiNorm { float *out; gk_i64 n; __device__ void operator()(float r) const { *out = sqrtf(r) / (float)n; } };
+
+template <class P, class L, class Op, class E>
+__global__ void __launch_bounds__(512) k_reduce(gk_i64 n, L l, Op op, E e, typename Op::A *part, gk_u32 *ctr) {
+  gk_grid_reduce<P>(n, l, op, e, part, ctr);
+}
+
+/* Runs one reduction twice; returns both results (host copies). */
+template <class P, class L, class Op, class E, class A>
+static void run_reduce(gk_i64 n, L l, Op op, E e, A *dout, size_t outbytes, std::vector<char> &r1, std::vector<char> &r2) {
+  gk_launch Ln = gk_reduce_launch(n, P::VEC == 4, g_sms, sizeof(typename Op::A));
+  DBuf<char> tmp(Ln.temp_bytes); tmp.zero();
+  typename Op::A *part = (typename Op::A *)tmp.p;
+  gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_reduce_counter_offset(&Ln, sizeof(typename Op::A)));
+  for (int rep = 0; rep < 2; ++rep) {
+    CK(cudaMemset(dout, 0xff, outbytes));
+    k_reduce<P><<<(unsigned)Ln.grid[0], P::THREADS>>>(n, l, op, e, part, ctr);
+    LAUNCHED();
+    std::vector<char> &r = rep ? r2 : r1; r.resize(outbytes);
+    CK(cudaMemcpy(r.data(), dout, outbytes, cudaMemcpyDeviceToHost));
+  }
+}
+
+static const gk_i64 SIZES[] = {1, 31, 33, 1000, 1000003, (1 << 20) + 1};
+
+static void test_reduce() {
+  for (gk_i64 n : SIZES) {
+    std::vector<float> hx = randf(n), hy = randf(n, -1.f, 1.f);
+    DBuf<float> x(hx), y(hy);
+    DBuf<char> out(64);
+    std::vector<char> a, b;
+    double s = 0, sxy = 0, mx = -INFINITY, mn = INFINITY, ss = 0; gk_i64 amx = 0;
+    for (gk_i64 i = 0; i < n; ++i) {
+      s += hx[i]; sxy += (double)(float)(hx[i] * hy[i] + 1.f); ss += (double)hx[i] * hx[i];
+      if (hx[i] > mx) { mx = hx[i]; amx = i; } mn = std::min(mn, (double)hx[i]);
+    }
+    /* sum, vec4 and scalar paths */
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_sum<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(close_rel(*(float *)a.data(), s, 1e-6) && a == b, fmt("reduce sum v4 n=%lld got %.9g ref %.9g", n, *(float *)a.data(), s));
+    run_reduce<gk_reduce_policy_v1>(n, LoadF<1>{x.p}, gk_op_sum<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(close_rel(*(float *)a.data(), s, 1e-6) && a == b, fmt("reduce sum v1 n=%lld", n));
+    run_reduce<gk_reduce_policy_v4>(n, LoadXY1{x.p, y.p}, gk_op_sum<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(close_rel(*(float *)a.data(), sxy, 1e-5) && a == b, fmt("reduce sum(x*y+1) n=%lld got %.9g ref %.9g", n, *(float *)a.data(), sxy));
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_max<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(*(float *)a.data() == (float)mx && a == b, fmt("reduce max n=%lld", n));
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_min<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(*(float *)a.data() == (float)mn && a == b, fmt("reduce min n=%lld", n));
+    typedef gk_op_argmax<float> AM;
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, AM(), EpiStore<AM::A>{(AM::A *)out.p}, out.p, 16, a, b);
+    result(((AM::A *)a.data())->i == amx && a == b, fmt("reduce argmax n=%lld got %lld ref %lld", n, ((AM::A *)a.data())->i, amx));
+    /* min, max, sum in one pass */
+    typedef gk_op_pair<gk_op_min<float>, gk_op_pair<gk_op_max<float>, gk_op_sum<float>>> MMS;
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, MMS(), EpiStore<MMS::A>{(MMS::A *)out.p}, out.p, sizeof(MMS::A), a, b);
+    { MMS::A r = *(MMS::A *)a.data();
+      result(r.a == (float)mn && r.b.a == (float)mx && close_rel(r.b.b, s, 1e-6) && a == b, fmt("reduce min+max+sum n=%lld", n)); }
+    /* Welford mean / var */
+    { double mean = s / n, var = 0; for (gk_i64 i = 0; i < n; ++i) var += (hx[i] - mean) * (hx[i] - mean); var /= n;
+      run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_welford<float>(), EpiWelford{(float *)out.p}, out.p, 8, a, b);
+      float *r = (float *)a.data();
+      result(close_rel(r[0], mean, 1e-5) && (n == 1 ? r[1] == 0 : close_rel(r[1], var, 1e-4)) && a == b,
+             fmt("reduce welford n=%lld mean %g/%g var %g/%g", n, r[0], mean, r[1], var)); }
+    /* epilogue sqrt(sum x^2)/n */
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, OpSumSq(), EpiNorm{(float *)out.p, n}, out.p, 4, a, b);
+    result(close_rel(*(float *)a.data(), std::sqrt(ss) / n, 1e-5) && a == b, fmt("reduce norm epilogue n=%lld", n));
+    /* online logsumexp: s = sum(exp(x - max)) in one pass */
+    { std::vector<float> hz = randf(n, -20.f, 20.f); DBuf<float> z(hz);
+      double m = -INFINITY; for (float v : hz) m = std::max(m, (double)v);
+      double se = 0; for (float v : hz) se += std::exp(v - m);
+      typedef gk_op_logsumexp<float> LSE;
+      run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{z.p}, LSE(), EpiStore<LSE::A>{(LSE::A *)out.p}, out.p, 8, a, b);
+      LSE::A r = *(LSE::A *)a.data();
+      result(r.m == (float)m && close_rel(r.s, se, 2e-5) && a == b, fmt("reduce logsumexp n=%lld s %g/%g", n, r.s, se)); }
+    /* int32 -> int64 sum, exact */
+    { std::vector<int> hi(n); long long si = 0; for (auto &v : hi) { v = (int)(urand() * 2e9) - 1000000000; si += v; }
+      DBuf<int> xi(hi);
+      run_reduce<gk_reduce_policy_v4>(n, LoadI32{xi.p}, gk_op_sum<gk_i64>(), EpiStore<gk_i64>{(gk_i64 *)out.p}, out.p, 8, a, b);
+      result(*(gk_i64 *)a.data() == si, fmt("reduce i32->i64 sum n=%lld", n)); }
+  }
+  /* NaN: sum/max propagate, argmax returns the first NaN */
+  { gk_i64 n = 100000; std::vector<float> hx = randf(n); hx[777] = NAN; hx[50000] = NAN; DBuf<float> x(hx); DBuf<char> out(64);
+    std::vector<char> a, b;
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_sum<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(std::isnan(*(float *)a.data()), "reduce sum NaN");
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_max<float>(), EpiStore<float>{(float *)out.p}, out.p, 4, a, b);
+    result(std::isnan(*(float *)a.data()), "reduce max NaN");
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_argmax<float>(), EpiStore<gk_vi<float>>{(gk_vi<float> *)out.p}, out.p, 16, a, b);
+    result(((gk_vi<float> *)a.data())->i == 777, "reduce argmax first NaN");
+    /* ties: first max wins */
+    hx = randf(n); hx[300] = 2.f; hx[40000] = 2.f; hx[99999] = 2.f; x.put(hx);
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_argmax<float>(), EpiStore<gk_vi<float>>{(gk_vi<float> *)out.p}, out.p, 16, a, b);
+    result(((gk_vi<float> *)a.data())->i == 300, "reduce argmax first of ties");
+    run_reduce<gk_reduce_policy_v4>(n, LoadF<4>{x.p}, gk_op_argmin<float>(), EpiStore<gk_vi<float>>{(gk_vi<float> *)out.p}, out.p, 16, a, b);
+    gk_i64 am = 0; for (gk_i64 i = 1; i < n; ++i) if (hx[i] < hx[am]) am = i;
+    result(((gk_vi<float> *)a.data())->i == am, "reduce argmin");
+  }
+}
+
+/* ---- scan ---- */
+struct Load2x { typedef float X; const float *x;   /* prologue: 2*x */
+  template <int N> __device__ void load(float *d, gk_i64 i) const { gk_ld<N>(d, x + i);
+#pragma unroll
+    for (int k = 0; k < N; ++k) d[k] *= 2.f; } };
+template <class A> struct StoreA { A *o; template <int N> __device__ void store(gk_i64 i, const A *v) const { gk_st<N>(o + i, v); } };
+template <class P, bool EX, class L, class Op, class S>
+__global__ void __launch_bounds__(256) k_scan(gk_i64 n, L l, Op op, S s, void *ts, gk_u32 ep) { gk_scan<P, EX>(n, l, op, s, ts, ep); }
+
+static unsigned g_epoch = 0;
+template <bool EX, class L, class Op, class A>
+static void run_scan(gk_i64 n, L l, Op op, DBuf<A> &out, DBuf<char> &ts, std::vector<A> &r1, std::vector<A> &r2) {
+  gk_launch Ln = gk_scan_launch(n, sizeof(A));
+  for (int rep = 0; rep < 2; ++rep) {
+    out.poison();
+    g_epoch = gk_next_epoch(g_epoch);
+    k_scan<gk_scan_policy_default, EX><<<(unsigned)Ln.grid[0], GK_SCAN_THREADS>>>(n, l, op, StoreA<A>{out.p}, ts.p, g_epoch);
+    LAUNCHED();
+    (rep ? r2 : r1) = out.get();
+  }
+}
+static void test_scan() {
+  for (gk_i64 n : SIZES) {
+    std::vector<float> hx = randf(n); DBuf<float> x(hx); DBuf<float> out(n);
+    DBuf<char> ts(gk_scan_launch(n, 8).temp_bytes); ts.zero();
+    std::vector<float> a, b;
+    for (int ex = 0; ex < 2; ++ex) {
+      if (ex) run_scan<true>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b);
+      else run_scan<false>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b);
+      double c = 0; bool ok = a == b; gk_i64 bad = -1;
+      for (gk_i64 i = 0; i < n; ++i) {
+        double inc = c + 2.0 * hx[i];
+        double ref = ex ? c : inc;
+        if (!(std::fabs(a[i] - ref) <= 1e-4 * std::max(1.0, ref))) { ok = false; if (bad < 0) bad = i; }
+        c = inc;
+      }
+      result(ok, fmt("scan %s sum(2x) n=%lld first bad %lld", ex ? "exclusive" : "inclusive", n, bad));
+    }
+    /* running max, exact */
+    { std::vector<float> hz = randf(n, -1.f, 1.f); x.put(hz);
+      run_scan<false>(n, LoadF<1>{x.p}, gk_op_max<float>(), out, ts, a, b);
+      float m = -INFINITY; bool ok = a == b;
+      for (gk_i64 i = 0; i < n; ++i) { m = std::max(m, hz[i]); ok &= a[i] == m; }
+      result(ok, fmt("scan max n=%lld", n)); }
+    /* int32 -> int64 exclusive sum, exact */
+    { std::vector<int> hi(n); for (auto &v : hi) v = (int)(urand() * 2000) - 1000; DBuf<int> xi(hi); DBuf<gk_i64> oi(n);
+      std::vector<gk_i64> c, d;
+      run_scan<true>(n, LoadI32{xi.p}, gk_op_sum<gk_i64>(), oi, ts, c, d);
+      gk_i64 s = 0; bool ok = c == d;
+      for (gk_i64 i = 0; i < n; ++i) { ok &= c[i] == s; s += hi[i]; }
+      result(ok, fmt("scan exclusive i64 n=%lld", n)); }
+  }
+}
+
+/* ---- row programs ---- */
+struct RLoad { const float *x; gk_i64 ld;
+  template <int N> __device__ void load(float *d, gk_i64 r, gk_i64 c) const { gk_ld<N>(d, x + r * ld + c); } };
+struct Softmax : RLoad {
+  typedef float X; typedef gk_op_logsumexp<float> OpA; typedef gk_op_nop OpB;
+  enum { PASSES = 1, HAS_STORE = 1 };
+  OpA opa; OpB opb; float *y; int log;
+  __device__ OpA::A lift_a(float x, gk_i64) const { return opa.lift(x, 0); }
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *x, const OpA::A &a, gk_none) const {
+    float o[N]; float inv = 1.f / a.s, ls = __logf(a.s);
+#pragma unroll
+    for (int k = 0; k < N; ++k) o[k] = log ? x[k] - a.m - ls : __expf(x[k] - a.m) * inv;
+    gk_st<N>(y + r * ld + c, o); }
+  __device__ void row_out(gk_i64, const OpA::A &, gk_none) const {}
+};
+struct Layernorm : RLoad {
+  typedef float X; typedef gk_op_sum<float> OpA; typedef gk_op_sum<float> OpB;
+  enum { PASSES = 2, HAS_STORE = 1 };
+  OpA opa; OpB opb; float *y; const float *g, *bb; gk_i64 cols; float eps;
+  __device__ float lift_a(float x, gk_i64) const { return x; }
+  __device__ float lift_b(float x, gk_i64, float s) const { float d = x - s / cols; return d * d; }
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *x, float s, float q) const {
+    float o[N]; float mean = s / cols, rs = rsqrtf(q / cols + eps);
+#pragma unroll
+    for (int k = 0; k < N; ++k) o[k] = (x[k] - mean) * rs * g[c + k] + bb[c + k];
+    gk_st<N>(y + r * ld + c, o); }
+  __device__ void row_out(gk_i64, float, float) const {}
+};
+struct Rmsnorm : RLoad {
+  typedef float X; typedef gk_op_sum<float> OpA; typedef gk_op_nop OpB;
+  enum { PASSES = 1, HAS_STORE = 1 };
+  OpA opa; OpB opb; float *y; gk_i64 cols; float eps;
+  __device__ float lift_a(float x, gk_i64) const { return x * x; }
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *x, float q, gk_none) const {
+    float o[N]; float rs = rsqrtf(q / cols + eps);
+#pragma unroll
+    for (int k = 0; k < N; ++k) o[k] = x[k] * rs;
+    gk_st<N>(y + r * ld + c, o); }
+  __device__ void row_out(gk_i64, float, gk_none) const {}
+};
+struct RowSum : RLoad {
+  typedef float X; typedef gk_op_sum<float> OpA; typedef gk_op_nop OpB;
+  enum { PASSES = 1, HAS_STORE = 0 };
+  OpA opa; OpB opb; float *y;
+  __device__ float lift_a(float x, gk_i64) const { return x; }
+  template <int N> __device__ void store(gk_i64, gk_i64, const float *, float, gk_none) const {}
+  __device__ void row_out(gk_i64 r, float s, gk_none) const { y[r] = s; }
+};
+struct RowArgmax : RLoad {
+  typedef float X; typedef gk_op_argmax<float> OpA; typedef gk_op_nop OpB;
+  enum { PASSES = 1, HAS_STORE = 0 };
+  OpA opa; OpB opb; gk_i64 *y;
+  __device__ OpA::A lift_a(float x, gk_i64 c) const { return opa.lift(x, c); }
+  template <int N> __device__ void store(gk_i64, gk_i64, const float *, const OpA::A &, gk_none) const {}
+  __device__ void row_out(gk_i64 r, const OpA::A &a, gk_none) const { y[r] = a.i; }
+};
+
+template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_cached(gk_i64 R, gk_i64 C, Prog p) { gk_row_cached<P>(R, C, p); }
+template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_stream(gk_i64 R, gk_i64 C, Prog p) { gk_row_stream<P>(R, C, p); }
+template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_split(gk_i64 R, gk_i64 C, Prog p, typename Prog::OpA::A *part, gk_u32 *ctr) { gk_row_split<P>(R, C, p, part, ctr); }
+
+/* Launch the row program the way the runtime would: plan, then pick the
+** matching instantiation. Returns false if no instantiation matches. */
+template <class Prog, int PK>
+static bool launch_rows_pk(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p, cudaStream_t st = 0) {
+  dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
+#define GK_W(W, NP) if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP) { \
+    k_row_cached<gk_rows_policy<128, W, NP, PK>><<<g, 128, 0, st>>>(R, C, p); return true; }
+  GK_W(1, 1) GK_W(2, 1) GK_W(4, 1) GK_W(8, 1) GK_W(16, 1) GK_W(32, 1) GK_W(32, 2) GK_W(32, 4) GK_W(32, 8)
+#define GK_B(T) if (L.mode == GK_ROWS_BLOCK && L.width == T && L.packs == 4) { \
+    k_row_cached<gk_rows_policy<T, T, 4, PK>><<<g, T, 0, st>>>(R, C, p); return true; }
+  GK_B(128) GK_B(256) GK_B(512) GK_B(1024)
+  if (L.mode == GK_ROWS_STREAM) { k_row_stream<gk_rows_policy<1024, 1024, 4, PK>><<<g, 1024, 0, st>>>(R, C, p); return true; }
+  return false;
+#undef GK_W
+#undef GK_B
+}
+template <class Prog>
+static bool launch_rows(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p, cudaStream_t st = 0) {
+  return L.pack == 4 ? launch_rows_pk<Prog, 4>(L, R, C, p, st) : launch_rows_pk<Prog, 1>(L, R, C, p, st);
+}
+
+struct Shape { gk_i64 r, c; };
+static const Shape SHAPES[] = {{1, 1}, {3, 1000}, {1000, 3}, {7, 33}, {129, 32}, {300, 128}, {65, 1000}, {5, 1024},
+                               {9, 4097}, {3, 8192}, {4, 16384}, {2, 70000}, {1000, 17}, {2048, 1024}, {1, 200003}};
+static void test_rows() {
+  for (const Shape &s : SHAPES) {
+    const gk_i64 R = s.r, C = s.c, n = R * C;
+    std::vector<float> hx = randf(n, -4.f, 4.f), hg = randf(C, 0.5f, 1.5f), hb = randf(C, -1.f, 1.f);
+    DBuf<float> x(hx), y(n), g(hg), bb(hg.size()); bb.put(hb);
+    const int vec = C % 4 == 0 ? 4 : 1;
+    gk_launch L = gk_rows_plan(R, C, vec, g_sms);
+    const char *mode = L.mode == GK_ROWS_WARP ? "warp" : L.mode == GK_ROWS_BLOCK ? "block" : "stream";
+    for (int which = 0; which < 4; ++which) {
+      y.poison();
+      bool ok = true;
+      if (which <= 1) { Softmax p; p.x = x.p; p.ld = C; p.y = y.p; p.log = which; ok = launch_rows(L, R, C, p); }
+      else if (which == 2) { Layernorm p; p.x = x.p; p.ld = C; p.y = y.p; p.g = g.p; p.bb = bb.p; p.cols = C; p.eps = 1e-5f; ok = launch_rows(L, R, C, p); }
+      else { Rmsnorm p; p.x = x.p; p.ld = C; p.y = y.p; p.cols = C; p.eps = 1e-5f; ok = launch_rows(L, R, C, p); }
+      LAUNCHED();
+      std::vector<float> hy = y.get();
+      double maxerr = 0;
+      for (gk_i64 r = 0; r < R && ok; ++r) {
+        const float *xr = &hx[r * C];
+        double m = -INFINITY, se = 0, mean = 0, var = 0, sq = 0;
+        for (gk_i64 c = 0; c < C; ++c) { m = std::max(m, (double)xr[c]); mean += xr[c]; sq += (double)xr[c] * xr[c]; }
+        mean /= C;
+        for (gk_i64 c = 0; c < C; ++c) { se += std::exp(xr[c] - m); var += (xr[c] - mean) * (xr[c] - mean); }
+        var /= C;
+        for (gk_i64 c = 0; c < C; ++c) {
+          double ref;
+          if (which == 0) ref = std::exp(xr[c] - m) / se;
+          else if (which == 1) ref = xr[c] - m - std::log(se);
+          else if (which == 2) ref = (xr[c] - mean) / std::sqrt(var + 1e-5) * hg[c] + hb[c];
+          else ref = xr[c] / std::sqrt(sq / C + 1e-5);
+          double got = hy[r * C + c];
+          double err = std::fabs(got - ref) / std::max(1.0, std::fabs(ref));
+          if (!(err <= 1e-4)) { ok = false; }
+          maxerr = std::max(maxerr, err);
+        }
+      }
+      static const char *names[] = {"softmax", "logsoftmax", "layernorm", "rmsnorm"};
+      result(ok, fmt("rows %s %lldx%lld (%s w%d p%d v%d) maxerr %g", names[which], R, C, mode, L.width, L.packs, L.pack, maxerr));
+    }
+    /* row sum through the reduce plan (split for few long rows), row argmax */
+    { gk_launch Lr = gk_row_reduce_plan(R, C, vec, g_sms, 4);
+      DBuf<char> tmp(std::max<gk_i64>(Lr.temp_bytes, 16)); tmp.zero();
+      RowSum p; p.x = x.p; p.ld = C; p.y = y.p;
+      std::vector<float> r1, r2;
+      for (int rep = 0; rep < 2; ++rep) {
+        y.poison();
+        if (Lr.mode == GK_ROWS_SPLIT) {
+          dim3 gg((unsigned)Lr.grid[0], (unsigned)Lr.grid[1]);
+          float *part = (float *)tmp.p; gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_align16(R * Lr.grid[0] * 4));
+          if (vec == 4) k_row_split<gk_rows_policy<256, 256, 4, 4>><<<gg, 256>>>(R, C, p, part, ctr);
+          else k_row_split<gk_rows_policy<256, 256, 4, 1>><<<gg, 256>>>(R, C, p, part, ctr);
+        } else launch_rows(Lr, R, C, p);
+        LAUNCHED();
+        std::vector<float> h = y.get(); h.resize(R); (rep ? r2 : r1) = h;
+      }
+      bool ok = r1 == r2;
+      for (gk_i64 r = 0; r < R; ++r) { double sref = 0; for (gk_i64 c = 0; c < C; ++c) sref += hx[r * C + c];
+        ok &= std::fabs(r1[r] - sref) <= 1e-5 * std::max(1.0, std::sqrt((double)C) * 4); }
+      result(ok, fmt("rows sum %lldx%lld mode %d splits %lld", R, C, Lr.mode, Lr.grid[0]));
+      DBuf<gk_i64> yi(R); yi.poison();
+      RowArgmax q; q.x = x.p; q.ld = C; q.y = yi.p;
+      launch_rows(L, R, C, q); LAUNCHED();
+      std::vector<gk_i64> hi = yi.get(); ok = true;
+      for (gk_i64 r = 0; r < R; ++r) { gk_i64 am = 0; for (gk_i64 c = 1; c < C; ++c) if (hx[r * C + c] > hx[r * C + am]) am = c; ok &= hi[r] == am; }
+      result(ok, fmt("rows argmax %lldx%lld", R, C)); }
+  }
+}
+
+/* ---- row / column scan, column reduce ---- */
+struct RLoad1 { typedef float X; const float *x; gk_i64 ld;
+  template <int N> __device__ void load(float *d, gk_i64 r, gk_i64 c) const { gk_ld<N>(d, x + r * ld + c); } };
+struct RStore { float *y; gk_i64 ld;
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *v) const { gk_st<N>(y + r * ld + c, v); } };
+struct COut { float *y; __device__ void operator()(gk_i64 c, float v) const { y[c] = v; } };
+template <class P, bool EX> __global__ void k_row_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStore s) { gk_row_scan<P, EX>(R, C, l, gk_op_sum<float>(), s); }
+__global__ void __launch_bounds__(256) k_col_reduce(gk_i64 R, gk_i64 C, RLoad1 l, COut o, float *part, gk_u32 *ctr) { gk_col_reduce<256>(R, C, l, gk_op_sum<float>(), o, part, ctr); }
+template <bool EX> __global__ void k_col_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStore s) { gk_col_scan<256, EX>(R, C, l, gk_op_sum<float>(), s); }
+
+static void test_rowscan_cols() {
+  for (const Shape &s : SHAPES) {
+    const gk_i64 R = s.r, C = s.c, n = R * C;
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n);
+    const int vec = C % 4 == 0 ? 4 : 1;
+    for (int ex = 0; ex < 2; ++ex) {
+      gk_launch L = gk_row_scan_plan(R, C, vec, g_sms);
+      y.poison();
+      dim3 g((unsigned)L.grid[0]);
+      RLoad1 l{x.p, C}; RStore st{y.p, C};
+#define RS(W, T, PK) if (L.width == W && L.pack == PK) { if (ex) k_row_scan<gk_rows_policy<T, W, 1, PK>, true><<<g, T>>>(R, C, l, st); \
+      else k_row_scan<gk_rows_policy<T, W, 1, PK>, false><<<g, T>>>(R, C, l, st); }
+      RS(32, 128, 1) RS(32, 128, 4) RS(1024, 1024, 1) RS(1024, 1024, 4)
+#undef RS
+      LAUNCHED();
+      std::vector<float> h = y.get(); bool ok = true;
+      for (gk_i64 r = 0; r < R; ++r) { double c = 0; for (gk_i64 j = 0; j < C; ++j) { double inc = c + hx[r * C + j];
+        double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, ref); c = inc; } }
+      result(ok, fmt("rows scan %s %lldx%lld", ex ? "ex" : "in", R, C));
+      /* column scan */
+      y.poison();
+      gk_launch Lc = gk_col_scan_plan(R, C);
+      if (ex) k_col_scan<true><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st); else k_col_scan<false><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st);
+      LAUNCHED();
+      h = y.get(); ok = true;
+      for (gk_i64 j = 0; j < C; ++j) { double c = 0; for (gk_i64 r = 0; r < R; ++r) { double inc = c + hx[r * C + j];
+        double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, ref); c = inc; } }
+      result(ok, fmt("cols scan %s %lldx%lld", ex ? "ex" : "in", R, C));
+    }
+    /* column reduce */
+    gk_launch L = gk_col_reduce_plan(R, C, g_sms, 4);
+    DBuf<char> tmp(std::max<gk_i64>(L.temp_bytes, 16)); tmp.zero();
+    std::vector<float> r1, r2;
+    for (int rep = 0; rep < 2; ++rep) {
+      y.poison();
+      k_col_reduce<<<dim3((unsigned)L.grid[0], (unsigned)L.grid[1]), 256>>>(R, C, RLoad1{x.p, C}, COut{y.p}, (float *)tmp.p,
+          (gk_u32 *)(tmp.p + gk_align16(L.grid[1] * C * 4)));
+      LAUNCHED();
+      std::vector<float> h = y.get(); h.resize(C); (rep ? r2 : r1) = h;
+    }
+    bool ok = r1 == r2;
+    for (gk_i64 j = 0; j < C; ++j) { double sr = 0; for (gk_i64 r = 0; r < R; ++r) sr += hx[r * C + j]; ok &= close_rel(r1[j], sr, 1e-5); }
+    result(ok, fmt("cols sum %lldx%lld splits %lld", R, C, L.grid[1]));
+  }
+}
+
+/* ---- histogram ---- */
+template <class P, class L> __global__ void __launch_bounds__(512) k_hist(gk_i64 n, L l, double lo, double hi, int nb, gk_i64 *c) { gk_hist<P>(n, l, lo, hi, nb, c); }
+static void test_hist() {
+  for (gk_i64 n : SIZES) for (int nb : {256, 10, 1}) {
+    std::vector<float> hx = randf(n, -0.1f, 1.1f);
+    for (gk_i64 i = 0; i < n; i += 97) hx[i] = (i / 97) % 3 == 0 ? 1.0f : (i / 97) % 3 == 1 ? NAN : 0.0f;
+    const double lo = 0.0, hi = 1.0;
+    std::vector<gk_i64> ref(nb, 0);
+    for (float v : hx) {
+      double x = v; if (!(x >= lo && x <= hi)) continue;
+      /* numpy: bin edges linspace(lo, hi, nb+1); index floor((x-lo)*nb/(hi-lo)), last bin closed, edge-corrected */
+      double step = (hi - lo) / nb; int b = (int)((x - lo) * (nb / (hi - lo))); if (b >= nb) b = nb - 1;
+      if (b > 0 && x < lo + b * step) --b; else if (b < nb - 1 && x >= lo + (b + 1) * step) ++b;
+      ref[b]++;
+    }
+    DBuf<float> x(hx); DBuf<gk_i64> c(nb);
+    for (int v4 = 0; v4 < 2; ++v4) {
+      gk_launch L = gk_hist_launch(n, nb, v4, g_sms);
+      c.zero();
+      if (v4) k_hist<gk_hist_policy_v4><<<(unsigned)L.grid[0], 512, L.smem>>>(n, LoadF<4>{x.p}, lo, hi, nb, c.p);
+      else k_hist<gk_hist_policy_v1><<<(unsigned)L.grid[0], 512, L.smem>>>(n, LoadF<1>{x.p}, lo, hi, nb, c.p);
+      LAUNCHED();
+      result(c.get() == ref, fmt("hist n=%lld nbins=%d v%d", n, nb, v4 ? 4 : 1));
+    }
+  }
+}
+
+/* ---- select ---- */
+struct SelLoad { typedef float X; const float *x; float t;
+  __device__ bool operator()(gk_i64 i, float &v) const { v = x[i]; return v > t; } };
+struct SelStore { float *o; __device__ void operator()(gk_i64 d, const float &v, gk_i64) const { o[d] = v; } };
+template <bool PART> __global__ void __launch_bounds__(256) k_select(gk_i64 n, SelLoad l, SelStore s, gk_i64 *cnt, void *ts, gk_u32 ep) {
+  gk_select<gk_select_policy_default, PART>(n, l, s, cnt, ts, ep); }
+__global__ void k_reverse(float *a, gk_i64 lo, gk_i64 hi) { gk_reverse_tail(a, lo, hi); }
+static void test_select() {
+  for (gk_i64 n : SIZES) for (float t : {0.5f, 0.01f, 0.99f}) {
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n); DBuf<gk_i64> cnt(1);
+    gk_launch L = gk_select_launch(n);
+    DBuf<char> ts(L.temp_bytes); ts.zero();
+    std::vector<float> tr, fa; for (float v : hx) (v > t ? tr : fa).push_back(v);
+    for (int part = 0; part < 2; ++part) {
+      y.poison(); cnt.poison();
+      g_epoch = gk_next_epoch(g_epoch);
+      if (part) k_select<true><<<(unsigned)L.grid[0], 256>>>(n, SelLoad{x.p, t}, SelStore{y.p}, cnt.p, ts.p, g_epoch);
+      else k_select<false><<<(unsigned)L.grid[0], 256>>>(n, SelLoad{x.p, t}, SelStore{y.p}, cnt.p, ts.p, g_epoch);
+      LAUNCHED();
+      gk_i64 k = cnt.get()[0];
+      if (part && n - k > 1) { gk_launch Lr = gk_reverse_launch(n - k, g_sms); k_reverse<<<(unsigned)Lr.grid[0], 256>>>(y.p, k, n); LAUNCHED(); }
+      std::vector<float> h = y.get();
+      bool ok = k == (gk_i64)tr.size();
+      if (ok) {
+        ok = std::equal(tr.begin(), tr.end(), h.begin());
+        if (part) ok &= std::equal(fa.begin(), fa.end(), h.begin() + k);
+      }
+      result(ok, fmt("%s n=%lld t=%g count %lld/%zu", part ? "partition" : "filter", n, t, k, tr.size()));
+    }
+  }
+}
+
+/* ---- transpose / permute ---- */
+__global__ void k_transpose(const float *in, float *out, gk_i64 R, gk_i64 C) { gk_transpose(in, out, R, C); }
+__global__ void k_permute(const float *in, float *out, gk_i64 total, gk_permute_args a) { gk_permute(in, out, total, a); }
+static void test_transpose() {
+  struct TS { gk_i64 b, r, c; };
+  for (TS s : {TS{1, 1, 1}, TS{1, 3, 1000}, TS{1, 1000, 3}, TS{1, 33, 4097}, TS{2, 1024, 1024}, TS{3, 70, 33}}) {
+    gk_i64 n = s.b * s.r * s.c;
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n); y.poison();
+    gk_launch L = gk_transpose_launch(s.r, s.c, s.b);
+    k_transpose<<<dim3((unsigned)L.grid[0], (unsigned)L.grid[1], (unsigned)L.grid[2]), dim3(32, 8)>>>(x.p, y.p, s.r, s.c);
+    LAUNCHED();
+    std::vector<float> h = y.get(); bool ok = true;
+    for (gk_i64 b = 0; b < s.b; ++b) for (gk_i64 r = 0; r < s.r; ++r) for (gk_i64 c = 0; c < s.c; ++c)
+      ok &= h[b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
+    result(ok, fmt("transpose %lldx%lldx%lld", s.b, s.r, s.c));
+  }
+  /* permute: dims d[0..nd), axes perm; out dim k = d[perm[k]] */
+  struct PS { int nd; gk_i64 d[8]; int p[8]; };
+  for (PS s : {PS{3, {4, 5, 6}, {2, 0, 1}}, PS{4, {3, 7, 2, 33}, {1, 3, 0, 2}}, PS{2, {100, 37}, {1, 0}}, PS{1, {1000}, {0}},
+               PS{8, {2, 3, 2, 3, 2, 3, 2, 5}, {7, 6, 5, 4, 3, 2, 1, 0}}}) {
+    gk_i64 n = 1, istr[8]; for (int k = s.nd - 1; k >= 0; --k) { istr[k] = n; n *= s.d[k]; }
+    gk_permute_args a; a.nd = s.nd;
+    for (int k = 0; k < s.nd; ++k) { a.odims[k] = s.d[s.p[k]]; a.istride[k] = istr[s.p[k]]; }
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n); y.poison();
+    gk_launch L = gk_permute_launch(n, g_sms);
+    k_permute<<<(unsigned)L.grid[0], 256>>>(x.p, y.p, n, a); LAUNCHED();
+    std::vector<float> h = y.get(); bool ok = true;
+    for (gk_i64 o = 0; o < n; ++o) { gk_i64 rem = o, src = 0; for (int k = s.nd - 1; k >= 0; --k) { src += (rem % a.odims[k]) * a.istride[k]; rem /= a.odims[k]; }
+      ok &= h[o] == hx[src]; }
+    result(ok, fmt("permute nd=%d", s.nd));
+  }
+}
+
+int main() {
+  int dev = 0; CK(cudaSetDevice(dev));
+  CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
+  test_reduce(); printf("reduce done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
+  test_scan(); printf("scan done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
+  test_rows(); printf("rows done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
+  test_rowscan_cols(); printf("rowscan/cols done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
+  test_hist(); test_select(); test_transpose();
+  printf("%d passed, %d failed\n", g_pass, g_fail);
+  return g_fail ? 1 : 0;
+}
