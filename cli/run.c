@@ -89,6 +89,7 @@ int cli_eval(cli_state *st, const char *src, const char *name, int sync) {
 
   fflush(stdout);
   if (rc != GK_OK) {
+    if (rc == GK_EINTERRUPT && isatty(2)) fputc('\n', stderr);  /* after the tty's "^C" */
     if (!st->out_nl) { fputc('\n', stdout); fflush(stdout); st->out_nl = 1; }
     cli_print_error(gk_errmsg(st->g));
   }
