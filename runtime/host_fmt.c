@@ -21,7 +21,9 @@
 **      positional.  Each value is written with the shortest digits that
 **      round-trip in its own dtype, capped at 6 fraction digits (then
 **      correctly rounded, ties to even, which is what Dragon4 does at its
-**      cutoff); all values are padded to a common integer/fraction width.
+**      cutoff); all values are padded to a common integer/fraction width
+**      (in scientific notation the mantissas are extended to a common
+**      number of digits with the value's exact digits, not with zeros).
 **   3. Elements are laid out with numpy's line wrapping and nesting.
 **
 ** Shortest round-trip digits are found by trying "%.*e" at increasing
@@ -378,6 +380,17 @@ static int format_elem(const afmt *f, const void *data, int64_t i, char *out) {
   fparts p;
   if (f->expf) {
     scientific(v, f->t == GK_F32, &p);
+    if ((int)strlen(p.fp) < f->prec) {
+      /* numpy's min_digits: Dragon4 goes on with the value's exact digits
+      ** (visible for float32 subnormals: 1.25996e-40 -> 1.259964e-40) */
+      char buf[64];
+      snprintf(buf, sizeof buf, "%.*e", f->prec, fabs(v));
+      char *e = strchr(buf, 'e');
+      *e = 0;
+      snprintf(p.fp, sizeof p.fp, "%.8s", buf + 2); /* prec <= 6 digits */
+      p.exp = atoi(e + 1);
+      snprintf(p.ip, sizeof p.ip, "%s%c", signbit(v) ? "-" : "", buf[0]);
+    }
     return snprintf(out, FMT_WORD, "%*s.%s%.*se%c%0*d", f->pad_left, p.ip, p.fp,
                     f->prec - (int)strlen(p.fp), "0000000000", p.exp < 0 ? '-' : '+',
                     f->exp_size, abs(p.exp));

@@ -228,10 +228,285 @@ static void test_fmt_basic(void) {
   fmt_free(&b);
 }
 
+
+/* ------------------------------------------------------------------- npy */
+
+/* What npy_load handed to its allocator. */
+typedef struct loaded {
+  gk_dtype t;
+  int ndim;
+  int64_t shape[GK_MAX_DIMS];
+  size_t bytes;
+  void *data;
+  int fail_alloc; /* return NULL, to test GK_ENOMEM */
+} loaded;
+
+static void *load_alloc(void *ud, gk_dtype t, int ndim, const int64_t *shape, size_t bytes) {
+  loaded *l = ud;
+  l->t = t;
+  l->ndim = ndim;
+  for (int i = 0; i < ndim; i++) l->shape[i] = shape[i];
+  l->bytes = bytes;
+  if (l->fail_alloc) return NULL;
+  l->data = malloc(bytes ? bytes : 1);
+  return l->data;
+}
+
+static char *slurp(const char *path, size_t *len) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, 0, SEEK_SET);
+  char *s = xmalloc((size_t)n + 1);
+  size_t got = fread(s, 1, (size_t)n, f);
+  fclose(f);
+  s[got] = 0;
+  if (len) *len = got;
+  return s;
+}
+
+/* Compares fmt_array with every numpy-printed case in dir. */
+static void fmt_cases(const char *dir) {
+  char path[1024];
+  snprintf(path, sizeof path, "%s/list.txt", dir);
+  char *list = slurp(path, NULL);
+  if (!list) {
+    CHECKF(0, "no fmt cases at %s", dir);
+    return;
+  }
+  int ncase = 0, bad = 0;
+  for (char *name = strtok(list, "\n"); name; name = strtok(NULL, "\n")) {
+    char err[256];
+    loaded l;
+    memset(&l, 0, sizeof l);
+    snprintf(path, sizeof path, "%s/%s.npy", dir, name);
+    int rc = npy_load(path, load_alloc, &l, err, sizeof err);
+    snprintf(path, sizeof path, "%s/%s.txt", dir, name);
+    char *want = slurp(path, NULL);
+    fmt_buf b;
+    fmt_init(&b);
+    int frc = rc == GK_OK ? fmt_array(&b, l.t, l.ndim, l.shape, l.data) : rc;
+    int ok = rc == GK_OK && frc == GK_OK && want && b.data && strcmp(b.data, want) == 0;
+    if (!ok && bad++ < 5)
+      printf("fmt case %s/%s (rc %d %s):\n--- got\n%s\n--- numpy\n%s\n", dir, name, rc,
+             rc ? err : "", b.data ? b.data : "", want ? want : "(missing)");
+    ncase++;
+    fmt_free(&b);
+    free(want);
+    free(l.data);
+  }
+  CHECKF(bad == 0 && ncase > 100, "%d of %d numpy print cases differ", bad, ncase);
+  printf("fmt: %d numpy print cases compared, %d differ\n", ncase, bad);
+  free(list);
+}
+
+static void test_fmt_numpy(void) {
+  const char *dir = getenv("GK_FMT_CASES");
+  if (!dir) {
+    dir = "build/test_host_fmt";
+    mkdir("build", 0777);
+    if (system("python3 -c 'import numpy' 2>/dev/null") != 0) {
+      printf("fmt: python3 with numpy not found; numpy comparison skipped\n");
+      return;
+    }
+    if (system("python3 tests/unit/fmt_check.py build/test_host_fmt") != 0) {
+      CHECKF(0, "tests/unit/fmt_check.py failed");
+      return;
+    }
+  }
+  fmt_cases(dir);
+}
+
+#define NPYDIR "build/test_host_npy"
+
+/* Writes a file of the given bytes. */
+static void write_file(const char *path, const void *p, size_t n) {
+  FILE *f = fopen(path, "wb");
+  if (!f) return;
+  fwrite(p, 1, n, f);
+  fclose(f);
+}
+
+/* A v1.0 .npy with header dict text `dict` (padded to 64) and `ndata` bytes. */
+static void write_npy(const char *path, int major, const char *dict, size_t ndata) {
+  size_t dl = strlen(dict), pre = major == 1 ? 10 : 12;
+  size_t total = (pre + dl + 1 + 63) / 64 * 64;
+  unsigned char *buf = calloc(1, total + ndata + 1);
+  memcpy(buf, "\x93NUMPY", 6);
+  buf[6] = (unsigned char)major;
+  size_t hl = total - pre;
+  for (size_t k = 0; k < pre - 8; k++) buf[8 + k] = (unsigned char)(hl >> (8 * k));
+  memcpy(buf + pre, dict, dl);
+  memset(buf + pre + dl, ' ', total - pre - dl - 1);
+  buf[total - 1] = '\n';
+  for (size_t i = 0; i < ndata; i++) buf[total + i] = (unsigned char)(i * 7 + 1);
+  write_file(path, buf, total + ndata);
+  free(buf);
+}
+
+/* npy_load(path) must fail with `code`, naming the file. */
+static void expect_load_fail(const char *path, int code, const char *what) {
+  char err[256] = "";
+  loaded l;
+  memset(&l, 0, sizeof l);
+  int rc = npy_load(path, load_alloc, &l, err, sizeof err);
+  CHECKF(rc == code && strstr(err, path) != NULL && l.data == NULL, "%s: rc %d msg '%s'", what,
+         rc, err);
+  free(l.data);
+}
+
+static void test_npy(void) {
+  mkdir("build", 0777);
+  mkdir(NPYDIR, 0777);
+  char err[256];
+  /* round trips through our own writer, every dtype and rank 0..3 */
+  static const int64_t shapes[][3] = {{0}, {7}, {3, 5}, {2, 3, 4}, {0, 4}};
+  static const int ranks[] = {0, 1, 2, 3, 2};
+  for (int t = GK_BOOL; t <= GK_F64; t++) {
+    for (int k = 0; k < 5; k++) {
+      int nd = ranks[k];
+      int64_t n = 1;
+      for (int i = 0; i < nd; i++) n *= shapes[k][i];
+      size_t esz = t == GK_BOOL ? 1 : (t == GK_I32 || t == GK_F32) ? 4 : 8;
+      unsigned char *d = xmalloc((size_t)n * esz + 1);
+      for (int64_t i = 0; i < n * (int64_t)esz; i++) d[i] = (unsigned char)tnext();
+      if (t == GK_BOOL)
+        for (int64_t i = 0; i < n; i++) d[i] &= 1;
+      int rc = npy_save(NPYDIR "/rt.npy", (gk_dtype)t, nd, shapes[k], d, err, sizeof err);
+      loaded l;
+      memset(&l, 0, sizeof l);
+      int rc2 = npy_load(NPYDIR "/rt.npy", load_alloc, &l, err, sizeof err);
+      int ok = rc == GK_OK && rc2 == GK_OK && l.t == (gk_dtype)t && l.ndim == nd &&
+               l.bytes == (size_t)n * esz && (n == 0 || memcmp(l.data, d, l.bytes) == 0);
+      for (int i = 0; i < nd; i++) ok = ok && l.shape[i] == shapes[k][i];
+      CHECKF(ok, "npy round trip dtype %d rank %d: %s", t, nd, err);
+      size_t fl;
+      char *raw = slurp(NPYDIR "/rt.npy", &fl);
+      CHECKF(raw && (raw[8] | raw[9] << 8) + 10 == 64 * ((raw[8] + 10 + 63) / 64) &&
+                 fl == 64 * (size_t)((raw[8] + 10 + 63) / 64) + l.bytes,
+             "npy data offset not 64-aligned");
+      free(raw);
+      free(l.data);
+      free(d);
+    }
+  }
+  /* numpy reads what we write and writes what we read */
+  if (system("python3 -c 'import numpy' 2>/dev/null") == 0) {
+    double v[6] = {1.5, -2, 3e300, 0.1, -0.0, 7};
+    int64_t sh[2] = {2, 3};
+    CHECK(npy_save(NPYDIR "/ours.npy", GK_F64, 2, sh, v, err, sizeof err) == GK_OK);
+    int rc = system("python3 -c \"import numpy as np; a=np.load('" NPYDIR "/ours.npy'); "
+                    "assert a.dtype==np.float64 and a.shape==(2,3) and a[0,2]==3e300 and "
+                    "a[1,0]==0.1; np.save('" NPYDIR "/np_i4.npy', np.arange(12,dtype='<i4')"
+                    ".reshape(3,4)); np.save('" NPYDIR "/np_b.npy', np.array([True,False,True]));"
+                    " np.save('" NPYDIR "/np_0d.npy', np.float32(2.5)); "
+                    "np.lib.format.write_array(open('" NPYDIR "/np_v2.npy','wb'), "
+                    "np.arange(5.0), version=(2,0)); "
+                    "np.lib.format.write_array(open('" NPYDIR "/np_v3.npy','wb'), "
+                    "np.arange(3,dtype=np.int64), version=(3,0))\"");
+    CHECKF(rc == 0, "numpy could not read our file or write its own");
+    loaded l;
+    memset(&l, 0, sizeof l);
+    CHECK(npy_load(NPYDIR "/np_i4.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_I32 && l.ndim == 2 && l.shape[0] == 3 && l.shape[1] == 4 &&
+          ((int32_t *)l.data)[11] == 11);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    CHECK(npy_load(NPYDIR "/np_b.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_BOOL && l.shape[0] == 3 && ((uint8_t *)l.data)[1] == 0 &&
+          ((uint8_t *)l.data)[2] == 1);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    CHECK(npy_load(NPYDIR "/np_0d.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_F32 && l.ndim == 0 && *(float *)l.data == 2.5f);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    CHECK(npy_load(NPYDIR "/np_v2.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_F64 && l.shape[0] == 5 && ((double *)l.data)[4] == 4.0);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    CHECK(npy_load(NPYDIR "/np_v3.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_I64 && l.shape[0] == 3 && ((int64_t *)l.data)[2] == 2);
+    free(l.data);
+  }
+  /* accepted variants: '=' and '|' orders, double quotes, no trailing comma,
+  ** keys in another order, trailing bytes after the data */
+  {
+    loaded l;
+    memset(&l, 0, sizeof l);
+    write_npy(NPYDIR "/v.npy", 1, "{\"shape\": (2, 2), \"fortran_order\": False, \"descr\": \"=i8\"}",
+              40);
+    CHECK(npy_load(NPYDIR "/v.npy", load_alloc, &l, err, sizeof err) == GK_OK && l.t == GK_I64 &&
+          l.ndim == 2);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    write_npy(NPYDIR "/v.npy", 1, "{'descr': '|b1', 'fortran_order': False, 'shape': (), }", 1);
+    CHECK(npy_load(NPYDIR "/v.npy", load_alloc, &l, err, sizeof err) == GK_OK &&
+          l.t == GK_BOOL && l.ndim == 0 && *(uint8_t *)l.data == 1);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    l.fail_alloc = 1;
+    write_npy(NPYDIR "/v.npy", 1, "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }",
+              12);
+    CHECK(npy_load(NPYDIR "/v.npy", load_alloc, &l, err, sizeof err) == GK_ENOMEM);
+  }
+  /* malformed files: each one GK_EIO naming the file */
+  const char *ok_dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), }";
+  expect_load_fail(NPYDIR "/missing.npy", GK_EIO, "missing file");
+  write_file(NPYDIR "/magic.npy", "\x93NUMPX\x01\x00\x10\x00{}", 12);
+  expect_load_fail(NPYDIR "/magic.npy", GK_EIO, "bad magic");
+  write_file(NPYDIR "/short.npy", "\x93NU", 3);
+  expect_load_fail(NPYDIR "/short.npy", GK_EIO, "3-byte file");
+  write_npy(NPYDIR "/ver.npy", 9, ok_dict, 12);
+  expect_load_fail(NPYDIR "/ver.npy", GK_EIO, "version 9");
+  write_file(NPYDIR "/huge.npy", "\x93NUMPY\x02\x00\xff\xff\xff\x7f{'descr'", 19);
+  expect_load_fail(NPYDIR "/huge.npy", GK_EIO, "huge header length");
+  write_file(NPYDIR "/trunch.npy", "\x93NUMPY\x01\x00\x76\x00{'descr': '<f4', 'fortr", 32);
+  expect_load_fail(NPYDIR "/trunch.npy", GK_EIO, "truncated header");
+  struct {
+    const char *name, *dict;
+  } bad[] = {
+      {"nokey", "{'descr': '<f4', 'shape': (3,), }"},
+      {"extrakey", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}"},
+      {"dupkey", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}"},
+      {"object", "{'descr': '|O', 'fortran_order': False, 'shape': (3,), }"},
+      {"bigend", "{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }"},
+      {"unicode", "{'descr': '<U5', 'fortran_order': False, 'shape': (3,), }"},
+      {"u2", "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }"},
+      {"struct", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,), }"},
+      {"fortran", "{'descr': '<f4', 'fortran_order': True, 'shape': (3,), }"},
+      {"negshape", "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"},
+      {"floatshape", "{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,), }"},
+      {"notuple", "{'descr': '<f4', 'fortran_order': False, 'shape': (3), }"},
+      {"ninedims", "{'descr': '<f4', 'fortran_order': False, 'shape': (1,1,1,1,1,1,1,1,1), }"},
+      {"overflow", "{'descr': '<f4', 'fortran_order': False, 'shape': (4294967296, 4294967296), }"},
+      {"bytesover", "{'descr': '<f8', 'fortran_order': False, 'shape': (1152921504606846976,), }"},
+      {"bigdim", "{'descr': '<f8', 'fortran_order': False, 'shape': (99999999999999999999,), }"},
+      {"notdict", "['descr', '<f4']"},
+      {"junk", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), } x"},
+      {"fobad", "{'descr': '<f4', 'fortran_order': 0, 'shape': (3,), }"},
+      {"truncdata", "{'descr': '<f4', 'fortran_order': False, 'shape': (4,), }"},
+  };
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    char path[256];
+    snprintf(path, sizeof path, NPYDIR "/bad_%s.npy", bad[k].name);
+    write_npy(path, 1, bad[k].dict, 12);
+    expect_load_fail(path, GK_EIO, bad[k].name);
+  }
+  /* a save into a missing directory fails cleanly */
+  float f3[3] = {1, 2, 3};
+  int64_t s3[1] = {3};
+  int rc = npy_save(NPYDIR "/no/such/dir/x.npy", GK_F32, 1, s3, f3, err, sizeof err);
+  CHECKF(rc == GK_EIO && strstr(err, "no/such/dir/x.npy"), "save to missing dir: %d %s", rc, err);
+}
+
 int main(void) {
   test_par();
   test_rng();
   test_fmt_basic();
+  test_npy();
+  test_fmt_numpy();
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }

@@ -1,0 +1,409 @@
+/*
+** runtime/host_npy.c -- reading and writing numpy .npy files.
+**
+** The format (numpy/lib/format.py): the magic "\x93NUMPY", a major and a
+** minor version byte, a little-endian header length (2 bytes in version 1.0,
+** 4 bytes in 2.0 and 3.0), then the header: a Python dict literal with
+** exactly the keys 'descr' (a dtype string such as '<f4'), 'fortran_order'
+** (True/False) and 'shape' (a tuple of ints), padded with spaces and ended
+** by '\n'; then the raw data.  Version 3.0 differs from 2.0 only in allowing
+** UTF-8 in the header, which no dtype gk reads needs.
+**
+** npy_load trusts nothing in the file: every field is checked, the element
+** count and byte size are computed with overflow checks, and the file size is
+** compared with the size the shape implies BEFORE any data buffer is
+** allocated, so a hostile header cannot make us allocate or read past the
+** end.  Trailing bytes after the data are accepted (numpy does).  Every
+** malformed or unreadable file is GK_EIO with a one-line message that starts
+** with the file name.
+**
+** npy_save writes version 1.0 (2.0 when the header would not fit 65535
+** bytes), the header padded so that the data starts at a multiple of
+** NPY_ALIGN, into "PATH.tmp.PID.N" and renames that over PATH, so a reader
+** never sees a half-written file.
+*/
+#include "runtime/host.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_ALIGN 64         /* numpy's ARRAY_ALIGN: data offset multiple */
+#define NPY_DESCR_MAX 64     /* longest descr string we keep for messages */
+#define NPY_PATH_MAX 4096    /* longest path npy_save accepts (temp name) */
+
+/* Writes "PATH: message" into err; returns code. */
+static int npy_err(char *err, size_t errlen, int code, const char *path, const char *f, ...) {
+  if (err && errlen) {
+    int n = snprintf(err, errlen, "%s: ", path);
+    if (n >= 0 && (size_t)n < errlen) {
+      va_list ap;
+      va_start(ap, f);
+      vsnprintf(err + n, errlen - (size_t)n, f, ap);
+      va_end(ap);
+    }
+  }
+  return code;
+}
+
+static size_t dtype_size(gk_dtype t) {
+  switch (t) {
+  case GK_BOOL: return 1;
+  case GK_I32: case GK_F32: return 4;
+  case GK_I64: case GK_F64: return 8;
+  default: return 0;
+  }
+}
+
+/* ---------------------------------------------------------- header parser */
+
+/* Parser state over the header text [p, end). */
+typedef struct hparse {
+  const char *p, *end;
+  char descr[NPY_DESCR_MAX]; /* the 'descr' string */
+  int fortran;               /* the 'fortran_order' value */
+  int ndim;                  /* entries of 'shape' */
+  int64_t shape[GK_MAX_DIMS];
+  const char *why;           /* what was wrong, for the message */
+} hparse;
+
+static void skip_ws(hparse *h) {
+  while (h->p < h->end && (*h->p == ' ' || *h->p == '\t' || *h->p == '\n' || *h->p == '\r'))
+    h->p++;
+}
+
+/* Consumes character c (after white space) if it is next. */
+static int accept(hparse *h, char c) {
+  skip_ws(h);
+  if (h->p < h->end && *h->p == c) {
+    h->p++;
+    return 1;
+  }
+  return 0;
+}
+
+/* A quoted string without escapes into out (cap bytes); 0 on error. */
+static int parse_str(hparse *h, char *out, size_t cap) {
+  skip_ws(h);
+  if (h->p >= h->end || (*h->p != '\'' && *h->p != '"')) return 0;
+  char q = *h->p++;
+  size_t n = 0;
+  while (h->p < h->end && *h->p != q) {
+    if (*h->p == '\\' || n + 1 >= cap) return 0;
+    out[n++] = *h->p++;
+  }
+  if (h->p >= h->end) return 0;
+  h->p++;
+  out[n] = 0;
+  return 1;
+}
+
+/* The word w (True/False) if it is next and not followed by a name char. */
+static int accept_word(hparse *h, const char *w) {
+  skip_ws(h);
+  size_t n = strlen(w);
+  if ((size_t)(h->end - h->p) < n || memcmp(h->p, w, n) != 0) return 0;
+  if (h->p + n < h->end && (h->p[n] == '_' || ((h->p[n] | 32) >= 'a' && (h->p[n] | 32) <= 'z')))
+    return 0;
+  h->p += n;
+  return 1;
+}
+
+/* '(' [int {',' int}] [','] ')' -- a one-element tuple needs its comma. */
+static int parse_shape(hparse *h) {
+  if (!accept(h, '(')) return h->why = "'shape' is not a tuple", 0;
+  h->ndim = 0;
+  int comma = 0;
+  for (;;) {
+    if (accept(h, ')')) break;
+    if (h->ndim > 0 && !comma) return h->why = "'shape' is not a tuple of integers", 0;
+    skip_ws(h);
+    if (h->p < h->end && *h->p == '-') return h->why = "'shape' has a negative dimension", 0;
+    if (h->p >= h->end || *h->p < '0' || *h->p > '9')
+      return h->why = "'shape' is not a tuple of integers", 0;
+    int64_t v = 0;
+    while (h->p < h->end && *h->p >= '0' && *h->p <= '9') {
+      int d = *h->p++ - '0';
+      if (v > (INT64_MAX - d) / 10) return h->why = "a 'shape' dimension is too large", 0;
+      v = v * 10 + d;
+    }
+    if (h->p < h->end && *h->p == 'L') h->p++; /* Python 2 long, old writers */
+    if (h->ndim == GK_MAX_DIMS) return h->why = "'shape' has more than 8 dimensions", 0;
+    h->shape[h->ndim++] = v;
+    comma = accept(h, ',');
+  }
+  if (h->ndim == 1 && !comma) return h->why = "'shape' is not a tuple", 0;
+  return 1;
+}
+
+/* The whole header dict; 1 on success, else h->why says what is wrong. */
+static int parse_header(hparse *h) {
+  int have_descr = 0, have_fo = 0, have_shape = 0;
+  if (!accept(h, '{')) return h->why = "header is not a Python dict literal", 0;
+  for (;;) {
+    char key[32];
+    if (accept(h, '}')) break;
+    if (!parse_str(h, key, sizeof key)) return h->why = "header dict has a malformed key", 0;
+    if (!accept(h, ':')) return h->why = "header dict is malformed (expected ':')", 0;
+    if (strcmp(key, "descr") == 0) {
+      if (have_descr++) return h->why = "header repeats 'descr'", 0;
+      skip_ws(h);
+      if (h->p < h->end && *h->p == '[')
+        return h->why = "structured dtypes are not supported", 0;
+      if (!parse_str(h, h->descr, sizeof h->descr)) return h->why = "'descr' is not a dtype string", 0;
+    } else if (strcmp(key, "fortran_order") == 0) {
+      if (have_fo++) return h->why = "header repeats 'fortran_order'", 0;
+      if (accept_word(h, "True")) h->fortran = 1;
+      else if (accept_word(h, "False")) h->fortran = 0;
+      else return h->why = "'fortran_order' is not True or False", 0;
+    } else if (strcmp(key, "shape") == 0) {
+      if (have_shape++) return h->why = "header repeats 'shape'", 0;
+      if (!parse_shape(h)) return 0;
+    } else {
+      return h->why = "header has a key other than 'descr', 'fortran_order', 'shape'", 0;
+    }
+    if (accept(h, '}')) break;
+    if (!accept(h, ',')) return h->why = "header dict is malformed (expected ',' or '}')", 0;
+  }
+  skip_ws(h);
+  if (h->p != h->end) return h->why = "header has text after the dict", 0;
+  if (!have_descr) return h->why = "header lacks 'descr'", 0;
+  if (!have_fo) return h->why = "header lacks 'fortran_order'", 0;
+  if (!have_shape) return h->why = "header lacks 'shape'", 0;
+  return 1;
+}
+
+/* Maps a descr string to a dtype; returns -1 and sets *why otherwise. */
+static int descr_dtype(const char *d, const char **why) {
+  char order = 0;
+  if (*d == '<' || *d == '>' || *d == '|' || *d == '=') order = *d++;
+  int t = -1;
+  if (strcmp(d, "b1") == 0 || strcmp(d, "?") == 0) t = GK_BOOL;
+  else if (strcmp(d, "i4") == 0) t = GK_I32;
+  else if (strcmp(d, "i8") == 0) t = GK_I64;
+  else if (strcmp(d, "f4") == 0) t = GK_F32;
+  else if (strcmp(d, "f8") == 0) t = GK_F64;
+  if (t >= 0 && order == '>' && t != GK_BOOL) {
+    *why = "big-endian data is not supported";
+    return -1;
+  }
+  if (t < 0) {
+    if (*d == 'O') *why = "object arrays are not supported";
+    else if (*d == 'U' || *d == 'S' || *d == 'a') *why = "string dtypes are not supported";
+    else *why = "dtype not supported (bool, i4, i8, f4, f8 only)";
+  }
+  return t;
+}
+
+/* ------------------------------------------------------------------- load */
+
+static uint32_t le32(const unsigned char *b) {
+  return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
+}
+
+int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
+  int rc = GK_EIO;
+  char *hdr = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f) return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  struct stat st;
+  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+    npy_err(err, errlen, GK_EIO, path, "not a regular file");
+    goto fail;
+  }
+  int64_t fsize = (int64_t)st.st_size;
+  unsigned char pre[12];
+  if (fread(pre, 1, 10, f) != 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+    npy_err(err, errlen, GK_EIO, path, "not a .npy file (bad magic)");
+    goto fail;
+  }
+  int major = pre[6], minor = pre[7];
+  int64_t hlen, hoff;
+  if (major == 1 && minor == 0) {
+    hlen = pre[8] | pre[9] << 8;
+    hoff = 10;
+  } else if ((major == 2 || major == 3) && minor == 0) {
+    if (fread(pre + 10, 1, 2, f) != 2) {
+      npy_err(err, errlen, GK_EIO, path, "truncated header");
+      goto fail;
+    }
+    hlen = le32(pre + 8);
+    hoff = 12;
+  } else {
+    npy_err(err, errlen, GK_EIO, path, "unsupported .npy format version %d.%d", major, minor);
+    goto fail;
+  }
+  if (hlen > NPY_MAX_HEADER) {
+    npy_err(err, errlen, GK_EIO, path, "header length %lld exceeds the %u-byte limit",
+            (long long)hlen, NPY_MAX_HEADER);
+    goto fail;
+  }
+  if (hoff + hlen > fsize) {
+    npy_err(err, errlen, GK_EIO, path, "truncated header (%lld bytes announced, file has %lld)",
+            (long long)hlen, (long long)(fsize - hoff));
+    goto fail;
+  }
+  hdr = malloc((size_t)hlen + 1);
+  if (!hdr) {
+    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory reading the header");
+    goto fail;
+  }
+  if (fread(hdr, 1, (size_t)hlen, f) != (size_t)hlen) {
+    npy_err(err, errlen, GK_EIO, path, "read error in header");
+    goto fail;
+  }
+  hdr[hlen] = 0;
+  hparse h;
+  memset(&h, 0, sizeof h);
+  h.p = hdr;
+  h.end = hdr + hlen;
+  if (!parse_header(&h)) {
+    npy_err(err, errlen, GK_EIO, path, "bad header: %s", h.why);
+    goto fail;
+  }
+  const char *why = NULL;
+  int t = descr_dtype(h.descr, &why);
+  if (t < 0) {
+    npy_err(err, errlen, GK_EIO, path, "dtype '%s': %s", h.descr, why);
+    goto fail;
+  }
+  if (h.fortran) {
+    npy_err(err, errlen, GK_EIO, path, "Fortran-order arrays are not supported");
+    goto fail;
+  }
+  int64_t count = 1;
+  for (int i = 0; i < h.ndim; i++) {
+    if (h.shape[i] != 0 && count > INT64_MAX / h.shape[i]) {
+      npy_err(err, errlen, GK_EIO, path, "shape's element count overflows");
+      goto fail;
+    }
+    count *= h.shape[i];
+  }
+  size_t es = dtype_size((gk_dtype)t);
+  if (count > (int64_t)(SIZE_MAX / 2) / (int64_t)es || count > INT64_MAX / (int64_t)es) {
+    npy_err(err, errlen, GK_EIO, path, "shape's byte size overflows");
+    goto fail;
+  }
+  int64_t bytes = count * (int64_t)es;
+  if (fsize - hoff - hlen < bytes) {
+    npy_err(err, errlen, GK_EIO, path, "truncated data (shape needs %lld bytes, file has %lld)",
+            (long long)bytes, (long long)(fsize - hoff - hlen));
+    goto fail;
+  }
+  void *data = alloc_data(ud, (gk_dtype)t, h.ndim, h.shape, (size_t)bytes);
+  if (!data && bytes > 0) {
+    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
+    goto fail;
+  }
+  if (bytes > 0 && fread(data, 1, (size_t)bytes, f) != (size_t)bytes) {
+    npy_err(err, errlen, GK_EIO, path, "read error in data");
+    goto fail;
+  }
+  if (t == GK_BOOL) {
+    uint8_t *b = data;
+    for (int64_t i = 0; i < count; i++) b[i] = b[i] != 0;
+  }
+  rc = GK_OK;
+fail:
+  free(hdr);
+  fclose(f);
+  return rc;
+}
+
+/* ------------------------------------------------------------------- save */
+
+/* write() all of buf, retrying short writes and EINTR; 0 or -1. */
+static int write_all(int fd, const void *buf, size_t n) {
+  const char *p = buf;
+  while (n > 0) {
+    size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+    ssize_t w = write(fd, p, chunk);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
+             char *err, size_t errlen) {
+  static const char *descr[] = {"|b1", "<i4", "<i8", "<f4", "<f8"}; /* ORDER: gk_dtype */
+  static atomic_uint tmp_counter;
+  char *hdr = NULL;
+  int fd = -1, rc = GK_EIO;
+  char tmp[NPY_PATH_MAX + 48];
+  tmp[0] = 0;
+  size_t es = dtype_size(t);
+  if (!es || ndim < 0 || ndim > GK_MAX_DIMS || (ndim > 0 && !shape))
+    return npy_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
+  if (strlen(path) > NPY_PATH_MAX) return npy_err(err, errlen, GK_EIO, path, "path too long");
+  int64_t count = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0 || (shape[i] != 0 && count > INT64_MAX / (int64_t)es / shape[i]))
+      return npy_err(err, errlen, GK_EMISUSE, path, "bad shape for save");
+    count *= shape[i];
+  }
+  size_t bytes = (size_t)count * es;
+
+  /* "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }" + pad + "\n" */
+  char dict[64 + GK_MAX_DIMS * 24];
+  int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
+                   descr[t]);
+  for (int i = 0; i < ndim; i++)
+    n += snprintf(dict + n, sizeof dict - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
+  n += snprintf(dict + n, sizeof dict - (size_t)n, ndim == 1 ? ",), }" : "), }");
+  size_t pre = 10, total = (pre + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+  if (total - pre > 65535) /* version 1.0's 2-byte length cannot hold it */
+    pre = 12, total = (pre + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
+  hdr = malloc(total);
+  if (!hdr) return npy_err(err, errlen, GK_ENOMEM, path, "out of memory");
+  size_t hlen = total - pre;
+  memcpy(hdr, NPY_MAGIC, NPY_MAGIC_LEN);
+  hdr[6] = pre == 10 ? 1 : 2;
+  hdr[7] = 0;
+  for (size_t k = 0; k < pre - 8; k++) hdr[8 + k] = (char)(hlen >> (8 * k));
+  memcpy(hdr + pre, dict, (size_t)n);
+  memset(hdr + pre + n, ' ', total - pre - (size_t)n - 1);
+  hdr[total - 1] = '\n';
+
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+           atomic_fetch_add(&tmp_counter, 1));
+  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0666);
+  if (fd < 0) {
+    npy_err(err, errlen, GK_EIO, path, "cannot create: %s", strerror(errno));
+    tmp[0] = 0;
+    goto fail;
+  }
+  if (write_all(fd, hdr, total) != 0 || (bytes && write_all(fd, data, bytes) != 0)) {
+    npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
+    goto fail;
+  }
+  int cfd = fd;
+  fd = -1;
+  if (close(cfd) != 0) {
+    npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
+    goto fail;
+  }
+  if (rename(tmp, path) != 0) {
+    npy_err(err, errlen, GK_EIO, path, "cannot replace: %s", strerror(errno));
+    goto fail;
+  }
+  tmp[0] = 0;
+  rc = GK_OK;
+fail:
+  if (fd >= 0) close(fd);
+  if (tmp[0]) unlink(tmp);
+  free(hdr);
+  return rc;
+}
