@@ -24,6 +24,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <histedit.h>
+#include <locale.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,6 +440,7 @@ int cli_repl(cli_state *st) {
 
   memset(&r, 0, sizeof r);
   r.st = st;
+  setlocale(LC_CTYPE, "");               /* libedit edits UTF-8 only under a UTF-8 LC_CTYPE */
   r.el = el_init("gk", stdin, stdout, stderr);
   r.hist = history_init();
   if (!r.el || !r.hist) {
