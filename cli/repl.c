@@ -456,7 +456,8 @@ int cli_repl(cli_state *st) {
   el_set(r.el, EL_SIGNAL, 1);            /* libedit restores the tty around signals */
   el_set(r.el, EL_PROMPT, prompt_fn);
   el_set(r.el, EL_HIST, history, r.hist);
-  el_set(r.el, EL_ADDFN, "gk-complete", "complete a name", complete_fn);
+  /* The wide call: the narrow EL_ADDFN copies its strings and never frees them. */
+  el_wset(r.el, EL_ADDFN, L"gk-complete", L"complete a name", complete_fn);
   el_set(r.el, EL_BIND, "^I", "gk-complete", NULL);
   el_source(r.el, NULL);                 /* ~/.editrc, if any */
   history_open(&r);
