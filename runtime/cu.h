@@ -303,7 +303,8 @@ enum { NVRTC_ERROR_COMPILATION = 6 };
 enum { CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 
 /* The driver entry points we use, by their exported (_v2 where it exists)
-** names.  ORDER: keep in step with drv_names in cu_lib.c. */
+** names.  Each is looked up by its field name (drv_syms in cu_lib.c lists
+** every field: add a field there too). */
 typedef struct cu_driver_api {
   CUresult (*cuGetErrorName)(CUresult, const char **);
   CUresult (*cuGetErrorString)(CUresult, const char **);
@@ -335,7 +336,7 @@ typedef struct cu_driver_api {
                              unsigned, unsigned, unsigned, CUstream, void **, void **);
 } cu_driver_api;
 
-/* ORDER: keep in step with rtc_names in cu_lib.c. */
+/* NVRTC entry points; every field is listed in rtc_syms in cu_lib.c. */
 typedef struct cu_nvrtc_api {
   const char *(*nvrtcGetErrorString)(nvrtcResult);
   nvrtcResult (*nvrtcVersion)(int *, int *);
@@ -353,7 +354,7 @@ typedef struct cu_nvrtc_api {
   nvrtcResult (*nvrtcGetCUBIN)(nvrtcProgram, char *);
 } cu_nvrtc_api;
 
-/* ORDER: keep in step with blas_names in cu_lib.c. */
+/* cuBLAS entry points; every field is listed in blas_syms in cu_lib.c. */
 typedef struct cu_cublas_api {
   cublasStatus_t (*cublasCreate_v2)(cublasHandle_t *);
   cublasStatus_t (*cublasDestroy_v2)(cublasHandle_t);

@@ -353,7 +353,8 @@ fail_why:
 static void bind(cu_dev *d) {
   CUcontext cur = NULL;
   if (!d->ctx) return;
-  if (cu_drv.cuCtxGetCurrent(&cur) != 0 || cur != d->ctx) CU_CALL(d, drv, cuCtxSetCurrent, d->ctx);
+  if (CU_CALL(d, drv, cuCtxGetCurrent, &cur) != 0 || cur != d->ctx)
+    CU_CALL(d, drv, cuCtxSetCurrent, d->ctx);
 }
 
 void cu_close(cu_dev *d) {

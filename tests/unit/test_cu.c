@@ -421,6 +421,46 @@ static void gemm_case(cu_dev *d, gk_dtype t, int m, int n, int k, int tf32, doub
   free(ra); free(rb); free(a); free(b); free(c);
 }
 
+/* Each thread opens its own device (sharing the primary context), compiles,
+** launches and checks, then closes. */
+static void *device_thread(void *arg) {
+  enum { TN = 4096 };
+  cu_dev *d = NULL;
+  char err[512];
+  float x[TN], y[TN];
+  cu_ptr px = 0, py = 0;
+  cu_fn *fn = NULL;
+  int n = TN, bad = 0, seed = (int)(intptr_t)arg;
+  if (cu_open(&d, err, sizeof err) != GK_OK) return (void *)(intptr_t)-1;
+  for (int i = 0; i < TN; i++) x[i] = (float)(i + seed);
+  if (cu_alloc(d, sizeof x, &px) || cu_alloc(d, sizeof y, &py) || cu_upload(d, px, x, sizeof x) ||
+      cu_kernel(d, k_src, "gk_k_test", &fn))
+    bad = -2;
+  for (int rep = 0; rep < 50 && !bad; rep++) {
+    void *args[] = { &px, &py, &n };
+    if (cu_launch(d, fn, TN / 256, 1, 1, 256, 1, 1, 0, args) || cu_download(d, y, py, sizeof y)) {
+      bad = -3;
+      break;
+    }
+    for (int i = 0; i < TN; i++) bad += y[i] != 2.0f * x[i] + 1.0f;
+  }
+  cu_free(d, px);
+  cu_free(d, py);
+  cu_close(d);
+  return (void *)(intptr_t)bad;
+}
+
+static void test_device_threads(void) {
+  enum { NT = 4 };
+  pthread_t t[NT];
+  for (int i = 0; i < NT; i++) pthread_create(&t[i], NULL, device_thread, (void *)(intptr_t)i);
+  for (int i = 0; i < NT; i++) {
+    void *r;
+    pthread_join(t[i], &r);
+    CHECK((intptr_t)r == 0, "thread %d: %d", i, (int)(intptr_t)r);
+  }
+}
+
 static void test_device(void) {
   enum { N = 100000 };
   cu_dev *d = NULL, *d2 = NULL;
@@ -485,6 +525,16 @@ static void test_device(void) {
         "round trip");
   CHECK(cu_memset_async(d, py, 0, N * sizeof(float)) == GK_OK, "memset");
   CHECK(cu_download(d, y, py, N * sizeof(float)) == GK_OK && y[0] == 0 && y[N - 1] == 0, "zeroed");
+  /* Pageable upload: the host buffer may be reused at return. */
+  {
+    float *h = malloc(N * sizeof *h);
+    for (int i = 0; i < N; i++) h[i] = 3.0f;
+    upload_f(d, py, h, N);
+    for (int i = 0; i < N; i++) h[i] = -1.0f;
+    CHECK(cu_download(d, y, py, N * sizeof(float)) == GK_OK && y[0] == 3.0f && y[N - 1] == 3.0f,
+          "upload read the buffer late: %g", y[N - 1]);
+    free(h);
+  }
 
   /* Compile, launch, check. */
   rc = cu_kernel(d, k_src, "gk_k_test", &fn);
@@ -667,6 +717,9 @@ static void test_device(void) {
     }
   }
   CHECK(cu_sync(d) == GK_OK, "d after others closed: %s", cu_errmsg(d));
+
+  test_device_threads();
+  CHECK(cu_sync(d) == GK_OK, "d after threads: %s", cu_errmsg(d));
 
   /* GK_DEVICE out of range. */
   setenv("GK_DEVICE", "99", 1);
