@@ -62,6 +62,15 @@ static const char *k_src =
     "  if (i < n) y[i] = gk_test_twice(x[i]) + 1.0f;\n"
     "}\n";
 
+/* The same kernel without the fixture header, for when the build's real
+** kernels_embed.c was linked instead of the weak fixture above. */
+static const char *k_src_plain =
+    "__device__ inline float gk_test_twice(float x) { return 2.0f * x; }\n"
+    "extern \"C\" __global__ void gk_k_test(const float *x, float *y, int n) {\n"
+    "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+    "  if (i < n) y[i] = gk_test_twice(x[i]) + 1.0f;\n"
+    "}\n";
+
 static const char *k_bad =
     "extern \"C\" __global__ void gk_k_bad(float *y) {\n"
     "  y[0] = undefined_name + ;\n"
@@ -136,7 +145,8 @@ static void test_nvrtc(void) {
 
   if (!has_header_fixture()) printf("note: build/kernels_embed.c linked; header test uses it\n");
   t0 = now();
-  rc = cu_nvrtc_compile(has_header_fixture() ? k_src : k_src + strlen("#include \"gk_test.cuh\"\n"),
+  rc = cu_nvrtc_compile(has_header_fixture() ? k_src
+                                             : "#include \"gk_test.cuh\"\n__global__ void f() {}\n",
                         "gk_k_test", "sm_90", &bin, &len, &log);
   nvrtc_ms = (now() - t0) * 1e3;
   if (rc == GK_EDEVICE && log && strstr(log, "libnvrtc not found")) {
@@ -145,7 +155,7 @@ static void test_nvrtc(void) {
     return;
   }
   if (!has_header_fixture()) {
-    /* Without the fixture header gk_test_twice is undefined: only check the
+    /* Without the fixture header the #include fails: only check that the
     ** call reports a compile error cleanly. */
     CHECK(rc == GK_EJIT, "rc %d", rc);
   } else {
@@ -681,7 +691,7 @@ static void test_device(void) {
   /* Gemm against a CPU reference. */
   gemm_case(d, GK_F32, 67, 45, 33, 0, 1e-5);
   gemm_case(d, GK_F64, 64, 128, 96, 0, 1e-12);
-  gemm_case(d, GK_F32, 256, 256, 256, 1, 5e-3);
+  gemm_case(d, GK_F32, 256, 256, 256, 1, 3e-2);  /* tf32: 10-bit mantissa */
   gemm_case(d, GK_F32, 256, 256, 256, 0, 1e-5);   /* back from tf32 */
   gemm_case(d, GK_F32, 5, 7, 0, 0, 0);            /* k = 0: zeros */
   CHECK(cu_gemm(d, GK_I32, 2, 2, 2, px, px, py, 0) == GK_EMISUSE, "i32 gemm");
@@ -760,6 +770,7 @@ static void test_device(void) {
 int main(void) {
   int gpu = 0;
   setvbuf(stdout, NULL, _IONBF, 0);
+  if (!has_header_fixture()) k_src = k_src_plain;
   test_probe(&gpu);
   test_hash();
   test_nvrtc();
