@@ -501,12 +501,456 @@ static void test_npy(void) {
   CHECKF(rc == GK_EIO && strstr(err, "no/such/dir/x.npy"), "save to missing dir: %d %s", rc, err);
 }
 
+
+/* ------------------------------------------------------------------- ops */
+
+static size_t tsize(gk_dtype t) {
+  return t == GK_BOOL ? 1 : (t == GK_I32 || t == GK_F32) ? 4 : 8;
+}
+
+/* Element i of a typed buffer as double. */
+static double getd(gk_dtype t, const void *p, int64_t i) {
+  switch (t) {
+  case GK_BOOL: return ((const uint8_t *)p)[i];
+  case GK_I32: return ((const int32_t *)p)[i];
+  case GK_I64: return (double)((const int64_t *)p)[i];
+  case GK_F32: return ((const float *)p)[i];
+  default: return ((const double *)p)[i];
+  }
+}
+
+/* Random non-zero data: kind 0 general (+-[0.5, 100)), 1 near one (for
+** products), 2 with NaNs (floats). */
+static void *rand_data(gk_dtype t, int64_t n, int kind) {
+  void *p = xmalloc((size_t)n * tsize(t));
+  for (int64_t i = 0; i < n; i++) {
+    double u = tunif();
+    double v = kind == 1 ? 1 + (u - 0.5) * 1e-3 : (0.5 + 99.5 * u) * (tnext() & 1 ? 1 : -1);
+    if (kind == 2 && (tnext() % 50) == 0) v = NAN;
+    switch (t) {
+    case GK_BOOL: ((uint8_t *)p)[i] = (uint8_t)(u < 0.5); break;
+    case GK_I32: ((int32_t *)p)[i] = kind == 1 ? (int32_t)(tnext() % 5) - 2 + (i % 3 == 0) * 4 : (int32_t)tnext(); break;
+    case GK_I64: ((int64_t *)p)[i] = kind == 1 ? (int64_t)(tnext() % 5) - 2 + (i % 3 == 0) * 4 : (int64_t)tnext(); break;
+    case GK_F32: ((float *)p)[i] = (float)v; break;
+    default: ((double *)p)[i] = v; break;
+    }
+  }
+  return p;
+}
+
+static const char *tname(gk_dtype t) {
+  static const char *n[] = {"bool", "i32", "i64", "f32", "f64"};
+  return (unsigned)t <= GK_F64 ? n[t] : "?";
+}
+
+/* Serial reference scan of one line (n elements from off, stride st) of x,
+** compared with y.  Integers exactly (wrapping in uint64, truncated for
+** i32); max/min exactly (NaN sticks); float sums/products within a bound
+** from the running magnitude.  Returns 1 when all match. */
+static int check_line(gk_dtype t, host_op op, int ex, const void *x, const void *y, int64_t off,
+                      int64_t n, int64_t st) {
+  int isint = t == GK_I32 || t == GK_I64;
+  uint64_t ua = op == HOST_PROD ? 1 : 0;
+  int64_t ia = op == HOST_MAX ? (t == GK_I32 ? INT32_MIN : INT64_MIN)
+                              : (t == GK_I32 ? INT32_MAX : INT64_MAX);
+  double da = op == HOST_SUM ? 0 : op == HOST_PROD ? 1 : op == HOST_MAX ? -INFINITY : INFINITY;
+  double mag = 0;
+  for (int64_t k = 0; k < n; k++) {
+    int64_t i = off + k * st;
+    for (int step = 0; step < 2; step++) {
+      if ((step == 0) == (ex != 0)) { /* compare (before combining when exclusive) */
+        int ok;
+        double got = getd(t, y, i), want;
+        if (isint) {
+          int64_t yi = t == GK_I32 ? ((const int32_t *)y)[i] : ((const int64_t *)y)[i];
+          int64_t w = op >= HOST_MAX ? ia : t == GK_I32 ? (int64_t)(int32_t)(uint32_t)ua : (int64_t)ua;
+          ok = yi == w;
+          want = (double)w;
+        } else if (op >= HOST_MAX) {
+          want = da;
+          ok = (isnan(da) && isnan(got)) || got == da;
+        } else {
+          want = da;
+          double rel = t == GK_F32 ? 1e-6 : 1e-13;
+          double scale = op == HOST_SUM ? mag + fabs(da) : fabs(da) * (double)(k + 2);
+          ok = fabs(got - da) <= rel * scale || (isnan(got) && isnan(da));
+        }
+        if (!ok) {
+          printf("scan %s %s ex=%d element %lld: got %.17g want %.17g\n", tname(t),
+                 host_op_name(op), ex, (long long)k, got, want);
+          return 0;
+        }
+      } else { /* combine */
+        if (isint) {
+          int64_t xi = t == GK_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
+          if (op == HOST_SUM) ua += (uint64_t)xi;
+          else if (op == HOST_PROD) ua *= (uint64_t)xi;
+          else if (op == HOST_MAX) ia = xi > ia ? xi : ia;
+          else ia = xi < ia ? xi : ia;
+        } else {
+          double xv = getd(t, x, i);
+          mag += fabs(xv);
+          if (op == HOST_SUM) da += xv;
+          else if (op == HOST_PROD) da *= xv;
+          else if (isnan(xv) || isnan(da)) da = NAN;
+          else if (op == HOST_MAX) da = xv > da ? xv : da;
+          else da = xv < da ? xv : da;
+        }
+      }
+    }
+  }
+  return 1;
+}
+
+static void test_scan(void) {
+  static const int64_t mats[][2] = {{31, 33}, {33, 31}, {1000, 1000}, {7, 150001}, {150001, 7},
+                                    {1, 1}, {2, 700}};
+  for (int t = GK_I32; t <= GK_F64; t++) {
+    for (int op = HOST_SUM; op <= HOST_MIN; op++) {
+      int kind = op == HOST_PROD ? 1 : (t >= GK_F32 && op >= HOST_MAX) ? 2 : 0;
+      for (int ex = 0; ex < 2; ex++) {
+        /* vectors, both as a row and as a column */
+        for (int s = 0; s < NSIZES; s++) {
+          int64_t n = SIZES[s];
+          void *x = rand_data((gk_dtype)t, n, kind);
+          void *y = xmalloc((size_t)n * tsize((gk_dtype)t));
+          int axis = s & 1;
+          int rc = host_scan((gk_dtype)t, (host_op)op, ex, x, y, axis ? 1 : n, axis ? n : 1, axis);
+          CHECKF(rc == GK_OK && check_line((gk_dtype)t, (host_op)op, ex, x, y, 0, n, 1),
+                 "scan vector %s %s ex=%d n=%lld", tname(t), host_op_name(op), ex, (long long)n);
+          /* in place gives the same */
+          void *z = xmalloc((size_t)n * tsize((gk_dtype)t));
+          memcpy(z, x, (size_t)n * tsize((gk_dtype)t));
+          host_scan((gk_dtype)t, (host_op)op, ex, z, z, 1, n, 1);
+          CHECKF(memcmp(z, y, (size_t)n * tsize((gk_dtype)t)) == 0, "in-place scan differs");
+          free(x), free(y), free(z);
+        }
+        for (size_t m = 0; m < sizeof mats / sizeof mats[0]; m++) {
+          int64_t R = mats[m][0], C = mats[m][1];
+          void *x = rand_data((gk_dtype)t, R * C, kind);
+          void *y = xmalloc((size_t)(R * C) * tsize((gk_dtype)t));
+          for (int axis = 0; axis < 2; axis++) {
+            int rc = host_scan((gk_dtype)t, (host_op)op, ex, x, y, R, C, axis);
+            int ok = rc == GK_OK;
+            int64_t lines = axis ? R : C;
+            for (int64_t l = 0; l < lines && ok; l++)
+              ok = axis ? check_line((gk_dtype)t, (host_op)op, ex, x, y, l * C, C, 1)
+                        : check_line((gk_dtype)t, (host_op)op, ex, x, y, l, R, C);
+            CHECKF(ok, "scan %lldx%lld axis %d %s %s ex=%d", (long long)R, (long long)C, axis,
+                   tname(t), host_op_name(op), ex);
+          }
+          free(x), free(y);
+        }
+      }
+    }
+  }
+  /* exclusive identities, wraparound, determinism */
+  float fx[3] = {3, 1, 2}, fy[3];
+  host_scan(GK_F32, HOST_MAX, 1, fx, fy, 1, 3, 1);
+  CHECK(isinf(fy[0]) && fy[0] < 0 && fy[1] == 3 && fy[2] == 3);
+  host_scan(GK_F32, HOST_MIN, 1, fx, fy, 1, 3, 1);
+  CHECK(isinf(fy[0]) && fy[0] > 0 && fy[1] == 3 && fy[2] == 1);
+  int32_t ix[2] = {INT32_MAX, 1}, iy[2];
+  host_scan(GK_I32, HOST_SUM, 0, ix, iy, 1, 2, 1);
+  CHECK(iy[1] == INT32_MIN);
+  int64_t n = (1 << 20) + 1;
+  float *x = rand_data(GK_F32, n, 0), *y1 = xmalloc(n * 4), *y2 = xmalloc(n * 4);
+  host_scan(GK_F32, HOST_SUM, 0, x, y1, 1, n, 1);
+  host_scan(GK_F32, HOST_SUM, 0, x, y2, 1, n, 1);
+  CHECK(memcmp(y1, y2, n * 4) == 0);
+  CHECK(host_scan(GK_BOOL, HOST_SUM, 0, x, y1, 1, 3, 1) == GK_EMISUSE);
+  CHECK(host_scan(GK_F32, HOST_SUM, 0, x, y1, 1, 3, 2) == GK_EMISUSE);
+  free(x), free(y1), free(y2);
+}
+
+/* numpy's bin edges, independently: linspace in double, then the dtype. */
+static int64_t ref_bin(double v, const double *edges, int64_t nb) {
+  if (!(v >= edges[0] && v <= edges[nb])) return -1;
+  if (v == edges[nb]) return nb - 1;
+  int64_t lo = 0, hi = nb; /* edges[lo] <= v < edges[hi] */
+  while (hi - lo > 1) {
+    int64_t mid = (lo + hi) / 2;
+    if (v >= edges[mid]) lo = mid;
+    else hi = mid;
+  }
+  return lo;
+}
+
+static void test_hist(void) {
+  static const int64_t nbs[] = {1, 7, 10, 100, 1000};
+  for (int t = GK_I32; t <= GK_F64; t++) {
+    for (int s = 0; s < NSIZES; s++) {
+      int64_t n = SIZES[s], nb = nbs[s % 5];
+      void *x = rand_data((gk_dtype)t, n, t >= GK_F32 && s % 2 ? 2 : 0);
+      if (t >= GK_F32 && n > 10) { /* values exactly on edges */
+        for (int64_t i = 0; i < n; i += 7) {
+          double v = -50 + 100.0 * (double)(tnext() % (nb + 1)) / (double)nb;
+          if (t == GK_F32) ((float *)x)[i] = (float)v;
+          else ((double *)x)[i] = v;
+        }
+      }
+      double lo = -50, hi = 50;
+      int64_t *c = xmalloc(nb * sizeof *c), *r = calloc(nb, sizeof *r);
+      double *e = xmalloc((nb + 1) * sizeof *e);
+      for (int64_t i = 0; i <= nb; i++) e[i] = lo + (double)i * ((hi - lo) / (double)nb);
+      e[nb] = hi;
+      if (t == GK_F32)
+        for (int64_t i = 0; i <= nb; i++) e[i] = (float)e[i];
+      for (int64_t i = 0; i < n; i++) {
+        int64_t b = ref_bin(getd((gk_dtype)t, x, i), e, nb);
+        if (b >= 0) r[b]++;
+      }
+      int rc = host_hist((gk_dtype)t, x, n, nb, lo, hi, c);
+      CHECKF(rc == GK_OK && memcmp(c, r, nb * sizeof *c) == 0, "hist %s n=%lld nbins=%lld",
+             tname(t), (long long)n, (long long)nb);
+      free(x), free(c), free(r), free(e);
+    }
+  }
+  int64_t c[4];
+  double d[3] = {1, 2, 3};
+  CHECK(host_hist(GK_F64, d, 3, 4, 2, 1, c) == GK_EVALUE);
+  CHECK(host_hist(GK_F64, d, 3, 0, 0, 1, c) == GK_EVALUE);
+  CHECK(host_hist(GK_F64, d, 3, 4, 0, INFINITY, c) == GK_EVALUE);
+  CHECK(host_hist(GK_F64, d, 3, 2, 2, 2, c) == GK_OK && c[0] == 0 && c[1] == 1);
+  double mn, mx;
+  CHECK(host_minmax(GK_F64, d, 3, &mn, &mx) == GK_OK && mn == 1 && mx == 3);
+  d[1] = NAN;
+  CHECK(host_minmax(GK_F64, d, 3, &mn, &mx) == GK_OK && isnan(mn) && isnan(mx));
+  CHECK(host_hist_auto(GK_F64, d, 3, 2, c) == GK_EVALUE);
+  CHECK(host_minmax(GK_F64, d, 0, &mn, &mx) == GK_EVALUE);
+
+  /* numpy itself, on float32 (explicit and automatic range), f64, i32 */
+  if (system("python3 -c 'import numpy' 2>/dev/null") != 0) return;
+  struct {
+    gk_dtype t;
+    int64_t n, nb;
+    int autorange;
+    double lo, hi;
+  } cs[] = {{GK_F32, 1000003, 37, 0, -0.3, 0.7},  {GK_F32, 1000003, 100, 1, 0, 0},
+            {GK_F32, 33, 3, 1, 0, 0},             {GK_F64, (1 << 20) + 1, 999, 0, -1.1, 0.9},
+            {GK_F64, 1000, 13, 1, 0, 0},          {GK_I32, 31, 5, 1, 0, 0},
+            {GK_I32, 1000003, 64, 0, -1e9, 1e9},  {GK_I64, 1000, 10, 1, 0, 0}};
+  for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
+    void *x = xmalloc(cs[k].n * 8);
+    for (int64_t i = 0; i < cs[k].n; i++) {
+      double u = tunif() * 1.2 - 0.4;
+      if (i % 5 == 0) u = -0.3 + (double)(tnext() % 11) / 10; /* on and near edges */
+      if (cs[k].t == GK_F32) ((float *)x)[i] = (float)u;
+      else if (cs[k].t == GK_F64) ((double *)x)[i] = u;
+      else if (cs[k].t == GK_I32) ((int32_t *)x)[i] = (int32_t)tnext();
+      else ((int64_t *)x)[i] = (int64_t)(tnext() >> 3);
+    }
+    int64_t sh[1] = {cs[k].n};
+    char err[256], cmd[600];
+    npy_save(NPYDIR "/hx.npy", cs[k].t, 1, sh, x, err, sizeof err);
+    if (cs[k].autorange)
+      snprintf(cmd, sizeof cmd, "python3 -c \"import numpy as np; x=np.load('" NPYDIR "/hx.npy');"
+               " np.save('" NPYDIR "/hc.npy', np.histogram(x, %lld)[0].astype(np.int64))\"",
+               (long long)cs[k].nb);
+    else
+      snprintf(cmd, sizeof cmd, "python3 -c \"import numpy as np; x=np.load('" NPYDIR "/hx.npy');"
+               " np.save('" NPYDIR "/hc.npy', np.histogram(x, %lld, range=(%.17g, %.17g))[0]"
+               ".astype(np.int64))\"", (long long)cs[k].nb, cs[k].lo, cs[k].hi);
+    int ok = system(cmd) == 0;
+    loaded l;
+    memset(&l, 0, sizeof l);
+    ok = ok && npy_load(NPYDIR "/hc.npy", load_alloc, &l, err, sizeof err) == GK_OK;
+    int64_t *cnt = xmalloc(cs[k].nb * sizeof *cnt);
+    int rc = cs[k].autorange ? host_hist_auto(cs[k].t, x, cs[k].n, cs[k].nb, cnt)
+                             : host_hist(cs[k].t, x, cs[k].n, cs[k].nb, cs[k].lo, cs[k].hi, cnt);
+    CHECKF(ok && rc == GK_OK && l.bytes == cs[k].nb * sizeof *cnt &&
+               memcmp(l.data, cnt, l.bytes) == 0,
+           "hist vs numpy case %zu (%s)", k, tname(cs[k].t));
+    free(l.data), free(cnt), free(x);
+  }
+}
+
+static void test_filter(void) {
+  for (int t = GK_BOOL; t <= GK_F64; t++) {
+    for (int s = 0; s < NSIZES; s++) {
+      int64_t n = SIZES[s];
+      size_t es = tsize((gk_dtype)t);
+      char *x = rand_data((gk_dtype)t, n, 0);
+      uint8_t *m = xmalloc(n);
+      double p = (double)(s % 3) / 2.0; /* all false / half / all true */
+      if (s >= 3) p = 0.3;
+      for (int64_t i = 0; i < n; i++) m[i] = tunif() < p;
+      char *o = xmalloc(n * es), *r = xmalloc(n * es);
+      int64_t cnt = -1, k = 0;
+      for (int64_t i = 0; i < n; i++)
+        if (m[i]) memcpy(r + k++ * es, x + i * es, es);
+      int64_t nt = k;
+      for (int64_t i = 0; i < n; i++)
+        if (!m[i]) memcpy(r + k++ * es, x + i * es, es);
+      int rc = host_filter((gk_dtype)t, x, m, n, o, &cnt);
+      CHECKF(rc == GK_OK && cnt == nt && memcmp(o, r, nt * es) == 0, "filter %s n=%lld",
+             tname(t), (long long)n);
+      rc = host_partition((gk_dtype)t, x, m, n, o, &cnt);
+      CHECKF(rc == GK_OK && cnt == nt && memcmp(o, r, n * es) == 0, "partition %s n=%lld",
+             tname(t), (long long)n);
+      CHECK(host_count(m, n) == nt);
+      free(x), free(m), free(o), free(r);
+    }
+  }
+}
+
+static void test_move(void) {
+  /* transpose */
+  static const int64_t mats[][2] = {{1, 1}, {31, 33}, {33, 31}, {1000, 1000}, {1, 1000003},
+                                    {1000003, 1}, {3, 349525}, {1025, 1023}};
+  for (int t = GK_BOOL; t <= GK_F64; t++) {
+    size_t es = tsize((gk_dtype)t);
+    for (size_t m = 0; m < sizeof mats / sizeof mats[0]; m++) {
+      int64_t R = mats[m][0], C = mats[m][1];
+      char *x = rand_data((gk_dtype)t, R * C, 0), *o = xmalloc(R * C * es);
+      int rc = host_transpose((gk_dtype)t, x, R, C, o);
+      int ok = rc == GK_OK;
+      for (int64_t r = 0; r < R && ok; r++)
+        for (int64_t c = 0; c < C && ok; c++)
+          ok = memcmp(o + (c * R + r) * es, x + (r * C + c) * es, es) == 0;
+      CHECKF(ok, "transpose %s %lldx%lld", tname(t), (long long)R, (long long)C);
+      free(x), free(o);
+    }
+  }
+  /* permute: every permutation of some 3-d and 4-d shapes */
+  static const int64_t shapes[][4] = {{2, 3, 4, 5}, {31, 1, 33, 2}, {7, 11, 13, 1}, {64, 64, 64, 4}};
+  for (int t = GK_BOOL; t <= GK_F64; t += 2) {
+    size_t es = tsize((gk_dtype)t);
+    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
+      for (int nd = 3; nd <= 4; nd++) {
+        int64_t n = 1, st[4];
+        for (int i = nd - 1; i >= 0; i--) st[i] = n, n *= shapes[sh][i];
+        char *x = rand_data((gk_dtype)t, n, 0), *o = xmalloc(n * es);
+        int ax[4], bad = 0, tried = 0;
+        for (int p = 0; p < 24; p++) { /* permutations of 0..nd-1 by Lehmer code */
+          int pool[4] = {0, 1, 2, 3}, code = p, left = nd;
+          if (nd == 3 && p >= 6) break;
+          for (int i = 0; i < nd; i++) {
+            int f = 1;
+            for (int k = 2; k < left; k++) f *= k;
+            int q = code / f;
+            code %= f;
+            ax[i] = pool[q];
+            for (int k = q; k < left - 1; k++) pool[k] = pool[k + 1];
+            left--;
+          }
+          tried++;
+          if (host_permute((gk_dtype)t, x, nd, shapes[sh], ax, o) != GK_OK) {
+            bad++;
+            continue;
+          }
+          int64_t osh[4], idx[4] = {0};
+          for (int i = 0; i < nd; i++) osh[i] = shapes[sh][ax[i]];
+          for (int64_t f = 0; f < n; f++) {
+            int64_t rem = f, src = 0;
+            for (int i = nd - 1; i >= 0; i--) idx[i] = rem % osh[i], rem /= osh[i];
+            for (int i = 0; i < nd; i++) src += idx[i] * st[ax[i]];
+            if (memcmp(o + f * es, x + src * es, es) != 0) {
+              bad++;
+              break;
+            }
+          }
+        }
+        CHECKF(bad == 0 && tried > 0, "permute %s shape #%zu nd %d: %d bad", tname(t), sh, nd,
+               bad);
+        free(x), free(o);
+      }
+    }
+  }
+  int ax[3] = {0, 0, 1};
+  int64_t sh3[3] = {2, 2, 2};
+  char buf[64];
+  CHECK(host_permute(GK_BOOL, buf, 3, sh3, ax, buf + 8) == GK_EVALUE);
+  /* gather and slice */
+  for (int s = 0; s < NSIZES; s++) {
+    int64_t n = SIZES[s];
+    double *x = rand_data(GK_F64, n, 0), *o = xmalloc(n * 8);
+    int64_t *idx = xmalloc(n * 8);
+    for (int64_t i = 0; i < n; i++) idx[i] = (int64_t)(tnext() % (uint64_t)n);
+    int ok = host_gather(GK_F64, x, n, idx, n, o) == GK_OK;
+    for (int64_t i = 0; i < n && ok; i++) ok = o[i] == x[idx[i]];
+    CHECKF(ok, "gather n=%lld", (long long)n);
+    ok = host_slice(GK_F64, x, n - 1, -1, n, o) == GK_OK;
+    for (int64_t i = 0; i < n && ok; i++) ok = o[i] == x[n - 1 - i];
+    CHECKF(ok, "slice n=%lld", (long long)n);
+    idx[n / 2] = n;
+    CHECK(host_gather(GK_F64, x, n, idx, n, o) == GK_EVALUE);
+    free(x), free(o), free(idx);
+  }
+}
+
+static void test_matmul(void) {
+  static const int64_t dims[][3] = {{1, 1, 1},   {31, 33, 17},  {33, 31, 1000}, {5, 7, 0},
+                                    {100, 1, 300}, {257, 513, 600}, {1, 1000, 1000}, {64, 64, 1}};
+  for (int t = GK_I32; t <= GK_F64; t++) {
+    size_t es = tsize((gk_dtype)t);
+    for (size_t d = 0; d < sizeof dims / sizeof dims[0]; d++) {
+      int64_t M = dims[d][0], N = dims[d][1], K = dims[d][2];
+      void *A = rand_data((gk_dtype)t, M * K + 1, 0), *B = rand_data((gk_dtype)t, K * N + 1, 0);
+      void *C = xmalloc(M * N * es + 1);
+      int rc = host_matmul((gk_dtype)t, A, B, C, M, N, K);
+      int ok = rc == GK_OK;
+      for (int64_t i = 0; i < M && ok; i++)
+        for (int64_t j = 0; j < N && ok; j++) {
+          if (t == GK_I32 || t == GK_I64) {
+            uint64_t acc = 0;
+            for (int64_t k = 0; k < K; k++) {
+              int64_t a = t == GK_I32 ? ((int32_t *)A)[i * K + k] : ((int64_t *)A)[i * K + k];
+              int64_t b = t == GK_I32 ? ((int32_t *)B)[k * N + j] : ((int64_t *)B)[k * N + j];
+              acc += (uint64_t)a * (uint64_t)b;
+            }
+            ok = t == GK_I32 ? ((int32_t *)C)[i * N + j] == (int32_t)(uint32_t)acc
+                             : ((int64_t *)C)[i * N + j] == (int64_t)acc;
+          } else {
+            double acc = 0, mag = 0;
+            for (int64_t k = 0; k < K; k++) {
+              double p = getd((gk_dtype)t, A, i * K + k) * getd((gk_dtype)t, B, k * N + j);
+              acc += p, mag += fabs(p);
+            }
+            double got = getd((gk_dtype)t, C, i * N + j);
+            ok = fabs(got - acc) <= (t == GK_F32 ? 2e-6 * sqrt((double)K + 1) : 1e-14 * K) * mag + 1e-300;
+            if (!ok) printf("matmul %s (%lld,%lld): got %.9g want %.9g\n", tname(t), (long long)i, (long long)j, got, acc);
+          }
+        }
+      CHECKF(ok, "matmul %s %lldx%lldx%lld", tname(t), (long long)M, (long long)N, (long long)K);
+      /* deterministic */
+      void *C2 = xmalloc(M * N * es + 1);
+      host_matmul((gk_dtype)t, A, B, C2, M, N, K);
+      CHECK(memcmp(C, C2, M * N * es) == 0);
+      free(A), free(B), free(C), free(C2);
+    }
+  }
+  CHECK(host_matmul(GK_BOOL, NULL, NULL, NULL, 1, 1, 1) == GK_EMISUSE);
+}
+
+#include <time.h>
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* Runs one test group, reporting its time when GK_TEST_VERBOSE is set. */
+static void run(const char *name, void (*fn)(void)) {
+  double t0 = now();
+  int f0 = nfail;
+  fn();
+  if (getenv("GK_TEST_VERBOSE") || nfail != f0)
+    printf("%-12s %6.2f s%s\n", name, now() - t0, nfail != f0 ? "  FAILED" : "");
+}
+
 int main(void) {
-  test_par();
-  test_rng();
-  test_fmt_basic();
-  test_npy();
-  test_fmt_numpy();
+  run("par", test_par);
+  run("rng", test_rng);
+  run("fmt", test_fmt_basic);
+  run("npy", test_npy);
+  run("fmt-numpy", test_fmt_numpy);
+  run("scan", test_scan);
+  run("hist", test_hist);
+  run("filter", test_filter);
+  run("move", test_move);
+  run("matmul", test_matmul);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;
 }

@@ -1,0 +1,779 @@
+/*
+** runtime/host_ops.c -- data movement and scans for the CPU backend.
+**
+** Scans (sum/prod/max/min, inclusive/exclusive, per vector, row or column),
+** numpy-exact histograms, stable filter and partition, cache-blocked
+** transpose, n-d permute, blocked matmul, gather and strided slices, min/max.
+** Every routine takes contiguous C-order buffers and 64-bit sizes, and runs
+** large inputs on the thread pool (host_par.c) with chunk boundaries that
+** depend only on the sizes, so results are bit-identical run to run.
+**
+** Type genericity is by macros that stamp out one function per element type
+** (scans: per type and operator), collected in small tables indexed by
+** gk_dtype; the dispatchers validate arguments and pick the entry.  Integer
+** arithmetic that may overflow (sums, products) is done in the unsigned type
+** of the same width, so it wraps like numpy's instead of being undefined.
+*/
+#include "runtime/host.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SCAN_GRAIN 65536   /* elements per parallel scan chunk */
+#define SCAN_TILE 256      /* columns scanned together in a column scan */
+#define HIST_GRAIN 262144  /* elements per parallel histogram chunk */
+#define HIST_MAX_PRIVATE ((int64_t)1 << 26) /* most private bins (x8 bytes) */
+#define MOVE_GRAIN 131072  /* elements per parallel filter/gather chunk */
+#define TR_TILE 32         /* transpose tile edge: 32x32 x 8 bytes = 8 KiB */
+#define HOST_MM_KB 256     /* matmul k block: f32 partial sums span this */
+#define HOST_MM_JB 512     /* matmul j block: one C row strip stays in L1 */
+#define HOST_MM_MR 4       /* matmul rows per micro-kernel */
+
+/* Keeps a*b+c as two roundings, like numpy, even where FMA is available. */
+#if defined(__GNUC__) && !defined(__clang__)
+#define HOST_NOCONTRACT __attribute__((optimize("fp-contract=off")))
+#else
+#define HOST_NOCONTRACT
+#endif
+
+static size_t esize(gk_dtype t) {
+  switch (t) {
+  case GK_BOOL: return 1;
+  case GK_I32: case GK_F32: return 4;
+  case GK_I64: case GK_F64: return 8;
+  default: return 0;
+  }
+}
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+
+const char *host_op_name(host_op op) {
+  static const char *names[] = {"sum", "prod", "max", "min"}; /* ORDER: host_op */
+  return (unsigned)op <= HOST_MIN ? names[op] : "?";
+}
+
+/* =================================================================== scan */
+
+/* One scan implementation: element type T, accumulator A. */
+typedef struct scan_impl {
+  size_t asz;                                                     /* sizeof(A) */
+  void (*ident)(void *acc);                                        /* acc = identity */
+  void (*total)(const void *x, int64_t b, int64_t e, void *acc);   /* acc = op(x[b..e)) */
+  void (*comb)(void *acc, const void *part);                       /* acc = op(acc, part) */
+  void (*line)(const void *x, void *y, int64_t b, int64_t e, const void *carry, int ex);
+  void (*cols)(const void *x, void *y, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
+               int ex);
+} scan_impl;
+
+#define C_SUM(a, v) ((a) + (v))
+#define C_PROD(a, v) ((a) * (v))
+/* NaN sticks: once acc is NaN no comparison replaces it (maximum.accumulate) */
+#define C_MAX(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
+#define C_MIN(a, v) ((v) < (a) || (v) != (v) ? (v) : (a))
+
+#define SCAN_DEFS(NAME, T, A, COMB, IDENT)                                                 \
+  static void NAME##_ident(void *acc) { *(A *)acc = (IDENT); }                             \
+  static void NAME##_total(const void *xv, int64_t b, int64_t e, void *acc) {              \
+    const T *x = xv;                                                                       \
+    A a = (IDENT);                                                                         \
+    for (int64_t i = b; i < e; i++) a = COMB(a, (A)x[i]);                                  \
+    *(A *)acc = a;                                                                         \
+  }                                                                                        \
+  static void NAME##_comb(void *acc, const void *part) {                                   \
+    A a = *(A *)acc, p = *(const A *)part;                                                 \
+    *(A *)acc = COMB(a, p);                                                                \
+  }                                                                                        \
+  static void NAME##_line(const void *xv, void *yv, int64_t b, int64_t e, const void *cv,  \
+                          int ex) {                                                        \
+    const T *x = xv;                                                                       \
+    T *y = yv;                                                                             \
+    A a = *(const A *)cv;                                                                  \
+    if (ex) {                                                                              \
+      for (int64_t i = b; i < e; i++) {                                                    \
+        A v = (A)x[i];                                                                     \
+        y[i] = (T)a;                                                                       \
+        a = COMB(a, v);                                                                    \
+      }                                                                                    \
+    } else {                                                                               \
+      for (int64_t i = b; i < e; i++) {                                                    \
+        a = COMB(a, (A)x[i]);                                                              \
+        y[i] = (T)a;                                                                       \
+      }                                                                                    \
+    }                                                                                      \
+  }                                                                                        \
+  static void NAME##_cols(const void *xv, void *yv, int64_t rows, int64_t cols, int64_t c0, \
+                          int64_t c1, int ex) {                                            \
+    const T *x = xv;                                                                       \
+    T *y = yv;                                                                             \
+    A acc[SCAN_TILE];                                                                      \
+    for (int64_t c = c0; c < c1; c += SCAN_TILE) {                                         \
+      int64_t w = min64(SCAN_TILE, c1 - c);                                                \
+      for (int64_t k = 0; k < w; k++) acc[k] = (IDENT);                                    \
+      for (int64_t r = 0; r < rows; r++) {                                                 \
+        const T *xr = x + r * cols + c;                                                    \
+        T *yr = y + r * cols + c;                                                          \
+        if (ex) {                                                                          \
+          for (int64_t k = 0; k < w; k++) {                                                \
+            A v = (A)xr[k];                                                                \
+            yr[k] = (T)acc[k];                                                             \
+            acc[k] = COMB(acc[k], v);                                                      \
+          }                                                                                \
+        } else {                                                                           \
+          for (int64_t k = 0; k < w; k++) {                                                \
+            acc[k] = COMB(acc[k], (A)xr[k]);                                               \
+            yr[k] = (T)acc[k];                                                             \
+          }                                                                                \
+        }                                                                                  \
+      }                                                                                    \
+    }                                                                                      \
+  }
+
+/* ORDER: host_op within each dtype. */
+SCAN_DEFS(i32_sum, int32_t, uint32_t, C_SUM, 0)
+SCAN_DEFS(i32_prod, int32_t, uint32_t, C_PROD, 1)
+SCAN_DEFS(i32_max, int32_t, int32_t, C_MAX, INT32_MIN)
+SCAN_DEFS(i32_min, int32_t, int32_t, C_MIN, INT32_MAX)
+SCAN_DEFS(i64_sum, int64_t, uint64_t, C_SUM, 0)
+SCAN_DEFS(i64_prod, int64_t, uint64_t, C_PROD, 1)
+SCAN_DEFS(i64_max, int64_t, int64_t, C_MAX, INT64_MIN)
+SCAN_DEFS(i64_min, int64_t, int64_t, C_MIN, INT64_MAX)
+SCAN_DEFS(f32_sum, float, double, C_SUM, 0)
+SCAN_DEFS(f32_prod, float, double, C_PROD, 1)
+SCAN_DEFS(f32_max, float, float, C_MAX, -INFINITY)
+SCAN_DEFS(f32_min, float, float, C_MIN, INFINITY)
+SCAN_DEFS(f64_sum, double, double, C_SUM, 0)
+SCAN_DEFS(f64_prod, double, double, C_PROD, 1)
+SCAN_DEFS(f64_max, double, double, C_MAX, -INFINITY)
+SCAN_DEFS(f64_min, double, double, C_MIN, INFINITY)
+
+#define SCAN_ENTRY(NAME, A) \
+  {sizeof(A), NAME##_ident, NAME##_total, NAME##_comb, NAME##_line, NAME##_cols}
+
+static const scan_impl scan_table[4][4] = {
+    /* ORDER: GK_I32, GK_I64, GK_F32, GK_F64 rows; host_op columns */
+    {SCAN_ENTRY(i32_sum, uint32_t), SCAN_ENTRY(i32_prod, uint32_t), SCAN_ENTRY(i32_max, int32_t),
+     SCAN_ENTRY(i32_min, int32_t)},
+    {SCAN_ENTRY(i64_sum, uint64_t), SCAN_ENTRY(i64_prod, uint64_t), SCAN_ENTRY(i64_max, int64_t),
+     SCAN_ENTRY(i64_min, int64_t)},
+    {SCAN_ENTRY(f32_sum, double), SCAN_ENTRY(f32_prod, double), SCAN_ENTRY(f32_max, float),
+     SCAN_ENTRY(f32_min, float)},
+    {SCAN_ENTRY(f64_sum, double), SCAN_ENTRY(f64_prod, double), SCAN_ENTRY(f64_max, double),
+     SCAN_ENTRY(f64_min, double)},
+};
+
+typedef struct scan_job {
+  const scan_impl *s;
+  const char *x;
+  char *y;
+  int64_t rows, cols, cs;
+  int ex;
+  size_t es;
+  unsigned char part[PAR_MAX_CHUNKS][8];  /* per-chunk totals (vector) */
+  unsigned char carry[PAR_MAX_CHUNKS][8]; /* per-chunk carry-in (vector) */
+} scan_job;
+
+static void scan_total_chunk(void *c, int64_t b, int64_t e) {
+  scan_job *j = c;
+  j->s->total(j->x, b, e, j->part[b / j->cs]);
+}
+
+static void scan_vec_chunk(void *c, int64_t b, int64_t e) {
+  scan_job *j = c;
+  j->s->line(j->x, j->y, b, e, j->carry[b / j->cs], j->ex);
+}
+
+static void scan_rows_chunk(void *c, int64_t b, int64_t e) {
+  scan_job *j = c;
+  unsigned char id[8];
+  j->s->ident(id);
+  for (int64_t r = b; r < e; r++)
+    j->s->line(j->x + r * j->cols * j->es, j->y + r * j->cols * j->es, 0, j->cols, id, j->ex);
+}
+
+static void scan_cols_chunk(void *c, int64_t b, int64_t e) {
+  scan_job *j = c;
+  j->s->cols(j->x, j->y, j->rows, j->cols, b, e, j->ex);
+}
+
+int host_scan(gk_dtype t, host_op op, int exclusive, const void *x, void *y, int64_t rows,
+              int64_t cols, int axis) {
+  if (t < GK_I32 || t > GK_F64 || (unsigned)op > HOST_MIN || rows < 0 || cols < 0 ||
+      (axis != 0 && axis != 1))
+    return GK_EMISUSE;
+  if (rows == 0 || cols == 0) return GK_OK;
+  scan_job *j = malloc(sizeof *j);
+  if (!j) return GK_ENOMEM;
+  j->s = &scan_table[t - GK_I32][op];
+  j->x = x;
+  j->y = y;
+  j->ex = exclusive != 0;
+  j->es = esize(t);
+  /* a single line either way is a vector */
+  int64_t n = 0;
+  if (axis == 1 && rows == 1) n = cols;
+  if (axis == 0 && cols == 1) n = rows;
+  if (n > 0) {
+    j->cs = par_chunk_size(n, SCAN_GRAIN);
+    int64_t nc = par_nchunks(n, SCAN_GRAIN);
+    if (nc > 1) par_for(n, SCAN_GRAIN, scan_total_chunk, j);
+    j->s->ident(j->carry[0]);
+    for (int64_t k = 1; k < nc; k++) {
+      memcpy(j->carry[k], j->carry[k - 1], j->s->asz);
+      j->s->comb(j->carry[k], j->part[k - 1]);
+    }
+    par_for(n, SCAN_GRAIN, scan_vec_chunk, j);
+  } else if (axis == 1) {
+    j->rows = rows, j->cols = cols;
+    par_for(rows, max64(1, SCAN_GRAIN / cols), scan_rows_chunk, j);
+  } else {
+    j->rows = rows, j->cols = cols;
+    par_for(cols, max64(SCAN_TILE, SCAN_GRAIN / rows), scan_cols_chunk, j);
+  }
+  free(j);
+  return GK_OK;
+}
+
+/* ================================================================= minmax */
+
+int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx) {
+  if (n <= 0) return GK_EVALUE;
+  switch (t) {
+#define MM_CASE(DT, T)                                   \
+  case DT: {                                             \
+    const T *p = x;                                      \
+    T lo = p[0], hi = p[0];                              \
+    for (int64_t i = 1; i < n; i++) {                    \
+      lo = C_MIN(lo, p[i]);                              \
+      hi = C_MAX(hi, p[i]);                              \
+    }                                                    \
+    *mn = (double)lo, *mx = (double)hi;                  \
+    return GK_OK;                                        \
+  }
+    MM_CASE(GK_BOOL, uint8_t)
+    MM_CASE(GK_I32, int32_t)
+    MM_CASE(GK_I64, int64_t)
+    MM_CASE(GK_F32, float)
+    MM_CASE(GK_F64, double)
+#undef MM_CASE
+  default: return GK_EMISUSE;
+  }
+}
+
+/* ================================================================== hist */
+
+/* How numpy.histogram's uniform-bin path computes, per case:
+**   f32 data, explicit range (Python floats lo, hi):
+**     keep     x >= (float)lo && x <= (float)hi           (float32 compare)
+**     index    (double)(float)(x - (float)lo) / (hi - lo) * nbins  (float64)
+**     edges    linspace in float64, rounded to float32
+**   f32 data, range from the data (float32 scalars lo, hi):
+**     index    ((x - lo) / (float)(hi - lo)) * nbins       (all float32)
+**     edges    linspace in float32
+**   other data: everything in float64 (x converted to double).
+** Then: i = (intp)index; i == nbins -> nbins-1; x < edge[i] -> i-1;
+** x >= edge[i+1] and i != nbins-1 -> i+1 (numpy's +-1 ulp correction). */
+typedef struct hist_job {
+  gk_dtype t;
+  const void *x;
+  int64_t nbins, cs;
+  int mode32;        /* 0: float64 path, 1: f32 explicit, 2: f32 auto */
+  double lo, hi, denom;
+  float flo, fhi, fdenom;
+  const double *edges;   /* float64 edges (mode 0) */
+  const float *fedges;   /* float32 edges (modes 1, 2) */
+  int64_t *counts;       /* shared counts (serial) */
+  int64_t *priv;         /* per-chunk counts (parallel), nchunks x nbins */
+} hist_job;
+
+static HOST_NOCONTRACT int64_t hist_index_d(const hist_job *j, double v) {
+  double f = (v - j->lo) / j->denom * (double)j->nbins;
+  int64_t i = (int64_t)f;
+  if (i >= j->nbins) i = j->nbins - 1;
+  if (i < 0) i = 0;
+  if (v < j->edges[i]) i--;
+  if (i >= 0 && i + 1 <= j->nbins && v >= j->edges[i + 1] && i != j->nbins - 1) i++;
+  return i < 0 ? 0 : i;
+}
+
+static HOST_NOCONTRACT int64_t hist_index_f(const hist_job *j, float v) {
+  int64_t i;
+  if (j->mode32 == 1) {
+    volatile float d = v - j->flo;
+    double f = (double)d / j->denom * (double)j->nbins;
+    i = (int64_t)f;
+  } else {
+    volatile float q = (v - j->flo) / j->fdenom;
+    volatile float f = q * (float)j->nbins;
+    i = (int64_t)f;
+  }
+  if (i >= j->nbins) i = j->nbins - 1;
+  if (i < 0) i = 0;
+  if (v < j->fedges[i]) i--;
+  if (i >= 0 && v >= j->fedges[i + 1] && i != j->nbins - 1) i++;
+  return i < 0 ? 0 : i;
+}
+
+static void hist_range(const hist_job *j, int64_t b, int64_t e, int64_t *cnt) {
+  switch (j->t) {
+  case GK_F32: {
+    const float *x = j->x;
+    for (int64_t i = b; i < e; i++) {
+      float v = x[i];
+      if (v >= j->flo && v <= j->fhi) cnt[hist_index_f(j, v)]++;
+    }
+    break;
+  }
+#define HIST_CASE(DT, T)                                       \
+  case DT: {                                                   \
+    const T *x = j->x;                                         \
+    for (int64_t i = b; i < e; i++) {                          \
+      double v = (double)x[i];                                 \
+      if (v >= j->lo && v <= j->hi) cnt[hist_index_d(j, v)]++; \
+    }                                                          \
+    break;                                                     \
+  }
+    HIST_CASE(GK_BOOL, uint8_t)
+    HIST_CASE(GK_I32, int32_t)
+    HIST_CASE(GK_I64, int64_t)
+    HIST_CASE(GK_F64, double)
+#undef HIST_CASE
+  default: break;
+  }
+}
+
+static void hist_chunk(void *c, int64_t b, int64_t e) {
+  hist_job *j = c;
+  hist_range(j, b, e, j->priv + (b / j->cs) * j->nbins);
+}
+
+/* linspace(lo, hi, nbins+1) in float64 (numpy's: i*step + lo, last = hi). */
+static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, double *e) {
+  double delta = hi - lo, step = delta / (double)nbins;
+  for (int64_t i = 0; i <= nbins; i++) {
+    volatile double p = step == 0 ? (double)i / (double)nbins * delta : (double)i * step;
+    e[i] = p + lo;
+  }
+  e[nbins] = hi;
+}
+
+/* The same in float32 arithmetic (numpy's linspace on float32 scalars). */
+static HOST_NOCONTRACT void linspace_f(float lo, float hi, int64_t nbins, float *e) {
+  float delta = hi - lo, step = delta / (float)nbins;
+  for (int64_t i = 0; i <= nbins; i++) {
+    volatile float p = step == 0 ? (float)i / (float)nbins * delta : (float)i * step;
+    e[i] = p + lo;
+  }
+  e[nbins] = hi;
+}
+
+/* Runs the counting of a prepared job over x[0..n) into counts. */
+static int hist_run(hist_job *j, int64_t n, int64_t *counts) {
+  memset(counts, 0, (size_t)j->nbins * sizeof *counts);
+  int64_t grain = max64(HIST_GRAIN, n / (2 * par_threads()) + 1);
+  int64_t nc = par_nchunks(n, grain);
+  j->priv = NULL;
+  if (nc > 1 && nc * j->nbins <= HIST_MAX_PRIVATE)
+    j->priv = calloc((size_t)(nc * j->nbins), sizeof *j->priv);
+  if (!j->priv) { /* small, or too many bins to privatise: one pass */
+    hist_range(j, 0, n, counts);
+    return GK_OK;
+  }
+  j->cs = par_chunk_size(n, grain);
+  par_for(n, grain, hist_chunk, j);
+  for (int64_t k = 0; k < nc; k++)
+    for (int64_t b = 0; b < j->nbins; b++) counts[b] += j->priv[k * j->nbins + b];
+  free(j->priv);
+  return GK_OK;
+}
+
+/* Common body: mode32 as in hist_job; lo/hi already widened. */
+static int hist_common(gk_dtype t, const void *x, int64_t n, int64_t nbins, double lo, double hi,
+                       double denom, int mode32, int64_t *counts) {
+  if (esize(t) == 0) return GK_EMISUSE;
+  hist_job j;
+  memset(&j, 0, sizeof j);
+  j.t = t;
+  j.x = x;
+  j.nbins = nbins;
+  j.mode32 = t == GK_F32 ? mode32 : 0;
+  j.lo = lo, j.hi = hi, j.denom = denom;
+  void *edges = malloc((size_t)(nbins + 1) * sizeof(double));
+  if (!edges) return GK_ENOMEM;
+  if (j.mode32 == 0) {
+    linspace_d(lo, hi, nbins, edges);
+    j.edges = edges;
+  } else if (j.mode32 == 1) {
+    double *d = edges;
+    float *f = edges;
+    linspace_d(lo, hi, nbins, d);
+    for (int64_t i = 0; i <= nbins; i++) f[i] = (float)d[i]; /* in place: f[i] lags d[i] */
+    j.fedges = f;
+    j.flo = (float)lo, j.fhi = (float)hi;
+  } else {
+    j.flo = (float)lo, j.fhi = (float)hi;
+    j.fdenom = j.fhi - j.flo;
+    linspace_f(j.flo, j.fhi, nbins, edges);
+    j.fedges = edges;
+  }
+  int rc = hist_run(&j, n, counts);
+  free(edges);
+  return rc;
+}
+
+int host_hist(gk_dtype t, const void *x, int64_t n, int64_t nbins, double lo, double hi,
+              int64_t *counts) {
+  if (nbins < 1 || n < 0) return GK_EVALUE;
+  if (lo > hi || !isfinite(lo) || !isfinite(hi)) return GK_EVALUE;
+  if (lo == hi) lo -= 0.5, hi += 0.5;
+  return hist_common(t, x, n, nbins, lo, hi, hi - lo, 1, counts);
+}
+
+int host_hist_auto(gk_dtype t, const void *x, int64_t n, int64_t nbins, int64_t *counts) {
+  if (nbins < 1 || n < 0) return GK_EVALUE;
+  if (esize(t) == 0) return GK_EMISUSE;
+  if (n == 0) return host_hist(t, x, n, nbins, 0, 1, counts);
+  double lo, hi;
+  host_minmax(t, x, n, &lo, &hi);
+  if (!isfinite(lo) || !isfinite(hi)) return GK_EVALUE;
+  double denom = hi - lo;
+  if (t == GK_F32) {
+    float flo = (float)lo, fhi = (float)hi;
+    if (flo == fhi) flo -= 0.5f, fhi += 0.5f;
+    return hist_common(t, x, n, nbins, flo, fhi, 0, 2, counts);
+  }
+  if (lo == hi) {
+    lo -= 0.5, hi += 0.5, denom = 1.0;
+  } else if (t == GK_I64) { /* numpy subtracts int64 extremes as uint64 */
+    int64_t a = 0, b = 0;
+    const int64_t *p = x;
+    a = b = p[0];
+    for (int64_t i = 1; i < n; i++) a = p[i] < a ? p[i] : a, b = p[i] > b ? p[i] : b;
+    denom = (double)((uint64_t)b - (uint64_t)a);
+  }
+  return hist_common(t, x, n, nbins, lo, hi, denom, 0, counts);
+}
+
+/* ========================================================= filter, partition */
+
+int64_t host_count(const uint8_t *mask, int64_t n) {
+  int64_t c = 0;
+  for (int64_t i = 0; i < n; i++) c += mask[i] != 0;
+  return c;
+}
+
+typedef struct move_job {
+  const char *x;
+  const uint8_t *mask;
+  char *out;
+  size_t es;
+  int64_t cs;
+  int part;                        /* partition (else filter) */
+  int64_t ntrue;                   /* total trues (partition) */
+  int64_t cnt[PAR_MAX_CHUNKS];     /* trues per chunk, then their offsets */
+  int64_t base[PAR_MAX_CHUNKS];    /* chunk starts */
+} move_job;
+
+static void count_chunk(void *c, int64_t b, int64_t e) {
+  move_job *j = c;
+  j->cnt[b / j->cs] = host_count(j->mask + b, e - b);
+}
+
+/* Copies element i of x to slot o of out, for the three element sizes. */
+#define COPY_EL(es, out, o, x, i)                                                      \
+  do {                                                                                 \
+    if ((es) == 4) memcpy((out) + (size_t)(o) * 4, (x) + (size_t)(i) * 4, 4);         \
+    else if ((es) == 8) memcpy((out) + (size_t)(o) * 8, (x) + (size_t)(i) * 8, 8);     \
+    else (out)[o] = (x)[i];                                                            \
+  } while (0)
+
+static void scatter_chunk(void *c, int64_t b, int64_t e) {
+  move_job *j = c;
+  int64_t k = b / j->cs;
+  int64_t ot = j->cnt[k];                      /* next true slot */
+  int64_t of = j->ntrue + (b - ot);            /* next false slot: falses before b */
+  size_t es = j->es;
+  for (int64_t i = b; i < e; i++) {
+    if (j->mask[i]) {
+      COPY_EL(es, j->out, ot, j->x, i);
+      ot++;
+    } else if (j->part) {
+      COPY_EL(es, j->out, of, j->x, i);
+      of++;
+    }
+  }
+}
+
+/* Two passes: trues per chunk, then each chunk scatters from its offsets. */
+static int move_run(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, void *out,
+                    int part, int64_t *count) {
+  size_t es = esize(t);
+  if (!es || n < 0) return GK_EMISUSE;
+  move_job *j = malloc(sizeof *j);
+  if (!j) return GK_ENOMEM;
+  j->x = x, j->mask = mask, j->out = out, j->es = es, j->part = part;
+  j->cs = par_chunk_size(n, MOVE_GRAIN);
+  int64_t nc = par_nchunks(n, MOVE_GRAIN);
+  par_for(n, MOVE_GRAIN, count_chunk, j);
+  int64_t tot = 0;
+  for (int64_t k = 0; k < nc; k++) {
+    int64_t c = j->cnt[k];
+    j->cnt[k] = tot;
+    tot += c;
+  }
+  j->ntrue = tot;
+  par_for(n, MOVE_GRAIN, scatter_chunk, j);
+  *count = tot;
+  free(j);
+  return GK_OK;
+}
+
+int host_filter(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, void *out,
+                int64_t *count) {
+  return move_run(t, x, mask, n, out, 0, count);
+}
+
+int host_partition(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, void *out,
+                   int64_t *ntrue) {
+  return move_run(t, x, mask, n, out, 1, ntrue);
+}
+
+/* ============================================================== transpose */
+
+typedef struct tr_job {
+  const char *x;
+  char *out;
+  int64_t rows, cols;
+  size_t es;
+} tr_job;
+
+#define TR_DEF(NAME, T)                                                               \
+  static void NAME(const tr_job *j, int64_t tb, int64_t te) {                         \
+    const T *x = (const T *)j->x;                                                     \
+    T *o = (T *)j->out;                                                               \
+    for (int64_t r0 = tb * TR_TILE; r0 < min64(te * TR_TILE, j->rows); r0 += TR_TILE) \
+      for (int64_t c0 = 0; c0 < j->cols; c0 += TR_TILE) {                             \
+        int64_t r1 = min64(r0 + TR_TILE, j->rows), c1 = min64(c0 + TR_TILE, j->cols);  \
+        for (int64_t r = r0; r < r1; r++)                                             \
+          for (int64_t c = c0; c < c1; c++) o[c * j->rows + r] = x[r * j->cols + c];  \
+      }                                                                               \
+  }
+TR_DEF(tr1, uint8_t)
+TR_DEF(tr4, uint32_t)
+TR_DEF(tr8, uint64_t)
+
+static void tr_chunk(void *c, int64_t b, int64_t e) {
+  tr_job *j = c;
+  if (j->es == 1) tr1(j, b, e);
+  else if (j->es == 4) tr4(j, b, e);
+  else tr8(j, b, e);
+}
+
+int host_transpose(gk_dtype t, const void *x, int64_t rows, int64_t cols, void *out) {
+  size_t es = esize(t);
+  if (!es || rows < 0 || cols < 0) return GK_EMISUSE;
+  if (rows == 0 || cols == 0) return GK_OK;
+  tr_job j = {x, out, rows, cols, es};
+  int64_t tiles = (rows + TR_TILE - 1) / TR_TILE;
+  par_for(tiles, max64(1, MOVE_GRAIN / (TR_TILE * cols)), tr_chunk, &j);
+  return GK_OK;
+}
+
+/* ================================================================ permute */
+
+typedef struct perm_job {
+  const char *x;
+  char *out;
+  int nd;                       /* output rank */
+  int64_t oshape[GK_MAX_DIMS];  /* output shape */
+  int64_t istr[GK_MAX_DIMS];    /* input stride (elements) of output dim i */
+  size_t es;
+} perm_job;
+
+/* Output "lines" [b, e): each line is the last output dim at a fixed index
+** of the others; walks the input with that dim's stride. */
+static void perm_chunk(void *c, int64_t b, int64_t e) {
+  perm_job *j = c;
+  int nd = j->nd;
+  int64_t len = j->oshape[nd - 1], st = j->istr[nd - 1];
+  int64_t idx[GK_MAX_DIMS] = {0};
+  int64_t rem = b, off = 0;
+  for (int d = nd - 2; d >= 0; d--) {
+    idx[d] = rem % j->oshape[d];
+    rem /= j->oshape[d];
+    off += idx[d] * j->istr[d];
+  }
+  for (int64_t line = b; line < e; line++) {
+    char *o = j->out + (size_t)(line * len) * j->es;
+    if (j->es == 8) {
+      const uint64_t *x = (const uint64_t *)j->x + off;
+      for (int64_t k = 0; k < len; k++) ((uint64_t *)o)[k] = x[k * st];
+    } else if (j->es == 4) {
+      const uint32_t *x = (const uint32_t *)j->x + off;
+      for (int64_t k = 0; k < len; k++) ((uint32_t *)o)[k] = x[k * st];
+    } else {
+      const uint8_t *x = (const uint8_t *)j->x + off;
+      for (int64_t k = 0; k < len; k++) ((uint8_t *)o)[k] = x[k * st];
+    }
+    for (int d = nd - 2; d >= 0; d--) { /* odometer step */
+      off += j->istr[d];
+      if (++idx[d] < j->oshape[d]) break;
+      off -= idx[d] * j->istr[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, const int *axes,
+                 void *out) {
+  size_t es = esize(t);
+  if (!es || ndim < 1 || ndim > GK_MAX_DIMS) return GK_EMISUSE;
+  int seen[GK_MAX_DIMS] = {0};
+  for (int i = 0; i < ndim; i++) {
+    if (axes[i] < 0 || axes[i] >= ndim || seen[axes[i]]++) return GK_EVALUE;
+    if (shape[i] < 0) return GK_EMISUSE;
+  }
+  int64_t stride[GK_MAX_DIMS], n = 1;
+  for (int i = ndim - 1; i >= 0; i--) stride[i] = n, n *= shape[i];
+  if (n == 0) return GK_OK;
+  int ident = 1;
+  for (int i = 0; i < ndim; i++) ident &= axes[i] == i;
+  if (ident) {
+    memcpy(out, x, (size_t)n * es);
+    return GK_OK;
+  }
+  if (ndim == 2) return host_transpose(t, x, shape[0], shape[1], out);
+  perm_job j;
+  j.x = x, j.out = out, j.nd = ndim, j.es = es;
+  for (int i = 0; i < ndim; i++) j.oshape[i] = shape[axes[i]], j.istr[i] = stride[axes[i]];
+  int64_t lines = n / j.oshape[ndim - 1];
+  par_for(lines, max64(1, MOVE_GRAIN / j.oshape[ndim - 1]), perm_chunk, &j);
+  return GK_OK;
+}
+
+/* ================================================================= matmul */
+
+typedef struct mm_job {
+  const void *A, *B;
+  void *C;
+  int64_t M, N, K;
+} mm_job;
+
+/* Rows [i0, i1) of C.  For each j strip and k block, HOST_MM_MR rows at a
+** time accumulate a*b into a strip of partial sums (type ACC) that is then
+** added into C: the order of additions is fixed by the sizes alone. */
+#define MM_DEF(NAME, T, ACC)                                                          \
+  static void NAME(const mm_job *m, int64_t i0, int64_t i1) {                         \
+    const T *A = m->A, *B = m->B;                                                     \
+    T *C = m->C;                                                                      \
+    int64_t N = m->N, K = m->K;                                                       \
+    ACC acc[HOST_MM_MR][HOST_MM_JB];                                                  \
+    for (int64_t i = i0; i < i1; i++)                                                 \
+      for (int64_t jj = 0; jj < N; jj++) C[i * N + jj] = 0;                           \
+    for (int64_t j0 = 0; j0 < N; j0 += HOST_MM_JB) {                                  \
+      int64_t jw = min64(HOST_MM_JB, N - j0);                                         \
+      for (int64_t k0 = 0; k0 < K; k0 += HOST_MM_KB) {                                \
+        int64_t k1 = min64(k0 + HOST_MM_KB, K);                                       \
+        for (int64_t i = i0; i < i1; i += HOST_MM_MR) {                               \
+          int64_t mr = min64(HOST_MM_MR, i1 - i);                                     \
+          for (int64_t r = 0; r < mr; r++)                                            \
+            for (int64_t jj = 0; jj < jw; jj++) acc[r][jj] = 0;                       \
+          if (mr == HOST_MM_MR) {                                                     \
+            for (int64_t k = k0; k < k1; k++) {                                       \
+              const T *b = B + k * N + j0;                                            \
+              ACC a0 = A[(i + 0) * K + k], a1 = A[(i + 1) * K + k];                    \
+              ACC a2 = A[(i + 2) * K + k], a3 = A[(i + 3) * K + k];                    \
+              for (int64_t jj = 0; jj < jw; jj++) {                                   \
+                ACC bv = b[jj];                                                       \
+                acc[0][jj] += a0 * bv;                                                \
+                acc[1][jj] += a1 * bv;                                                \
+                acc[2][jj] += a2 * bv;                                                \
+                acc[3][jj] += a3 * bv;                                                \
+              }                                                                       \
+            }                                                                         \
+          } else {                                                                    \
+            for (int64_t r = 0; r < mr; r++)                                          \
+              for (int64_t k = k0; k < k1; k++) {                                     \
+                const T *b = B + k * N + j0;                                          \
+                ACC a = A[(i + r) * K + k];                                           \
+                for (int64_t jj = 0; jj < jw; jj++) acc[r][jj] += a * (ACC)b[jj];     \
+              }                                                                       \
+          }                                                                           \
+          for (int64_t r = 0; r < mr; r++) {                                          \
+            T *c = C + (i + r) * N + j0;                                              \
+            for (int64_t jj = 0; jj < jw; jj++) c[jj] = (T)(c[jj] + acc[r][jj]);      \
+          }                                                                           \
+        }                                                                             \
+      }                                                                               \
+    }                                                                                 \
+  }
+MM_DEF(mm_f32, float, float)
+MM_DEF(mm_f64, double, double)
+MM_DEF(mm_u32, uint32_t, uint32_t)
+MM_DEF(mm_u64, uint64_t, uint64_t)
+
+typedef struct mm_ctx {
+  mm_job m;
+  gk_dtype t;
+} mm_ctx;
+
+static void mm_chunk(void *c, int64_t b, int64_t e) {
+  mm_ctx *x = c;
+  switch (x->t) {
+  case GK_F32: mm_f32(&x->m, b, e); break;
+  case GK_F64: mm_f64(&x->m, b, e); break;
+  case GK_I32: mm_u32(&x->m, b, e); break; /* same bits as int32, wraps */
+  default: mm_u64(&x->m, b, e); break;
+  }
+}
+
+int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, int64_t N,
+                int64_t K) {
+  if (t < GK_I32 || t > GK_F64 || M < 0 || N < 0 || K < 0) return GK_EMISUSE;
+  if (M == 0 || N == 0) return GK_OK;
+  mm_ctx c = {{A, B, C, M, N, K}, t};
+  /* ~1 M multiply-adds per chunk, rows in multiples of the micro-kernel */
+  int64_t work = max64(1, N * max64(K, 1));
+  int64_t grain = max64(HOST_MM_MR, ((int64_t)1 << 20) / work / HOST_MM_MR * HOST_MM_MR);
+  par_for(M, grain, mm_chunk, &c);
+  return GK_OK;
+}
+
+/* ========================================================== gather, slice */
+
+typedef struct gather_job {
+  const char *x;
+  const int64_t *idx;
+  char *out;
+  int64_t start, step;
+  size_t es;
+} gather_job;
+
+static void gather_chunk(void *c, int64_t b, int64_t e) {
+  gather_job *j = c;
+  for (int64_t i = b; i < e; i++) COPY_EL(j->es, j->out, i, j->x, j->idx[i]);
+}
+
+static void slice_chunk(void *c, int64_t b, int64_t e) {
+  gather_job *j = c;
+  for (int64_t i = b; i < e; i++) COPY_EL(j->es, j->out, i, j->x, j->start + i * j->step);
+}
+
+int host_gather(gk_dtype t, const void *x, int64_t xn, const int64_t *idx, int64_t n, void *out) {
+  size_t es = esize(t);
+  if (!es || n < 0) return GK_EMISUSE;
+  for (int64_t i = 0; i < n; i++)
+    if (idx[i] < 0 || idx[i] >= xn) return GK_EVALUE;
+  gather_job j = {x, idx, out, 0, 0, es};
+  par_for(n, MOVE_GRAIN, gather_chunk, &j);
+  return GK_OK;
+}
+
+int host_slice(gk_dtype t, const void *x, int64_t start, int64_t step, int64_t n, void *out) {
+  size_t es = esize(t);
+  if (!es || n < 0) return GK_EMISUSE;
+  gather_job j = {x, NULL, out, start, step, es};
+  par_for(n, MOVE_GRAIN, slice_chunk, &j);
+  return GK_OK;
+}
