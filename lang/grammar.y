@@ -66,6 +66,8 @@ size_t lang_lemon_size(void) { return sizeof(yyParser); }
 
 /* Empty destructors: see the file's header comment (arena-owned). */
 %token_destructor { (void)$$; (void)st; }
+%destructor program { (void)$$; }
+%destructor items   { (void)$$; }
 %destructor stmt    { (void)$$; }
 %destructor expr    { (void)$$; }
 %destructor andx    { (void)$$; }
