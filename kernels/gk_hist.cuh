@@ -24,10 +24,9 @@ typedef gk_hist_policy<512, 8, 1, 4> gk_hist_policy_v1;
 
 /* Bin of x, or -1 when ignored.  Mirrors numpy: index from the scaled
 ** offset, then corrected against the edges lo + k * (hi - lo) / nbins. */
-GK_DEV int gk_hist_bin(double x, double lo, double hi, int nbins) {
+GK_DEV int gk_hist_bin(double x, double lo, double hi, int nbins, double scale, double step) {
   if (!(x >= lo && x <= hi)) return -1;       /* also drops NaN */
-  const double step = (hi - lo) / nbins;
-  int b = (int)((x - lo) * (nbins / (hi - lo)));
+  int b = (int)((x - lo) * scale);            /* scale = nbins / (hi - lo), step = (hi - lo) / nbins */
   if (b >= nbins) b = nbins - 1;
   if (b > 0 && x < lo + b * step) --b;
   else if (b < nbins - 1 && x >= lo + (b + 1) * step) ++b;
@@ -39,6 +38,7 @@ GK_DEV void gk_hist(Idx n, const Load &load, double lo, double hi, int nbins, gk
   typedef typename Load::X X;
   extern __shared__ gk_u32 gk_hist_bins_[];        /* SUB * nbins */
   const int T = P::THREADS, U = P::ITEMS, V = P::VEC;
+  const double scale = nbins / (hi - lo), step = (hi - lo) / nbins;
   for (int k = threadIdx.x; k < P::SUB * nbins; k += T) gk_hist_bins_[k] = 0;
   __syncthreads();
   gk_u32 *mine = gk_hist_bins_ + (threadIdx.x / 32 % P::SUB) * nbins;
@@ -53,7 +53,7 @@ GK_DEV void gk_hist(Idx n, const Load &load, double lo, double hi, int nbins, gk
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        int b = gk_hist_bin((double)x[u][v], lo, hi, nbins);
+        int b = gk_hist_bin((double)x[u][v], lo, hi, nbins, scale, step);
         if (b >= 0) atomicAdd(mine + b, 1u);
       }
   }
@@ -61,7 +61,7 @@ GK_DEV void gk_hist(Idx n, const Load &load, double lo, double hi, int nbins, gk
     for (Idx i = ntiles * tile + threadIdx.x; i < n; i += T) {
       X x[1];
       load.template load<1>(x, i);
-      int b = gk_hist_bin((double)x[0], lo, hi, nbins);
+      int b = gk_hist_bin((double)x[0], lo, hi, nbins, scale, step);
       if (b >= 0) atomicAdd(mine + b, 1u);
     }
   __syncthreads();

@@ -6,7 +6,9 @@
 ** aggregate (status AGGREGATE), then warp 0 looks back over the preceding
 ** tiles 32 at a time: it waits until all 32 flags are valid, folds the
 ** aggregates up to the nearest INCLUSIVE prefix, and repeats further back if
-** none was found.  The block then publishes its inclusive prefix.
+** none was found.  The block then publishes its inclusive prefix.  The
+** fold is a left fold forward from the prefix found, which makes results
+** bit-identical run to run even for floating-point sums (see gk_lookback).
 **
 ** Flags carry an epoch so the tile-state buffer never needs clearing between
 ** launches: flag = epoch << 2 | status; a flag from another epoch reads as
@@ -72,8 +74,9 @@ GK_DEV typename Op::A gk_lookback(gk_tile_state<typename Op::A> st, Idx tile, ty
     __threadfence();
     *(volatile gk_u32 *)(st.flag + tile) = ep | GK_TILE_AGGREGATE;
   }
-  A excl = op.identity();
-  Idx pred = tile - 1;
+  /* 1. find the nearest predecessor p with an inclusive prefix, waiting for
+  **    every flag between p and tile to be valid, 32 tiles per step. */
+  Idx pred = tile - 1, p;
   for (;;) {
     const Idx t = pred - lane;
     gk_u32 f = ep | GK_TILE_PREFIX;           /* lanes before tile 0: pretend prefix */
@@ -84,22 +87,21 @@ GK_DEV typename Op::A gk_lookback(gk_tile_state<typename Op::A> st, Idx tile, ty
       }
     }
     __syncwarp();
-    __threadfence();
     const unsigned pm = __ballot_sync(GK_FULL_MASK, (f & 3u) == GK_TILE_PREFIX);
-    const int stop = __ffs(pm) - 1;           /* pm != 0 when window reaches tile 0 */
-    A v = op.identity();
-    if (t >= 0 && (pm == 0 || lane <= stop))
-      v = ((f & 3u) == GK_TILE_PREFIX) ? gk_ld_cg(st.incl + t) : gk_ld_cg(st.agg + t);
-    /* lane l holds tile pred-l: higher lanes are earlier, so they go left */
-#pragma unroll
-    for (int d = 1; d < 32; d <<= 1) {
-      A o = gk_shfl_down(v, d);
-      if (lane + d < 32) v = op(o, v);
-    }
-    v = gk_shfl(v, 0);
-    excl = op(v, excl);
-    if (pm) break;
+    if (pm) { p = pred - (__ffs(pm) - 1); break; }
     pred -= 32;
+  }
+  __threadfence();
+  /* 2. fold forward from p as a left fold: excl = incl(p) + agg(p+1) + ... +
+  **    agg(tile-1).  By induction this is the chained left fold of all tile
+  **    aggregates whatever p the race produced, so float results are
+  **    bit-identical from run to run. */
+  A excl = gk_ld_cg(st.incl + p);
+  for (Idx j = p + 1; j < tile; j += 32) {
+    A v = op.identity();
+    if (j + lane < tile) v = gk_ld_cg(st.agg + j + lane);
+    const int m = (int)(tile - j < 32 ? tile - j : 32);
+    for (int k = 0; k < m; ++k) excl = op(excl, gk_shfl(v, k));
   }
   if (lane == 0) {
     gk_st_cg(st.incl + tile, op(excl, agg));

@@ -236,6 +236,19 @@ struct Softmax : RLoad {
     gk_st<N>(y + r * ld + c, o); }
   __device__ void row_out(gk_i64, const OpA::A &, gk_none) const {}
 };
+struct Softmax2 : RLoad {   /* two-pass form for cached rows: max, then sum exp(x - max) */
+  typedef float X; typedef gk_op_max<float> OpA; typedef gk_op_sum<float> OpB;
+  enum { PASSES = 2, HAS_STORE = 1 };
+  OpA opa; OpB opb; float *y;
+  __device__ float lift_a(float x, gk_i64) const { return x; }
+  __device__ float lift_b(float x, gk_i64, float m) const { return __expf(x - m); }
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *x, float m, float s) const {
+    float o[N]; float inv = 1.f / s;
+#pragma unroll
+    for (int k = 0; k < N; ++k) o[k] = __expf(x[k] - m) * inv;
+    gk_st<N>(y + r * ld + c, o); }
+  __device__ void row_out(gk_i64, float, float) const {}
+};
 struct Layernorm : RLoad {
   typedef float X; typedef gk_op_sum<float> OpA; typedef gk_op_sum<float> OpB;
   enum { PASSES = 2, HAS_STORE = 1 };
@@ -314,11 +327,12 @@ static void test_rows() {
     const int vec = C % 4 == 0 ? 4 : 1;
     gk_launch L = gk_rows_plan(R, C, vec, g_sms);
     const char *mode = L.mode == GK_ROWS_WARP ? "warp" : L.mode == GK_ROWS_BLOCK ? "block" : "stream";
-    for (int which = 0; which < 4; ++which) {
+    for (int which = 0; which < 5; ++which) {
       y.poison();
       bool ok = true;
       if (which <= 1) { Softmax p; p.x = x.p; p.ld = C; p.y = y.p; p.log = which; ok = launch_rows(L, R, C, p); }
       else if (which == 2) { Layernorm p; p.x = x.p; p.ld = C; p.y = y.p; p.g = g.p; p.bb = bb.p; p.cols = C; p.eps = 1e-5f; ok = launch_rows(L, R, C, p); }
+      else if (which == 4) { Softmax2 p; p.x = x.p; p.ld = C; p.y = y.p; ok = launch_rows(L, R, C, p); }
       else { Rmsnorm p; p.x = x.p; p.ld = C; p.y = y.p; p.cols = C; p.eps = 1e-5f; ok = launch_rows(L, R, C, p); }
       LAUNCHED();
       std::vector<float> hy = y.get();
@@ -332,7 +346,7 @@ static void test_rows() {
         var /= C;
         for (gk_i64 c = 0; c < C; ++c) {
           double ref;
-          if (which == 0) ref = std::exp(xr[c] - m) / se;
+          if (which == 0 || which == 4) ref = std::exp(xr[c] - m) / se;
           else if (which == 1) ref = xr[c] - m - std::log(se);
           else if (which == 2) ref = (xr[c] - mean) / std::sqrt(var + 1e-5) * hg[c] + hb[c];
           else ref = xr[c] / std::sqrt(sq / C + 1e-5);
@@ -342,7 +356,7 @@ static void test_rows() {
           maxerr = std::max(maxerr, err);
         }
       }
-      static const char *names[] = {"softmax", "logsoftmax", "layernorm", "rmsnorm"};
+      static const char *names[] = {"softmax", "logsoftmax", "layernorm", "rmsnorm", "softmax2pass"};
       result(ok, fmt("rows %s %lldx%lld (%s w%d p%d v%d) maxerr %g", names[which], R, C, mode, L.width, L.packs, L.pack, maxerr));
     }
     /* row sum through the reduce plan (split for few long rows), row argmax */
@@ -441,7 +455,7 @@ static void test_hist() {
     for (float v : hx) {
       double x = v; if (!(x >= lo && x <= hi)) continue;
       /* numpy: bin edges linspace(lo, hi, nb+1); index floor((x-lo)*nb/(hi-lo)), last bin closed, edge-corrected */
-      double step = (hi - lo) / nb; int b = (int)((x - lo) * (nb / (hi - lo))); if (b >= nb) b = nb - 1;
+      double step = (hi - lo) / nb, scale = nb / (hi - lo); int b = (int)((x - lo) * scale); if (b >= nb) b = nb - 1;
       if (b > 0 && x < lo + b * step) --b; else if (b < nb - 1 && x >= lo + (b + 1) * step) ++b;
       ref[b]++;
     }
