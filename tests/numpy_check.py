@@ -1,0 +1,614 @@
+#!/usr/bin/env python3
+"""Cross-checks gk's numeric builtins against numpy on fresh random data.
+
+For every builtin (elementwise, casts, reductions whole/rows/cols, scans,
+the normalize family, filter, partition, hist, transpose, permute, reshape,
+matmul, indexing and slicing, where/clamp/maximum/minimum/pow, and the dtype
+promotion of binary operators over every dtype pair) this writes inputs as
+.npy into a temp dir, runs
+
+    $B/gk [--backend X] -e 'x = load("x.npy"); ...; save("o0.npy", EXPR); ...'
+
+(many expressions per gk run), loads each output and compares it with numpy:
+exact for integer, bool, ordering and counting results; relative norm error
+||out - ref|| / ||ref|| against a float64 reference for float results (f32
+math 1e-5, f32 sums 1e-6, scans 1e-4; f64 results 1e-9), NaN/inf positions
+must match; the result's dtype must follow the team's rules.
+
+Usage: numpy_check.py [--backend X] [--quick] [--seed S] [-k SUBSTR] [-v]
+Environment: B = the build folder holding gk (default build).
+The last line is `N passed, M failed`; exit status 1 on any failure.
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import warnings
+
+import numpy as np
+
+warnings.simplefilter("ignore")
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+
+B_, I32, I64, F32, F64 = np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64), \
+    np.dtype(np.float32), np.dtype(np.float64)
+DTYPES = {"bool": B_, "i32": I32, "i64": I64, "f32": F32, "f64": F64}
+NAME = {v: k for k, v in DTYPES.items()}
+INTS = (B_, I32, I64)
+
+# ------------------------------------------------------------- dtype rules
+
+
+def conv(d):
+    """int->float conversion: f32 for bool/i32, f64 for i64; floats stay."""
+    return {B_: F32, I32: F32, I64: F64}.get(d, d)
+
+
+def promote(a, b):
+    if a == b:
+        return a
+    if a == B_:
+        return b
+    if b == B_:
+        return a
+    if a.kind == "f" or b.kind == "f":
+        if a.kind == "f" and b.kind == "f":
+            return F64
+        return a if a.kind == "f" else b
+    return I64          # i32 with i64
+
+
+def weak_int(d):
+    return I64 if d == B_ else d
+
+
+def weak_float(d):
+    return {B_: F32, I32: F32, I64: F64}.get(d, d)
+
+
+def sum_dt(d):
+    return I64 if d in INTS else d
+
+# ------------------------------------------------------------- checks
+
+
+class Check:
+    def __init__(self, name, expr, ref, dtype, kind="exact", tol=0.0):
+        self.name, self.expr, self.ref, self.dtype = name, expr, ref, dtype
+        self.kind, self.tol = kind, tol
+
+
+def compare(c, out, ref):
+    """None when out matches, else a message."""
+    ref = np.asarray(ref)
+    if out.dtype != c.dtype:
+        return "dtype %s, expected %s" % (out.dtype, c.dtype)
+    if out.shape != ref.shape:
+        return "shape %s, expected %s" % (out.shape, ref.shape)
+    if c.kind == "exact" or out.dtype.kind != "f":
+        r = ref.astype(out.dtype) if out.dtype.kind != "f" else ref.astype(out.dtype)
+        if out.dtype.kind == "f":
+            same = np.array_equal(out, r, equal_nan=True)
+        else:
+            same = np.array_equal(out, r)
+        if not same:
+            bad = np.flatnonzero((out != r) & ~(np.isnan(out) & np.isnan(r)) if out.dtype.kind == "f"
+                                 else out.ravel() != r.ravel())
+            if out.ndim == 0:
+                return "got %r, expected %r" % (out[()], r[()])
+            i = bad[0]
+            return "%d of %d differ; first at flat %d: got %r, expected %r" % (
+                len(bad), out.size, i, out.ravel()[i], r.ravel()[i])
+        return None
+    o = out.astype(F64).ravel()
+    r = ref.astype(F64).ravel()
+    on, rn = np.isnan(o), np.isnan(r)
+    if (on != rn).any():
+        i = np.flatnonzero(on != rn)[0]
+        return "NaN positions differ; first at flat %d: got %r, expected %r" % (i, o[i], r[i])
+    oi, ri = np.isinf(o), np.isinf(r)
+    if (oi != ri).any() or (o[ri] != r[ri]).any():
+        i = np.flatnonzero((oi != ri) | (ri & (o != r)))[0]
+        return "inf positions differ; first at flat %d: got %r, expected %r" % (i, o[i], r[i])
+    fin = ~(rn | ri)
+    d = np.linalg.norm(o[fin] - r[fin])
+    n = np.linalg.norm(r[fin])
+    tol = c.tol if out.dtype == F32 else min(c.tol, 1e-9)
+    err = d / n if n > 0 else d
+    if not err <= tol:
+        j = np.argmax(np.abs(o[fin] - r[fin])) if fin.any() else 0
+        idx = np.flatnonzero(fin)[j] if fin.any() else 0
+        return "relative error %.3g > %g (worst at flat %d: got %r, expected %r)" % (
+            err, tol, idx, o[idx], r[idx])
+    return None
+
+# ------------------------------------------------------------- data
+
+
+class Data:
+    def __init__(self, rng):
+        self.rng = rng
+
+    def signed(self, shape, dt):
+        """Random values, never zero: floats in +-[0.05, 2], ints in +-[1, 20]."""
+        r = self.rng
+        s = np.where(r.random(shape) < 0.5, -1, 1)
+        if dt == B_:
+            return r.random(shape) < 0.5
+        if dt.kind == "f":
+            return (s * r.uniform(0.05, 2.0, shape)).astype(dt)
+        return (s * r.integers(1, 21, shape)).astype(dt)
+
+    def positive(self, shape, dt):
+        r = self.rng
+        if dt == B_:
+            return np.ones(shape, bool)
+        if dt.kind == "f":
+            return r.uniform(0.25, 2.0, shape).astype(dt)
+        return r.integers(1, 21, shape).astype(dt)
+
+    def near_one(self, shape, dt):
+        if dt.kind != "f":
+            return self.positive(shape, dt)
+        return (1 + self.rng.uniform(-0.01, 0.01, shape)).astype(dt)
+
+    def mask(self, shape):
+        return self.rng.random(shape) < 0.5
+
+
+def f64(a):
+    return np.asarray(a).astype(F64)
+
+
+def exscan_ref(a, op, axis=None):
+    fns = {"sum": np.cumsum, "prod": np.cumprod,
+           "max": np.maximum.accumulate, "min": np.minimum.accumulate}
+    ident = {"sum": 0, "prod": 1, "max": -np.inf, "min": np.inf}[op]
+    if axis is None:
+        r = fns[op](a)
+        return np.concatenate([np.array([ident], r.dtype), r[:-1]])
+    r = fns[op](a, axis=axis)
+    out = np.empty_like(r)
+    if axis == 1:
+        out[:, 0], out[:, 1:] = ident, r[:, :-1]
+    else:
+        out[0, :], out[1:, :] = ident, r[:-1, :]
+    return out
+
+
+def softmax(x, axis=None):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def logsoftmax(x, axis=None):
+    m = x.max(axis=axis, keepdims=True)
+    return x - m - np.log(np.exp(x - m).sum(axis=axis, keepdims=True))
+
+
+def layernorm(x, g=None, b=None, eps=1e-5, axis=None):
+    mu = x.mean(axis=axis, keepdims=True)
+    y = (x - mu) / np.sqrt(((x - mu) ** 2).mean(axis=axis, keepdims=True) + eps)
+    if g is not None:
+        y = y * (g if axis != 0 else g[:, None])
+    if b is not None:
+        y = y + (b if axis != 0 else b[:, None])
+    return y
+
+
+def rmsnorm(x, g=None, eps=1e-5, axis=None):
+    y = x / np.sqrt((x * x).mean(axis=axis, keepdims=True) + eps)
+    if g is not None:
+        y = y * (g if axis != 0 else g[:, None])
+    return y
+
+# ------------------------------------------------------------- groups
+# A group is (label, inputs {name: array}, [Check]); each ref is a callable of
+# the inputs dict.
+
+
+def vector_group(D, n, dt):
+    dn = NAME[dt]
+    x, y = D.signed(n, dt), D.signed(n, dt)
+    p, p2, q = D.positive(n, dt), D.positive(n, dt), D.near_one(n, dt)
+    b = D.mask(n)
+    inp = {"x": x, "y": y, "p": p, "p2": p2, "q": q, "b": b}
+    C = []
+    isf = dt.kind == "f"
+    cv = conv(dt)
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("vec/%s/n=%d/%s" % (dn, n, name), expr, ref, dtype, kind, tol))
+
+    M = "float"
+    # elementwise
+    if dt != B_:
+        add("neg", "-x", lambda e: -e["x"], dt)
+        add("abs", "abs(x)", lambda e: np.abs(e["x"]), dt)
+        add("relu", "relu(x)", lambda e: np.maximum(e["x"], 0).astype(dt), dt)
+        add("sign", "sign(x)", lambda e: np.sign(e["x"]), dt)
+        add("add", "x + y", lambda e: e["x"] + e["y"], dt)
+        add("sub", "x - y", lambda e: e["x"] - e["y"], dt)
+        add("mul", "x * y", lambda e: e["x"] * e["y"], dt)
+        add("mod", "x % y", lambda e: np.mod(f64(e["x"]), f64(e["y"])), dt, M, 1e-5)
+        add("pow2", "x ** 2", lambda e: f64(e["x"]) ** 2, dt, M, 1e-5)
+        add("pow_fn", "pow(p, 2)", lambda e: f64(e["p"]) ** 2, dt, M, 1e-5)
+        add("maximum", "maximum(x, y)", lambda e: np.maximum(e["x"], e["y"]), dt)
+        add("minimum", "minimum(x, y)", lambda e: np.minimum(e["x"], e["y"]), dt)
+        lo, hi = ("-0.5", "0.5") if isf else ("-5", "5")
+        add("clamp", "clamp(x, %s, %s)" % (lo, hi),
+            lambda e: np.clip(e["x"], dt.type(float(lo)), dt.type(float(hi))), dt)
+        add("where", "where(b, x, y)", lambda e: np.where(e["b"], e["x"], e["y"]), dt)
+        add("where_cmp", "where(x > y, x, y)", lambda e: np.maximum(e["x"], e["y"]), dt)
+        add("mul_float_lit", "x * 0.5", lambda e: f64(e["x"]) * 0.5, weak_float(dt), M, 1e-6)
+        add("add_int_lit", "x + 3", lambda e: e["x"] + dt.type(3), weak_int(dt))
+    add("div", "x / p", lambda e: f64(e["x"]) / f64(e["p"]), cv, M, 1e-5)
+    add("lt", "x < y", lambda e: e["x"] < e["y"], B_)
+    add("eq", "x == y", lambda e: e["x"] == e["y"], B_)
+    add("ge", "x >= y", lambda e: e["x"] >= e["y"], B_)
+    add("ne", "x != y", lambda e: e["x"] != e["y"], B_)
+    if dt == B_:
+        add("and", "x and y", lambda e: e["x"] & e["y"], B_)
+        add("or", "x or y", lambda e: e["x"] | e["y"], B_)
+        add("not", "not x", lambda e: ~e["x"], B_)
+    if dt != B_:
+        add("exp", "exp(x)", lambda e: np.exp(f64(e["x"])), cv, M, 1e-5)
+        add("log", "log(p)", lambda e: np.log(f64(e["p"])), cv, M, 1e-5)
+        add("sqrt", "sqrt(p)", lambda e: np.sqrt(f64(e["p"])), cv, M, 1e-5)
+        add("rsqrt", "rsqrt(p)", lambda e: 1 / np.sqrt(f64(e["p"])), cv, M, 1e-5)
+        add("sin", "sin(x)", lambda e: np.sin(f64(e["x"])), cv, M, 1e-5)
+        add("cos", "cos(x)", lambda e: np.cos(f64(e["x"])), cv, M, 1e-5)
+        add("tanh", "tanh(x)", lambda e: np.tanh(f64(e["x"])), cv, M, 1e-5)
+        add("sigmoid", "sigmoid(x)", lambda e: 1 / (1 + np.exp(-f64(e["x"]))), cv, M, 1e-5)
+    if isf:
+        add("floor", "floor(x)", lambda e: np.floor(e["x"]), dt)
+        add("ceil", "ceil(x)", lambda e: np.ceil(e["x"]), dt)
+        add("round", "round(x * 4)", lambda e: np.round(e["x"] * dt.type(4)), dt)
+        add("pow_float", "pow(p, 1.5)", lambda e: f64(e["p"]) ** 1.5, dt, M, 1e-5)
+        add("powop_float", "p ** 0.5", lambda e: f64(e["p"]) ** 0.5, dt, M, 1e-5)
+    # casts
+    for cn, cd in DTYPES.items():
+        add("cast_" + cn, "%s(x)" % cn, lambda e, cd=cd: e["x"].astype(cd), cd)
+    # reductions, whole
+    sd = sum_dt(dt)
+    src = "p" if dt != B_ else "b"
+    add("sum", "sum(%s)" % src, lambda e: np.sum(f64(e[src])) if sd.kind == "f" else np.sum(e[src], dtype=I64),
+        sd, M, 1e-6)
+    add("prod", "prod(q)", lambda e: np.prod(f64(e["q"])) if sd.kind == "f" else np.prod(e["q"], dtype=I64),
+        sd, M, 1e-4)
+    add("max", "max(x)", lambda e: np.max(e["x"]), dt)
+    add("min", "min(x)", lambda e: np.min(e["x"]), dt)
+    add("argmax", "argmax(x)", lambda e: np.int64(np.argmax(e["x"])), I64)
+    add("argmin", "argmin(x)", lambda e: np.int64(np.argmin(e["x"])), I64)
+    add("mean", "mean(%s)" % src, lambda e: np.mean(f64(e[src])), cv, M, 1e-6)
+    add("var", "var(x)", lambda e: np.var(f64(e["x"])), cv, M, 1e-5)
+    add("std", "std(x)", lambda e: np.std(f64(e["x"])), cv, M, 1e-5)
+    add("norm", "norm(x)", lambda e: np.linalg.norm(f64(e["x"])), cv, M, 1e-6)
+    add("logsumexp", "logsumexp(x)", lambda e: np.log(np.sum(np.exp(f64(e["x"])))), cv, M, 1e-5)
+    add("dot", "dot(p, p2)", lambda e: np.sum(f64(e["p"]) * f64(e["p2"])) if sd.kind == "f"
+        else np.sum(e["p"].astype(I64) * e["p2"].astype(I64)), sd, M, 1e-6)
+    add("count", "count(b)", lambda e: np.int64(np.count_nonzero(e["b"])), I64)
+    add("any", "any(x > y)", lambda e: np.any(e["x"] > e["y"]), B_)
+    add("all", "all(x > y)", lambda e: np.all(e["x"] > e["y"]), B_)
+    add("any_b", "any(b)", lambda e: np.any(e["b"]), B_)
+    add("all_b", "all(b)", lambda e: np.all(e["b"]), B_)
+    # scans
+    if dt != B_:
+        add("scan", "scan(p)", lambda e: np.cumsum(f64(e["p"])) if sd.kind == "f" else np.cumsum(e["p"], dtype=I64),
+            sd, M, 1e-4)
+        add("scan_prod", "scan(q, prod)", lambda e: np.cumprod(f64(e["q"])) if sd.kind == "f"
+            else np.cumprod(e["q"], dtype=I64), sd, M, 1e-4)
+        add("scan_max", "scan(x, max)", lambda e: np.maximum.accumulate(e["x"]), dt)
+        add("scan_min", "scan(x, min)", lambda e: np.minimum.accumulate(e["x"]), dt)
+        add("exscan", "exscan(p)", lambda e: exscan_ref(f64(e["p"]) if sd.kind == "f" else e["p"].astype(I64), "sum"),
+            sd, M, 1e-4)
+        add("exscan_prod", "exscan(q, prod)", lambda e: exscan_ref(f64(e["q"]) if sd.kind == "f"
+            else e["q"].astype(I64), "prod"), sd, M, 1e-4)
+    else:
+        add("scan_bool", "scan(b)", lambda e: np.cumsum(e["b"], dtype=I64), I64)
+    if isf:
+        add("exscan_max", "exscan(x, max)", lambda e: exscan_ref(f64(e["x"]), "max"), dt, M, 0.0)
+        add("exscan_min", "exscan(x, min)", lambda e: exscan_ref(f64(e["x"]), "min"), dt, M, 0.0)
+        # normalize
+        add("softmax", "softmax(x)", lambda e: softmax(f64(e["x"])), dt, M, 1e-5)
+        add("logsoftmax", "logsoftmax(x)", lambda e: logsoftmax(f64(e["x"])), dt, M, 1e-5)
+        add("layernorm", "layernorm(x)", lambda e: layernorm(f64(e["x"])), dt, M, 1e-5)
+        add("layernorm_gb", "layernorm(x, p, y, eps=1e-3)",
+            lambda e: layernorm(f64(e["x"]), f64(e["p"]), f64(e["y"]), 1e-3), dt, M, 1e-5)
+        add("rmsnorm", "rmsnorm(x)", lambda e: rmsnorm(f64(e["x"])), dt, M, 1e-5)
+        add("rmsnorm_g", "rmsnorm(x, p, eps=1e-4)", lambda e: rmsnorm(f64(e["x"]), f64(e["p"]), 1e-4), dt, M, 1e-5)
+    # data movement
+    add("filter", "filter(x, b)", lambda e: e["x"][e["b"]], dt)
+    add("filter_pred", "filter(x, x > y)", lambda e: e["x"][e["x"] > e["y"]], dt)
+    add("mask_index", "x[b]", lambda e: e["x"][e["b"]], dt)
+    add("partition", "partition(x, b)", lambda e: np.concatenate([e["x"][e["b"]], e["x"][~e["b"]]]), dt)
+    if dt != B_:
+        add("hist", "hist(x, 10)", lambda e: np.histogram(e["x"], 10)[0].astype(I64), I64)
+        rng = ("-1.0", "1.0") if isf else ("-10", "10")
+        add("hist_range", "hist(x, 7, %s, %s)" % rng,
+            lambda e: np.histogram(e["x"], 7, (float(rng[0]), float(rng[1])))[0].astype(I64), I64)
+    if n % 1 == 0 and n > 1:
+        add("reshape", "reshape(x, 1, %d)" % n, lambda e: e["x"].reshape(1, n), dt)
+    # indexing
+    for i in sorted({0, n // 2, n - 1}):
+        add("index_%d" % i, "x[%d]" % i, lambda e, i=i: e["x"][i], dt)
+    a, z = n // 3, (2 * n) // 3 + 1
+    add("slice", "x[%d:%d]" % (a, z), lambda e: e["x"][a:z], dt)
+    return ("vector %s n=%d" % (dn, n), inp, C)
+
+
+def matrix_group(D, r, c, dt):
+    dn = NAME[dt]
+    m, p, q = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt)
+    mb = D.mask((r, c))
+    gc, gr = D.positive(c, dt), D.positive(r, dt)
+    bc, br = D.signed(c, dt), D.signed(r, dt)
+    inp = {"m": m, "mp": p, "mq": q, "mb": mb, "gc": gc, "gr": gr, "bc": bc, "br": br}
+    C = []
+    isf = dt.kind == "f"
+    cv, sd = conv(dt), sum_dt(dt)
+    M = "float"
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("mat/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dtype, kind, tol))
+
+    for view, ax in (("rows", 1), ("cols", 0)):
+        V = lambda s, view=view: "%s(%s)" % (view, s)
+        add(view + "_sum", "sum(%s)" % V("mp"), lambda e, ax=ax: np.sum(f64(e["mp"]), ax) if sd.kind == "f"
+            else np.sum(e["mp"], ax, dtype=I64), sd, M, 1e-6)
+        add(view + "_prod", "prod(%s)" % V("mq"), lambda e, ax=ax: np.prod(f64(e["mq"]), ax) if sd.kind == "f"
+            else np.prod(e["mq"], ax, dtype=I64), sd, M, 1e-4)
+        add(view + "_max", "max(%s)" % V("m"), lambda e, ax=ax: np.max(e["m"], ax), dt)
+        add(view + "_min", "min(%s)" % V("m"), lambda e, ax=ax: np.min(e["m"], ax), dt)
+        add(view + "_argmax", "argmax(%s)" % V("m"), lambda e, ax=ax: np.argmax(e["m"], ax).astype(I64), I64)
+        add(view + "_argmin", "argmin(%s)" % V("m"), lambda e, ax=ax: np.argmin(e["m"], ax).astype(I64), I64)
+        add(view + "_mean", "mean(%s)" % V("mp"), lambda e, ax=ax: np.mean(f64(e["mp"]), ax), cv, M, 1e-6)
+        add(view + "_var", "var(%s)" % V("m"), lambda e, ax=ax: np.var(f64(e["m"]), ax), cv, M, 1e-5)
+        add(view + "_std", "std(%s)" % V("m"), lambda e, ax=ax: np.std(f64(e["m"]), ax), cv, M, 1e-5)
+        add(view + "_norm", "norm(%s)" % V("m"), lambda e, ax=ax: np.linalg.norm(f64(e["m"]), axis=ax), cv, M, 1e-6)
+        add(view + "_logsumexp", "logsumexp(%s)" % V("m"),
+            lambda e, ax=ax: np.log(np.sum(np.exp(f64(e["m"])), ax)), cv, M, 1e-5)
+        add(view + "_count", "count(%s)" % V("mb"), lambda e, ax=ax: np.count_nonzero(e["mb"], ax).astype(I64), I64)
+        add(view + "_any", "any(%s)" % V("m > 0"), lambda e, ax=ax: np.any(e["m"] > 0, ax), B_)
+        add(view + "_all", "all(%s)" % V("m > 0"), lambda e, ax=ax: np.all(e["m"] > 0, ax), B_)
+        add(view + "_scan", "scan(%s)" % V("mp"), lambda e, ax=ax: np.cumsum(f64(e["mp"]), ax) if sd.kind == "f"
+            else np.cumsum(e["mp"], ax, dtype=I64), sd, M, 1e-4)
+        add(view + "_scan_prod", "scan(%s, prod)" % V("mq"), lambda e, ax=ax: np.cumprod(f64(e["mq"]), ax)
+            if sd.kind == "f" else np.cumprod(e["mq"], ax, dtype=I64), sd, M, 1e-4)
+        add(view + "_scan_max", "scan(%s, max)" % V("m"), lambda e, ax=ax: np.maximum.accumulate(e["m"], ax), dt)
+        add(view + "_scan_min", "scan(%s, min)" % V("m"), lambda e, ax=ax: np.minimum.accumulate(e["m"], ax), dt)
+        add(view + "_exscan", "exscan(%s)" % V("mp"), lambda e, ax=ax: exscan_ref(
+            f64(e["mp"]) if sd.kind == "f" else e["mp"].astype(I64), "sum", ax), sd, M, 1e-4)
+        add(view + "_exscan_prod", "exscan(%s, prod)" % V("mq"), lambda e, ax=ax: exscan_ref(
+            f64(e["mq"]) if sd.kind == "f" else e["mq"].astype(I64), "prod", ax), sd, M, 1e-4)
+        g, bb = ("gc", "bc") if ax == 1 else ("gr", "br")
+        other = "br" if ax == 1 else "bc"
+        # per-row / per-column broadcast of a vector
+        add(view + "_bcast_add", "%s + %s" % (V("m"), other),
+            lambda e, ax=ax, other=other: e["m"] + (e[other][:, None] if ax == 1 else e[other][None, :]), dt)
+        add(view + "_minus_max", "%s - max(%s)" % (V("m"), V("m")),
+            lambda e, ax=ax: e["m"] - np.max(e["m"], ax, keepdims=True), dt)
+        if isf:
+            add(view + "_exscan_max", "exscan(%s, max)" % V("m"),
+                lambda e, ax=ax: exscan_ref(f64(e["m"]), "max", ax), dt, M, 0.0)
+            add(view + "_softmax", "softmax(%s)" % V("m"), lambda e, ax=ax: softmax(f64(e["m"]), ax), dt, M, 1e-5)
+            add(view + "_softmax_hand", "exp(%s - max(%s)) / sum(exp(%s - max(%s)))" % (V("m"), V("m"), V("m"), V("m")),
+                lambda e, ax=ax: softmax(f64(e["m"]), ax), dt, M, 1e-5)
+            add(view + "_logsoftmax", "logsoftmax(%s)" % V("m"),
+                lambda e, ax=ax: logsoftmax(f64(e["m"]), ax), dt, M, 1e-5)
+            add(view + "_layernorm", "layernorm(%s)" % V("m"), lambda e, ax=ax: layernorm(f64(e["m"]), axis=ax),
+                dt, M, 1e-5)
+            add(view + "_layernorm_gb", "layernorm(%s, %s, %s, eps=1e-3)" % (V("m"), g, bb),
+                lambda e, ax=ax, g=g, bb=bb: layernorm(f64(e["m"]), f64(e[g]), f64(e[bb]), 1e-3, ax), dt, M, 1e-5)
+            add(view + "_rmsnorm", "rmsnorm(%s)" % V("m"), lambda e, ax=ax: rmsnorm(f64(e["m"]), axis=ax), dt, M, 1e-5)
+            add(view + "_rmsnorm_g", "rmsnorm(%s, %s, eps=1e-4)" % (V("m"), g),
+                lambda e, ax=ax, g=g: rmsnorm(f64(e["m"]), f64(e[g]), 1e-4, ax), dt, M, 1e-5)
+    add("sum", "sum(mp)", lambda e: np.sum(f64(e["mp"])) if sd.kind == "f" else np.sum(e["mp"], dtype=I64),
+        sd, M, 1e-6)
+    add("max", "max(m)", lambda e: np.max(e["m"]), dt)
+    add("argmax", "argmax(m)", lambda e: np.int64(np.argmax(e["m"])), I64)
+    add("vec_bcast", "m + bc", lambda e: e["m"] + e["bc"], dt)
+    add("transpose", "transpose(m)", lambda e: e["m"].T, dt)
+    add("permute", "permute(m, 1, 0)", lambda e: e["m"].T, dt)
+    add("reshape", "reshape(m, %d, %d)" % (c, r), lambda e: e["m"].reshape(c, r), dt)
+    add("reshape_flat", "reshape(m, %d)" % (r * c), lambda e: e["m"].reshape(r * c), dt)
+    add("filter_mask", "m[mb]", lambda e: e["m"][e["mb"]], dt)
+    for i in sorted({0, r // 2, r - 1}):
+        add("row_%d" % i, "m[%d]" % i, lambda e, i=i: e["m"][i], dt)
+    add("elem", "m[%d, %d]" % (r - 1, c // 2), lambda e: e["m"][r - 1, c // 2], dt)
+    if r * r * c <= 2e9:
+        if isf:
+            add("matmul", "m @ transpose(mp)", lambda e: f64(e["m"]) @ f64(e["mp"]).T, dt, M, 1e-5)
+        else:
+            add("matmul", "m @ transpose(mp)", lambda e: (e["m"].astype(I64) @ e["mp"].T.astype(I64)), I64
+                if dt != I32 else I32)
+        add("matvec", "m @ bc", lambda e: (f64(e["m"]) @ f64(e["bc"])) if isf else e["m"] @ e["bc"],
+            dt, M, 1e-5)
+    return ("matrix %s %dx%d" % (dn, r, c), inp, C)
+
+
+def tensor_group(D, shape, dt):
+    dn = NAME[dt]
+    t = D.signed(shape, dt)
+    C = []
+    for axes in ((2, 0, 1), (1, 2, 0), (0, 2, 1), (2, 1, 0)):
+        C.append(Check("t3/%s/%s/permute%s" % (dn, "x".join(map(str, shape)), "".join(map(str, axes))),
+                       "permute(t, %s)" % ", ".join(map(str, axes)),
+                       lambda e, axes=axes: np.transpose(e["t"], axes), dt))
+    a, b, c = shape
+    C.append(Check("t3/%s/%s/reshape" % (dn, "x".join(map(str, shape))), "reshape(t, %d, %d)" % (a * b, c),
+                   lambda e: e["t"].reshape(a * b, c), dt))
+    C.append(Check("t3/%s/%s/index" % (dn, "x".join(map(str, shape))), "t[%d]" % (a - 1),
+                   lambda e: e["t"][a - 1], dt))
+    return ("tensor %s %s" % (dn, shape), {"t": t}, C)
+
+
+def promotion_group(D, n):
+    inp, C = {}, []
+    for nm, dt in DTYPES.items():
+        inp["a_" + nm] = D.signed(n, dt)
+        inp["z_" + nm] = D.positive(n, dt)     # nonzero divisor
+    inp["c"] = D.mask(n)
+    for n1, d1 in DTYPES.items():
+        for n2, d2 in DTYPES.items():
+            rt = promote(d1, d2)
+            A, Z = "a_" + n1, "z_" + n2
+            pre = "promote/n=%d/%s,%s/" % (n, n1, n2)
+
+            def ref2(op, A=A, Z=Z, rt=rt):
+                return lambda e: op(e[A].astype(rt), e[Z].astype(rt))
+            if not (d1 == B_ and d2 == B_):
+                for op, sym in ((np.add, "+"), (np.subtract, "-"), (np.multiply, "*")):
+                    C.append(Check(pre + sym, "%s %s %s" % (A, sym, Z), ref2(op), rt,
+                                   "float", 1e-6))
+                C.append(Check(pre + "maximum", "maximum(%s, %s)" % (A, Z), ref2(np.maximum), rt))
+                C.append(Check(pre + "minimum", "minimum(%s, %s)" % (A, Z), ref2(np.minimum), rt))
+                C.append(Check(pre + "where", "where(c, %s, %s)" % (A, Z),
+                               lambda e, A=A, Z=Z, rt=rt: np.where(e["c"], e[A].astype(rt), e[Z].astype(rt)), rt))
+                C.append(Check(pre + "dot", "dot(z_%s, %s)" % (n1, Z),
+                               lambda e, n1=n1, Z=Z, rt=rt: np.sum(f64(e["z_" + n1].astype(rt)) * f64(e[Z].astype(rt)))
+                               if rt.kind == "f" else np.sum(e["z_" + n1].astype(rt).astype(I64) *
+                                                             e[Z].astype(rt).astype(I64)),
+                               sum_dt(rt), "float", 1e-6))
+            if d2 != B_:
+                C.append(Check(pre + "/", "%s / %s" % (A, Z),
+                               lambda e, A=A, Z=Z, rt=rt: f64(e[A].astype(rt)) / f64(e[Z].astype(rt)),
+                               conv(rt), "float", 1e-6))
+            for op, sym in ((np.less, "<"), (np.equal, "=="), (np.greater_equal, ">=")):
+                C.append(Check(pre + sym, "%s %s %s" % (A, sym, Z), ref2(op), B_))
+    return ("promotion n=%d" % n, inp, C)
+
+# ------------------------------------------------------------- running
+
+
+def find_gk():
+    b = os.environ.get("B", "build")
+    for base in (os.getcwd(), ROOT):
+        p = os.path.abspath(os.path.join(base, b, "gk"))
+        if os.path.isfile(p) and os.access(p, os.X_OK):
+            return p
+    return None
+
+
+class Runner:
+    def __init__(self, gk, backend, tmp, timeout, verbose):
+        self.gk, self.backend, self.tmp, self.timeout, self.verbose = gk, backend, tmp, timeout, verbose
+        self.passed = self.failed = 0
+
+    def gk_run(self, src):
+        cmd = [self.gk] + (["--backend", self.backend] if self.backend else []) + ["-e", src]
+        try:
+            p = subprocess.run(cmd, cwd=self.tmp, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               stdin=subprocess.DEVNULL, timeout=self.timeout)
+        except subprocess.TimeoutExpired:
+            return None, "timed out after %g s" % self.timeout
+        return p.returncode, p.stderr.decode("utf-8", "replace").strip()
+
+    def program(self, inp, checks, base):
+        used = [k for k in inp if any(_uses(c.expr, k) for c in checks)]
+        lines = ['%s = load("%s.npy")' % (k, k) for k in used]
+        for i, c in enumerate(checks):
+            lines.append('save("o%d.npy", %s)' % (base + i, c.expr))
+        return "\n".join(lines)
+
+    def run_group(self, label, inp, checks):
+        for f in os.listdir(self.tmp):
+            os.unlink(os.path.join(self.tmp, f))
+        for k, a in inp.items():
+            np.save(os.path.join(self.tmp, k + ".npy"), a)
+        rc, err = self.gk_run(self.program(inp, checks, 0))
+        errors = {}
+        if rc != 0:
+            # find the expressions that fail, one at a time
+            for i, c in enumerate(checks):
+                if os.path.exists(os.path.join(self.tmp, "o%d.npy" % i)):
+                    continue
+                rc1, err1 = self.gk_run(self.program(inp, [c], i))
+                if rc1 != 0:
+                    errors[i] = "gk failed (rc %s): %s" % (rc1, err1.split("\n")[0] if err1 else "")
+        for i, c in enumerate(checks):
+            if i in errors:
+                msg = errors[i]
+            else:
+                path = os.path.join(self.tmp, "o%d.npy" % i)
+                try:
+                    out = np.load(path)
+                except Exception as e:  # noqa
+                    msg = "cannot read output: %s" % e
+                else:
+                    try:
+                        msg = compare(c, out, c.ref(inp))
+                    except Exception as e:  # noqa
+                        msg = "compare raised %r" % e
+            if msg:
+                self.failed += 1
+                print("FAIL %s: %s\n     expr: %s" % (c.name, msg, c.expr))
+            else:
+                self.passed += 1
+                if self.verbose:
+                    print("pass %s" % c.name)
+        sys.stdout.flush()
+
+
+def _uses(expr, name):
+    import re
+    return re.search(r"\b%s\b" % re.escape(name), expr) is not None
+
+
+def main():
+    ap = argparse.ArgumentParser(description="cross-check gk against numpy")
+    ap.add_argument("--backend")
+    ap.add_argument("--quick", action="store_true", help="skip the 1000003-element sizes")
+    ap.add_argument("--seed", type=int)
+    ap.add_argument("-k", default="", help="only checks whose name contains this")
+    ap.add_argument("-v", action="store_true")
+    ap.add_argument("--timeout", type=float, default=300)
+    args = ap.parse_args()
+
+    gk = find_gk()
+    if gk is None:
+        print("numpy_check.py: no gk binary at $B/gk", file=sys.stderr)
+        return 2
+    seed = args.seed if args.seed is not None else int(np.random.SeedSequence().entropy % (2 ** 63))
+    print("seed %d (replay with --seed %d)" % (seed, seed))
+    D = Data(np.random.default_rng(seed))
+
+    sizes = [1, 31, 33, 1000] + ([] if args.quick else [1000003])
+    shapes = [(1, 1), (31, 33), (33, 31), (1000, 3), (3, 1000)] + \
+        ([] if args.quick else [(1000, 1000), (1, 1000003)])
+    groups = []
+    for n in sizes:
+        for dt in DTYPES.values():
+            groups.append(lambda n=n, dt=dt: vector_group(D, n, dt))
+    for r, c in shapes:
+        for dt in (F32, F64, I32, I64):
+            groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))
+    for shape in [(2, 3, 4), (31, 33, 5)] + ([] if args.quick else [(100, 101, 99)]):
+        for dt in (F32, I64, B_):
+            groups.append(lambda shape=shape, dt=dt: tensor_group(D, shape, dt))
+    for n in [1, 33, 1000] + ([] if args.quick else [1000003]):
+        groups.append(lambda n=n: promotion_group(D, n))
+
+    tmp = tempfile.mkdtemp(prefix="gk_numpy_check_")
+    R = Runner(gk, args.backend, tmp, args.timeout, args.v)
+    try:
+        for g in groups:
+            label, inp, checks = g()
+            checks = [c for c in checks if args.k in c.name]
+            if not checks:
+                continue
+            if args.v:
+                print("-- %s (%d checks)" % (label, len(checks)))
+            R.run_group(label, inp, checks)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print("%d passed, %d failed" % (R.passed, R.failed))
+    return 1 if R.failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
