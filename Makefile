@@ -23,7 +23,7 @@ LDLIBS  = -ldl -lpthread -lm
 SONAME  = libgk.so.0
 VERSION = 0.1.0
 
-LIB_SRC  := $(wildcard lang/*.c compiler/*.c runtime/*.c)
+LIB_SRC  := $(wildcard lang/*.c compiler/*.c runtime/*.c api/*.c)
 GEN_SRC  := $(G)/lexer.c $(G)/grammar.c $(G)/kernels_embed.c
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))

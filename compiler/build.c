@@ -1,0 +1,1570 @@
+/*
+** compiler/build.c -- the checker: turns statements into typed graph nodes.
+**
+** Every expression becomes a cval (a node with its dtype and shape, its
+** view -- rows(m) / cols(m) -- and whether it is a weakly typed literal).
+** Names, arities, dtypes and shapes are checked here, before anything runs,
+** and every error carries the location of the token it is about.  Builtins
+** are table-driven (builtins[] below); composite ones (softmax, layernorm,
+** var, ...) are written in terms of the primitive ops so that fusion sees
+** through them.  User functions are inlined at each call.
+**
+** Dtype rules (docs/language.md): literals are weak (an int literal takes
+** the other operand's integer type, a float literal its float type); bool <
+** int < float; int->float gives f32 for bool/i32 and f64 for i64; int with
+** float gives the float's type; f32 with f64 gives f64.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+#include <errno.h>
+#include "compiler/cc_int.h"
+#include "runtime/host.h"
+
+#define CC_MAX_ELEMENTS ((int64_t)1 << 40) /* elements in one array: keeps byte sizes and loops sane */
+#define CC_MAX_EVAL_DEPTH (4 * LANG_MAX_DEPTH) /* recursion of the checker, user functions included */
+
+/* ------------------------------------------------------------ small helpers */
+
+static int kind_of(gk_dtype t) { return t == GK_BOOL ? 0 : (t == GK_I32 || t == GK_I64) ? 1 : 2; }
+static gk_dtype to_float(gk_dtype t) { return (t == GK_I64 || t == GK_F64) ? GK_F64 : GK_F32; }
+
+void cc_shape_str(const rt_node *x, char *buf, size_t len) {
+  size_t o = 0;
+  o += (size_t)snprintf(buf + o, len - o, "[");
+  for (int i = 0; i < x->ndim && o < len; i++)
+    o += (size_t)snprintf(buf + o, len - o, "%s%lld", i ? ", " : "", (long long)x->shape[i]);
+  if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+static const char *tname(gk_dtype t) { return gk_dtype_name(t); }
+
+static rt_node blank(int op, gk_dtype t, int ndim, const int64_t *shape) {
+  rt_node r;
+  memset(&r, 0, sizeof r);
+  r.op = (uint8_t)op; r.t = t; r.ndim = ndim; r.axis = -1;
+  if (ndim) memcpy(r.shape, shape, sizeof(int64_t) * (size_t)ndim);
+  return r;
+}
+
+static rt_node *mkconst(cc_session *s, gk_dtype t, double f, int64_t i, int ndim, const int64_t *shape) {
+  rt_node r = blank(RT_CONST, t, ndim, shape);
+  if (rt_is_float(t)) r.c.f = t == GK_F32 ? (double)(float)f : f;
+  else if (t == GK_BOOL) r.c.i = i != 0;
+  else if (t == GK_I32) r.c.i = (int32_t)i;
+  else r.c.i = i;
+  return cc_node(s, &r);
+}
+
+static double const_f(const rt_node *x) { return rt_is_float(x->t) ? x->c.f : (double)x->c.i; }
+static int64_t const_i(const rt_node *x) {
+  if (!rt_is_float(x->t)) return x->c.i;
+  double f = x->c.f;
+  return (f != f || f >= 9.2e18 || f <= -9.2e18) ? INT64_MIN : (int64_t)f;
+}
+
+static rt_node *unop(cc_session *s, int op, gk_dtype t, rt_node *a) {
+  if (!a) return NULL;
+  rt_node r = blank(op, t, a->ndim, a->shape);
+  r.nin = 1; r.in[0] = a;
+  return cc_node(s, &r);
+}
+
+static rt_node *cast(cc_session *s, rt_node *a, gk_dtype t) {
+  if (!a || a->t == t) return a;
+  if (a->op == RT_CONST) {   /* fold */
+    double f = const_f(a); int64_t i = const_i(a);
+    if (t == GK_BOOL) return mkconst(s, t, 0, rt_is_float(a->t) ? f != 0 : i != 0, a->ndim, a->shape);
+    if (!rt_is_float(t) && rt_is_float(a->t)) {
+      if (f != f || f >= 9.2e18 || f <= -9.2e18) i = INT64_MIN;
+      if (t == GK_I32 && (f != f || f >= 2147483648.0 || f < -2147483648.0)) i = INT32_MIN;
+    }
+    return mkconst(s, t, rt_is_float(a->t) ? f : (double)i, i, a->ndim, a->shape);
+  }
+  return unop(s, RT_CAST, t, a);
+}
+
+static rt_node *binop_node(cc_session *s, int op, gk_dtype t, rt_node *a, rt_node *b) {
+  if (!a || !b) return NULL;
+  rt_node r = blank(op, t, a->ndim, a->shape);
+  r.nin = 2; r.in[0] = a; r.in[1] = b;
+  return cc_node(s, &r);
+}
+
+/* Broadcasts x to (ndim, shape): a VIEW with stride 0 on the broadcast dims
+** (a CONST just takes the shape).  `per_row`: x is a vector of length
+** shape[0] repeated along each row. */
+static rt_node *bcast(cc_session *s, rt_node *x, int ndim, const int64_t *shape, int per_row) {
+  if (!x) return NULL;
+  if (x->ndim == ndim && !memcmp(x->shape, shape, sizeof(int64_t) * (size_t)ndim)) return x;
+  if (x->op == RT_CONST) return mkconst(s, x->t, x->c.f, x->c.i, ndim, shape);
+  rt_node r = blank(RT_VIEW, x->t, ndim, shape);
+  r.nin = 1; r.in[0] = x;
+  if (per_row) { r.vstride[0] = 1; r.vstride[1] = 0; return cc_node(s, &r); }
+  int64_t st = 1;
+  for (int d = ndim - 1, e = x->ndim - 1; d >= 0; d--, e--) {
+    if (e >= 0 && x->shape[e] == shape[d] && shape[d] != 1) { r.vstride[d] = st; st *= x->shape[e]; }
+    else { r.vstride[d] = 0; if (e >= 0) st *= x->shape[e]; }
+  }
+  return cc_node(s, &r);
+}
+
+static cval arr(rt_node *x, int view, int weak) {
+  cval v; memset(&v, 0, sizeof v);
+  v.kind = K_ARRAY; v.x = x; v.view = view; v.weak = weak;
+  return v;
+}
+
+static cval none(void) { cval v; memset(&v, 0, sizeof v); v.kind = K_NONE; return v; }
+
+static const char *kind_name(const cval *v) {
+  switch (v->kind) {
+  case K_STR: return "a string";
+  case K_NONE: return "no value";
+  case K_OPNAME: return "an operator name";
+  }
+  return "an array";
+}
+
+static int need_array(cc_session *s, const cval *v, lang_loc loc, const char *what) {
+  if (v->kind == K_ARRAY) return GK_OK;
+  return cc_error(s, loc, GK_ETYPE, "%s needs an array, got %s", what, kind_name(v));
+}
+
+/* Dtype both operands are converted to (see the rules at the top). */
+static gk_dtype adapt(gk_dtype weak, gk_dtype strong) {
+  int kw = kind_of(weak), ks = kind_of(strong);
+  if (kw <= ks) return strong;
+  if (kw == 1) return GK_I64;
+  return to_float(strong);
+}
+
+static gk_dtype promote(const cval *a, const cval *b) {
+  gk_dtype ta = a->x->t, tb = b->x->t;
+  if (a->weak && !b->weak) return adapt(ta, tb);
+  if (b->weak && !a->weak) return adapt(tb, ta);
+  int ka = kind_of(ta), kb = kind_of(tb);
+  if (ka != kb) return ka > kb ? ta : tb;
+  return ta > tb ? ta : tb;   /* enum order: i32 < i64, f32 < f64 */
+}
+
+/* ------------------------------------------------------- elementwise binary */
+
+static const char *opsym(int op) {
+  switch (op) {
+  case RT_ADD: return "+"; case RT_SUB: return "-"; case RT_MUL: return "*"; case RT_DIV: return "/";
+  case RT_MOD: return "%"; case RT_POW: return "**"; case RT_EQ: return "=="; case RT_NE: return "!=";
+  case RT_LT: return "<"; case RT_LE: return "<="; case RT_GT: return ">"; case RT_GE: return ">=";
+  case RT_AND: return "and"; case RT_OR: return "or";
+  case RT_MAXIMUM: return "maximum"; case RT_MINIMUM: return "minimum";
+  }
+  return "?";
+}
+
+/* Result shape of broadcasting a and b (numpy's rule, plus one value per
+** row of a rows() view).  Sets *pa / *pb to whether each is repeated per row. */
+static int bshape(cc_session *s, lang_loc loc, const cval *a, const cval *b, int view,
+                  int *ndim, int64_t *shape, int *pa, int *pb) {
+  const rt_node *x = a->x, *y = b->x;
+  *pa = *pb = 0;
+  if (view == V_ROWS) {
+    if (a->view == V_ROWS && b->view != V_ROWS && y->ndim == 1 && x->ndim == 2 && y->shape[0] == x->shape[0]) {
+      *ndim = 2; shape[0] = x->shape[0]; shape[1] = x->shape[1]; *pb = 1; return GK_OK;
+    }
+    if (b->view == V_ROWS && a->view != V_ROWS && x->ndim == 1 && y->ndim == 2 && x->shape[0] == y->shape[0]) {
+      *ndim = 2; shape[0] = y->shape[0]; shape[1] = y->shape[1]; *pa = 1; return GK_OK;
+    }
+  }
+  int nd = x->ndim > y->ndim ? x->ndim : y->ndim;
+  for (int d = 0; d < nd; d++) {
+    int ex = d - (nd - x->ndim), ey = d - (nd - y->ndim);
+    int64_t dx = ex >= 0 ? x->shape[ex] : 1, dy = ey >= 0 ? y->shape[ey] : 1;
+    if (dx != dy && dx != 1 && dy != 1) {
+      char sa[128], sb[128];
+      cc_shape_str(x, sa, sizeof sa); cc_shape_str(y, sb, sizeof sb);
+      return cc_error(s, loc, GK_ETYPE, "shapes %s and %s do not broadcast", sa, sb);
+    }
+    shape[d] = dx == 1 ? dy : dx;
+  }
+  *ndim = nd;
+  return GK_OK;
+}
+
+static int join_view(cc_session *s, lang_loc loc, int va, int vb, int *v) {
+  if (va && vb && va != vb) return cc_error(s, loc, GK_ETYPE, "cannot combine a rows() view with a cols() view");
+  *v = va ? va : vb;
+  return GK_OK;
+}
+
+/* a OP b with dtype promotion and broadcasting. */
+static int binop(cc_session *s, int op, cval a, cval b, lang_loc loc, cval *out) {
+  if (need_array(s, &a, loc, opsym(op)) || need_array(s, &b, loc, opsym(op))) return s->err->status;
+  int view;
+  if (join_view(s, loc, a.view, b.view, &view)) return s->err->status;
+  gk_dtype t = promote(&a, &b), rt;
+  if (op == RT_AND || op == RT_OR) {
+    if (a.x->t != GK_BOOL || b.x->t != GK_BOOL)
+      return cc_error(s, loc, GK_ETYPE, "'%s' needs bool operands, got %s", opsym(op),
+                      tname(a.x->t != GK_BOOL ? a.x->t : b.x->t));
+    t = GK_BOOL;
+  }
+  if (t == GK_BOOL && (op == RT_ADD || op == RT_SUB || op == RT_MUL || op == RT_MOD || op == RT_POW)) t = GK_I64;
+  if (op == RT_DIV) t = rt_is_float(t) ? t : to_float(t == GK_BOOL ? GK_I32 : t);
+  if (op == RT_POW && !rt_is_float(t) && b.x->op == RT_CONST && const_i(b.x) < 0)
+    return cc_error(s, loc, GK_ETYPE, "integers to negative integer powers are not allowed");
+  rt = (op >= RT_EQ && op <= RT_GE) || op == RT_AND || op == RT_OR ? GK_BOOL : t;
+  int nd, pa, pb; int64_t shape[GK_MAX_DIMS];
+  if (bshape(s, loc, &a, &b, view, &nd, shape, &pa, &pb)) return s->err->status;
+  rt_node *x = bcast(s, cast(s, a.x, t), nd, shape, pa);
+  rt_node *y = bcast(s, cast(s, b.x, t), nd, shape, pb);
+  rt_node *z = binop_node(s, op, rt, x, y);
+  if (!z) return s->err->status;
+  *out = arr(z, view, a.weak && b.weak);
+  return GK_OK;
+}
+
+/* Elementwise unary math; ints become floats for the transcendental ops. */
+static int unary(cc_session *s, int op, cval a, lang_loc loc, const char *name, cval *out) {
+  if (need_array(s, &a, loc, name)) return s->err->status;
+  gk_dtype t = a.x->t;
+  switch (op) {
+  case RT_NOT:
+    if (t != GK_BOOL) return cc_error(s, loc, GK_ETYPE, "'not' needs a bool operand, got %s", tname(t));
+    break;
+  case RT_NEG: if (t == GK_BOOL) t = GK_I64; break;
+  case RT_ABS: case RT_SIGN: case RT_RELU: case RT_ROUND: break;
+  default: if (!rt_is_float(t)) t = to_float(t == GK_BOOL ? GK_I32 : t); break;
+  }
+  rt_node *x = cast(s, a.x, t);
+  if (x && x->op == RT_CONST && (op == RT_NEG)) {
+    rt_node *z = rt_is_float(t) ? mkconst(s, t, -x->c.f, 0, x->ndim, x->shape)
+                                : mkconst(s, t, 0, (int64_t)(0u - (uint64_t)x->c.i), x->ndim, x->shape);
+    if (!z) return s->err->status;
+    *out = arr(z, a.view, a.weak);
+    return GK_OK;
+  }
+  rt_node *z = unop(s, op, t, x);
+  if (!z) return s->err->status;
+  *out = arr(z, a.view, a.weak);
+  return GK_OK;
+}
+
+/* ------------------------------------------------------------- reductions */
+
+static const char *rop_label(int rop) { return rt_rop_name[rop]; }
+
+/* Reduces a (whole array, or per row / column of a view) with rop. */
+static int reduce(cc_session *s, int rop, cval a, lang_loc loc, const char *name, cval *out) {
+  if (need_array(s, &a, loc, name)) return s->err->status;
+  rt_node *x = a.x;
+  int axis = -1, ndim = 0;
+  int64_t shape[GK_MAX_DIMS], len = x->n;
+  if (a.view) {
+    if (x->ndim != 2) {
+      char sh[128]; cc_shape_str(x, sh, sizeof sh);
+      return cc_error(s, loc, GK_ETYPE, "'%s' of a %s view needs a matrix, got %s %s", name,
+                      a.view == V_ROWS ? "rows()" : "cols()", tname(x->t), sh);
+    }
+    axis = a.view == V_ROWS ? 1 : 0;
+    ndim = 1;
+    shape[0] = a.view == V_ROWS ? x->shape[0] : x->shape[1];
+    len = a.view == V_ROWS ? x->shape[1] : x->shape[0];
+    if (shape[0] == 0) len = 1;  /* no rows: nothing is reduced */
+  }
+  if (len == 0 && (rop == ROP_MAX || rop == ROP_MIN || rop == ROP_ARGMAX || rop == ROP_ARGMIN))
+    return cc_error(s, loc, GK_EVALUE, "'%s' of an empty array", name);
+  gk_dtype tin = x->t, tout;
+  switch (rop) {
+  case ROP_SUM: case ROP_PROD: if (!rt_is_float(tin)) tin = GK_I64; tout = tin; break;
+  case ROP_ANY: case ROP_ALL: tin = GK_BOOL; tout = GK_BOOL; break;
+  case ROP_ARGMAX: case ROP_ARGMIN: tout = GK_I64; break;
+  case ROP_VAR: tin = rt_is_float(tin) ? tin : to_float(tin == GK_BOOL ? GK_I32 : tin); tout = tin; break;
+  default: tout = tin; break;
+  }
+  rt_node *in = cast(s, x, tin);
+  if (!in) return s->err->status;
+  rt_node r = blank(RT_REDUCE, tout, ndim, shape);
+  r.nin = 1; r.in[0] = in; r.rop = (uint8_t)rop; r.axis = (int8_t)axis;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+/* Number of elements each result of a reduction of `a` combines. */
+static int64_t reduced_len(const cval *a) {
+  if (a->view == V_ROWS) return a->x->shape[1];
+  if (a->view == V_COLS) return a->x->shape[0];
+  return a->x->n;
+}
+
+static cval float_of(cc_session *s, cval a) {
+  if (!rt_is_float(a.x->t)) a.x = cast(s, a.x, to_float(a.x->t == GK_BOOL ? GK_I32 : a.x->t));
+  return a;
+}
+
+static cval konst(cc_session *s, gk_dtype t, double v) {
+  return arr(mkconst(s, t, v, (int64_t)v, 0, NULL), V_NONE, 1);
+}
+
+/* A reduction result (one value per row) as an operand of its view again. */
+static cval with_view(cval r, int view) { r.view = V_NONE; (void)view; return r; }
+
+static int mean_of(cc_session *s, cval a, lang_loc loc, cval *out) {
+  a = float_of(s, a);
+  if (!a.x) return s->err->status;
+  cval sm;
+  if (reduce(s, ROP_SUM, a, loc, "mean", &sm)) return s->err->status;
+  int64_t n = reduced_len(&a);
+  return binop(s, RT_DIV, sm, konst(s, a.x->t, (double)n), loc, out);
+}
+
+static int var_of(cc_session *s, cval a, lang_loc loc, const char *name, cval *out) {
+  a = float_of(s, a);
+  if (!a.x) return s->err->status;
+  return reduce(s, ROP_VAR, a, loc, name, out);
+}
+
+/* ------------------------------------------------------------- scalars */
+
+/* The value of a 0-d (or one-element) array, computing it if needed. */
+static int scalar_value(cc_session *s, const cval *v, lang_loc loc, const char *what, double *f, int64_t *i) {
+  if (v->kind != K_ARRAY || v->x->n != 1)
+    return cc_error(s, loc, GK_ETYPE, "%s must be a number", what);
+  rt_node *x = v->x;
+  if (x->op == RT_CONST) {
+    if (f) *f = const_f(x);
+    if (i) *i = const_i(x);
+    return GK_OK;
+  }
+  int rc = cc_compute(s, &x, 1);
+  if (rc) return rc;
+  rc = rt_value_scalar(s->be, x->val, f, i);
+  if (rc) return cc_error(s, loc, rc, "%s", s->be->err.msg);
+  return GK_OK;
+}
+
+/* A dimension or count: a non-negative integer (integral floats accepted). */
+static int dim_value(cc_session *s, const cval *v, lang_loc loc, const char *what, int64_t *d) {
+  double f; int64_t i;
+  if (scalar_value(s, v, loc, what, &f, &i)) return s->err->status;
+  if (rt_is_float(v->x->t)) {
+    if (f != f || f < 0 || f != floor(f) || f > 9.2e18) {
+      char buf[64]; snprintf(buf, sizeof buf, "%g", f);
+      return cc_error(s, loc, GK_ETYPE, "%s must be a non-negative integer, got %s", what, buf);
+    }
+    i = (int64_t)f;
+  }
+  if (i < 0) return cc_error(s, loc, GK_ETYPE, "%s must be a non-negative integer, got %lld", what, (long long)i);
+  *d = i;
+  return GK_OK;
+}
+
+static int check_size(cc_session *s, lang_loc loc, int ndim, const int64_t *shape) {
+  int64_t n; size_t b;
+  rt_err e; rt_err_clear(&e);
+  if (ndim > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, ndim);
+  if (rt_shape_count(ndim, shape, 8, &n, &b, &e) || n > CC_MAX_ELEMENTS)
+    return cc_error(s, loc, GK_ELIMIT, "array too large (limit %lld elements)", (long long)CC_MAX_ELEMENTS);
+  return GK_OK;
+}
+
+/* ------------------------------------------------------------- builtins */
+
+typedef struct bargs {
+  int n;                       /* positional + keyword slots filled (by parameter index) */
+  cval v[LANG_MAX_ARGS];
+  int have[LANG_MAX_ARGS];
+  lang_loc loc[LANG_MAX_ARGS];
+  const ast *call;
+} bargs;
+
+typedef int (*builtin_fn)(cc_session *s, int code, bargs *a, lang_loc loc, cval *out);
+
+typedef struct builtin {
+  const char *name;
+  int min, max;               /* positional arity; max -1 = variadic */
+  const char *params[5];      /* parameter names (keywords accepted), NULL-terminated */
+  builtin_fn fn;
+  int code;                   /* op or rop */
+} builtin;
+
+#define A(i) (a->v[i])
+
+static int b_unary(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  return unary(s, code, A(0), loc, a->call->str, out);
+}
+
+static int b_cast(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
+  rt_node *x = cast(s, A(0).x, (gk_dtype)code);
+  if (!x) return s->err->status;
+  *out = arr(x, A(0).view, 0);
+  return GK_OK;
+}
+
+static int b_binary(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  return binop(s, code, A(0), A(1), loc, out);
+}
+
+static int b_clamp(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  cval t;
+  if (binop(s, RT_MAXIMUM, A(0), A(1), loc, &t)) return s->err->status;
+  t.weak = A(0).weak;
+  return binop(s, RT_MINIMUM, t, A(2), loc, out);
+}
+
+static int b_where(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  cval c = A(0), x = A(1), y = A(2);
+  if (need_array(s, &c, loc, "where") || need_array(s, &x, loc, "where") || need_array(s, &y, loc, "where"))
+    return s->err->status;
+  int view, v2;
+  if (join_view(s, loc, x.view, y.view, &view) || join_view(s, loc, view, c.view, &v2)) return s->err->status;
+  gk_dtype t = promote(&x, &y);
+  int nd, pa, pb, nd2, pc, pd; int64_t sh[GK_MAX_DIMS], sh2[GK_MAX_DIMS];
+  if (bshape(s, loc, &x, &y, v2, &nd, sh, &pa, &pb)) return s->err->status;
+  cval tmp = arr(x.x, v2, 0);
+  rt_node shp = blank(RT_CONST, t, nd, sh);
+  tmp.x = &shp;
+  if (bshape(s, loc, &c, &tmp, v2, &nd2, sh2, &pc, &pd)) return s->err->status;
+  rt_node *cx = bcast(s, cast(s, c.x, GK_BOOL), nd2, sh2, pc);
+  rt_node *xx = bcast(s, cast(s, x.x, t), nd2, sh2, pa);
+  rt_node *yy = bcast(s, cast(s, y.x, t), nd2, sh2, pb);
+  if (!cx || !xx || !yy) return s->err->status;
+  rt_node r = blank(RT_WHERE, t, nd2, sh2);
+  r.nin = 3; r.in[0] = cx; r.in[1] = xx; r.in[2] = yy;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, v2, x.weak && y.weak);
+  return GK_OK;
+}
+
+static int b_reduce(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  return reduce(s, code, A(0), loc, a->call->str, out);
+}
+
+static int b_count(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  cval nz;
+  if (need_array(s, &A(0), loc, "count")) return s->err->status;
+  if (A(0).x->t == GK_BOOL) nz = A(0);
+  else if (binop(s, RT_NE, A(0), konst(s, GK_I64, 0), loc, &nz)) return s->err->status;
+  nz.x = cast(s, nz.x, GK_I64);
+  nz.view = A(0).view;
+  return reduce(s, ROP_SUM, nz, loc, "count", out);
+}
+
+static int b_mean(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "mean")) return s->err->status;
+  return mean_of(s, A(0), loc, out);
+}
+
+static int b_var(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
+  if (var_of(s, A(0), loc, a->call->str, out)) return s->err->status;
+  if (code) return unary(s, RT_SQRT, *out, loc, "std", out);
+  return GK_OK;
+}
+
+static int b_norm(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "norm")) return s->err->status;
+  cval x = float_of(s, A(0)), sq, sm;
+  if (!x.x || binop(s, RT_MUL, x, x, loc, &sq) || reduce(s, ROP_SUM, sq, loc, "norm", &sm)) return s->err->status;
+  return unary(s, RT_SQRT, sm, loc, "norm", out);
+}
+
+/* max of x, made safe to subtract: non-finite maxima (all -inf, nan) become 0 */
+static int safe_max(cc_session *s, cval x, lang_loc loc, const char *name, cval *out) {
+  cval m, fin;
+  if (reduce(s, ROP_MAX, x, loc, name, &m)) return s->err->status;
+  if (unary(s, RT_ISFINITE, m, loc, name, &fin)) return s->err->status;
+  fin.x = unop(s, RT_ISFINITE, GK_BOOL, m.x);
+  if (!fin.x) return s->err->status;
+  bargs w; memset(&w, 0, sizeof w);
+  w.v[0] = fin; w.v[1] = m; w.v[2] = konst(s, m.x->t, 0);
+  w.call = NULL;
+  return b_where(s, 0, &w, loc, out);
+}
+
+static int b_logsumexp(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "logsumexp")) return s->err->status;
+  cval x = float_of(s, A(0)), m, d, e, sm, l;
+  if (!x.x) return s->err->status;
+  if (reduced_len(&x) == 0) {   /* log(0) = -inf, as numpy/scipy */
+    cval z;
+    if (reduce(s, ROP_SUM, x, loc, "logsumexp", &z)) return s->err->status;
+    return unary(s, RT_LOG, z, loc, "logsumexp", out);
+  }
+  if (safe_max(s, x, loc, "logsumexp", &m) || binop(s, RT_SUB, x, with_view(m, x.view), loc, &d) ||
+      unary(s, RT_EXP, d, loc, "logsumexp", &e) || reduce(s, ROP_SUM, e, loc, "logsumexp", &sm) ||
+      unary(s, RT_LOG, sm, loc, "logsumexp", &l))
+    return s->err->status;
+  return binop(s, RT_ADD, l, m, loc, out);
+}
+
+static int b_dot(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  cval p;
+  if (need_array(s, &A(0), loc, "dot") || need_array(s, &A(1), loc, "dot")) return s->err->status;
+  if (A(0).x->ndim != 1 || A(1).x->ndim != 1 || A(0).x->shape[0] != A(1).x->shape[0]) {
+    char sa[128], sb[128]; cc_shape_str(A(0).x, sa, sizeof sa); cc_shape_str(A(1).x, sb, sizeof sb);
+    return cc_error(s, loc, GK_ETYPE, "'dot' needs two vectors of one length, got %s and %s", sa, sb);
+  }
+  if (binop(s, RT_MUL, A(0), A(1), loc, &p)) return s->err->status;
+  p.view = V_NONE;
+  return reduce(s, ROP_SUM, p, loc, "dot", out);
+}
+
+static int rop_arg(cc_session *s, bargs *a, int i, int *rop) {
+  *rop = ROP_SUM;
+  if (!a->have[i]) return GK_OK;
+  if (a->v[i].kind == K_OPNAME) { *rop = a->v[i].rop; return GK_OK; }
+  return cc_error(s, a->loc[i], GK_ETYPE, "'%s' takes an operator: sum, prod, max or min", a->call->str);
+}
+
+static int b_scan(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int rop;
+  if (need_array(s, &A(0), loc, a->call->str) || rop_arg(s, a, 1, &rop)) return s->err->status;
+  cval x = A(0);
+  rt_node *in = x.x;
+  int axis = -1;
+  if (x.view) {
+    if (in->ndim != 2) return cc_error(s, loc, GK_ETYPE, "'%s' of a view needs a matrix", a->call->str);
+    axis = x.view == V_ROWS ? 1 : 0;
+  } else if (in->ndim != 1) {
+    /* numpy.cumsum without an axis scans the flattened array */
+    rt_node r = blank(RT_RESHAPE, in->t, 1, &in->n);
+    r.nin = 1; r.in[0] = in;
+    in = cc_node(s, &r);
+    if (!in) return s->err->status;
+  }
+  gk_dtype t = in->t;
+  if ((rop == ROP_SUM || rop == ROP_PROD) && !rt_is_float(t)) t = GK_I64;
+  in = cast(s, in, t);
+  if (!in) return s->err->status;
+  rt_node r = blank(RT_SCAN, t, in->ndim, in->shape);
+  r.nin = 1; r.in[0] = in; r.rop = (uint8_t)rop; r.axis = (int8_t)axis; r.excl = (uint8_t)code;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, x.view, 0);
+  return GK_OK;
+}
+
+static int b_softmax(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  const char *name = a->call->str;
+  if (need_array(s, &A(0), loc, name)) return s->err->status;
+  cval x = float_of(s, A(0)), m, d, e, sm, l;
+  if (!x.x) return s->err->status;
+  if (reduced_len(&x) == 0) { *out = x; return GK_OK; }
+  if (safe_max(s, x, loc, name, &m) || binop(s, RT_SUB, x, m, loc, &d) || unary(s, RT_EXP, d, loc, name, &e) ||
+      reduce(s, ROP_SUM, e, loc, name, &sm))
+    return s->err->status;
+  if (!code) return binop(s, RT_DIV, e, sm, loc, out);
+  if (unary(s, RT_LOG, sm, loc, name, &l)) return s->err->status;
+  return binop(s, RT_SUB, d, l, loc, out);
+}
+
+/* gamma / beta apply per column of the normalized rows (numpy broadcasting). */
+static int affine(cc_session *s, cval y, bargs *a, int ig, int ib, lang_loc loc, cval *out) {
+  int view = y.view;
+  y.view = V_NONE;
+  if (a->have[ig]) {
+    cval g = a->v[ig]; g.view = V_NONE;
+    if (binop(s, RT_MUL, y, g, loc, &y)) return s->err->status;
+  }
+  if (ib >= 0 && a->have[ib]) {
+    cval b = a->v[ib]; b.view = V_NONE;
+    if (binop(s, RT_ADD, y, b, loc, &y)) return s->err->status;
+  }
+  y.view = view;
+  *out = y;
+  return GK_OK;
+}
+
+static int eps_arg(cc_session *s, bargs *a, int i, cval x, cval *eps) {
+  if (!a->have[i]) { *eps = konst(s, x.x->t, 1e-5); return GK_OK; }
+  double f;
+  if (scalar_value(s, &a->v[i], a->loc[i], "eps", &f, NULL)) return s->err->status;
+  *eps = konst(s, x.x->t, f);
+  return GK_OK;
+}
+
+static int b_layernorm(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "layernorm")) return s->err->status;
+  cval x = float_of(s, A(0)), mu, v, eps, ve, r, d, y;
+  if (!x.x) return s->err->status;
+  if (reduced_len(&x) == 0) { *out = x; return GK_OK; }
+  if (eps_arg(s, a, 3, x, &eps) || mean_of(s, x, loc, &mu) || var_of(s, x, loc, "layernorm", &v) ||
+      binop(s, RT_ADD, v, eps, loc, &ve) || unary(s, RT_RSQRT, ve, loc, "layernorm", &r) ||
+      binop(s, RT_SUB, x, mu, loc, &d) || binop(s, RT_MUL, d, r, loc, &y))
+    return s->err->status;
+  return affine(s, y, a, 1, 2, loc, out);
+}
+
+static int b_rmsnorm(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "rmsnorm")) return s->err->status;
+  cval x = float_of(s, A(0)), sq, ms, eps, me, r, y;
+  if (!x.x) return s->err->status;
+  if (reduced_len(&x) == 0) { *out = x; return GK_OK; }
+  if (eps_arg(s, a, 2, x, &eps) || binop(s, RT_MUL, x, x, loc, &sq) || mean_of(s, sq, loc, &ms) ||
+      binop(s, RT_ADD, ms, eps, loc, &me) || unary(s, RT_RSQRT, me, loc, "rmsnorm", &r) ||
+      binop(s, RT_MUL, x, r, loc, &y))
+    return s->err->status;
+  return affine(s, y, a, 1, -1, loc, out);
+}
+
+/* ------------------------------------------------------------- makers */
+
+/* Dims from args first..: separate numbers, or one 1-d integer array. */
+static int dims_of(cc_session *s, bargs *a, int first, lang_loc loc, int *ndim, int64_t *shape) {
+  int nd = 0;
+  if (a->n - first == 1 && a->v[first].kind == K_ARRAY && a->v[first].x->ndim == 1) {
+    rt_node *x = a->v[first].x;
+    if (rt_is_float(x->t) || x->t == GK_BOOL)
+      return cc_error(s, a->loc[first], GK_ETYPE, "dimensions must be integers, got %s", tname(x->t));
+    if (x->n > GK_MAX_DIMS)
+      return cc_error(s, a->loc[first], GK_ELIMIT, "arrays have at most %d dimensions, got %lld", GK_MAX_DIMS, (long long)x->n);
+    if (cc_compute(s, &x, 1)) return s->err->status;
+    int64_t tmp[GK_MAX_DIMS];
+    rt_value *v = x->val;
+    if (v->where == RT_ON_HOST) memcpy(tmp, v->host, v->bytes);
+    else if (s->be->read(s->be, v, tmp)) return cc_error(s, loc, s->be->err.status, "%s", s->be->err.msg);
+    for (int i = 0; i < (int)x->n; i++) {
+      int64_t d = x->t == GK_I32 ? ((int32_t *)tmp)[i] : tmp[i];
+      if (d < 0) return cc_error(s, a->loc[first], GK_ETYPE, "dimension must be a non-negative integer, got %lld", (long long)d);
+      shape[nd++] = d;
+    }
+  } else {
+    if (a->n - first > GK_MAX_DIMS)
+      return cc_error(s, loc, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, a->n - first);
+    for (int i = first; i < a->n; i++)
+      if (dim_value(s, &a->v[i], a->loc[i], "dimension", &shape[nd++])) return s->err->status;
+  }
+  *ndim = nd;
+  return check_size(s, loc, nd, shape);
+}
+
+static int b_fillers(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int nd; int64_t shape[GK_MAX_DIMS];
+  if (dims_of(s, a, 0, loc, &nd, shape)) return s->err->status;
+  rt_node *x = mkconst(s, GK_F32, code, code, nd, shape);
+  if (!x) return s->err->status;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_fill(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int nd; int64_t shape[GK_MAX_DIMS];
+  if (need_array(s, &A(0), loc, "fill")) return s->err->status;
+  if (A(0).x->n != 1) return cc_error(s, a->loc[0], GK_ETYPE, "'fill' needs a single value");
+  if (dims_of(s, a, 1, loc, &nd, shape)) return s->err->status;
+  rt_node *v = A(0).x;
+  gk_dtype t = v->t;
+  if (A(0).weak && t == GK_I64) t = GK_I64;
+  rt_node *x;
+  if (v->op == RT_CONST) x = mkconst(s, t, v->c.f, v->c.i, nd, shape);
+  else {
+    rt_node r = blank(RT_VIEW, t, nd, shape);   /* all strides 0 */
+    r.nin = 1; r.in[0] = v;
+    x = cc_node(s, &r);
+  }
+  if (!x) return s->err->status;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_iota(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int64_t n;
+  if (dim_value(s, &A(0), a->loc[0], "iota's length", &n) || check_size(s, loc, 1, &n)) return s->err->status;
+  rt_node r = blank(RT_IOTA, GK_I64, 1, &n);
+  rt_node *x = cc_node(s, &r);
+  if (!x) return s->err->status;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_rand(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int nd; int64_t shape[GK_MAX_DIMS];
+  if (dims_of(s, a, 0, loc, &nd, shape)) return s->err->status;
+  rt_node r = blank(code ? RT_RANDN : RT_RAND, GK_F32, nd, shape);
+  int64_t n = 1;
+  for (int i = 0; i < nd; i++) n *= shape[i];
+  r.seed = s->seed; r.offset = s->rng_offset;
+  rt_node *x = cc_node(s, &r);
+  if (!x) return s->err->status;
+  s->rng_offset += (uint64_t)n;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_seed(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int64_t v;
+  if (scalar_value(s, &A(0), a->loc[0], "the seed", NULL, &v)) return s->err->status;
+  s->seed = (uint64_t)v;
+  s->rng_offset = 0;
+  *out = none();
+  return GK_OK;
+}
+
+/* ------------------------------------------------------------- data movement */
+
+static int count_true(cc_session *s, rt_node *mask, lang_loc loc, int64_t *cnt) {
+  cval m = arr(cast(s, mask, GK_I64), V_NONE, 0), c;
+  if (!m.x || reduce(s, ROP_SUM, m, loc, "filter", &c)) return s->err->status;
+  return scalar_value(s, &c, loc, "count", NULL, cnt);
+}
+
+static int select_op(cc_session *s, int op, cval x, cval m, lang_loc loc, const char *name, cval *out) {
+  if (need_array(s, &x, loc, name) || need_array(s, &m, loc, name)) return s->err->status;
+  if (m.x->t != GK_BOOL) return cc_error(s, loc, GK_ETYPE, "'%s' needs a bool mask, got %s", name, tname(m.x->t));
+  if (m.x->n != x.x->n || (m.x->ndim != x.x->ndim && m.x->ndim != 1)) {
+    char sa[128], sb[128]; cc_shape_str(x.x, sa, sizeof sa); cc_shape_str(m.x, sb, sizeof sb);
+    return cc_error(s, loc, GK_ETYPE, "'%s': mask shape %s does not match %s", name, sb, sa);
+  }
+  int64_t n = x.x->n;
+  rt_node *xv = x.x, *mv = m.x;
+  if (xv->ndim != 1) { rt_node r = blank(RT_RESHAPE, xv->t, 1, &n); r.nin = 1; r.in[0] = xv; xv = cc_node(s, &r); }
+  if (mv && mv->ndim != 1) { rt_node r = blank(RT_RESHAPE, GK_BOOL, 1, &n); r.nin = 1; r.in[0] = mv; mv = cc_node(s, &r); }
+  if (!xv || !mv) return s->err->status;
+  int64_t cnt = n;
+  if (op == RT_FILTER && count_true(s, mv, loc, &cnt)) return s->err->status;
+  rt_node r = blank(op, xv->t, 1, &cnt);
+  r.nin = 2; r.in[0] = xv; r.in[1] = mv;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_select(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  return select_op(s, code, A(0), A(1), loc, a->call->str, out);
+}
+
+static int b_hist(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  int64_t nb;
+  if (need_array(s, &A(0), loc, "hist")) return s->err->status;
+  if (dim_value(s, &A(1), a->loc[1], "the number of bins", &nb)) return s->err->status;
+  if (nb < 1) return cc_error(s, a->loc[1], GK_ETYPE, "the number of bins must be at least 1");
+  if (check_size(s, loc, 1, &nb)) return s->err->status;
+  if (a->have[2] != a->have[3]) return cc_error(s, loc, GK_ETYPE, "'hist' needs both lo and hi, or neither");
+  cval x = A(0);
+  x.view = V_NONE;
+  if (x.x->t == GK_BOOL) x.x = cast(s, x.x, GK_I64);
+  rt_node *lo, *hi;
+  if (a->have[2]) {
+    double fl, fh;
+    if (scalar_value(s, &A(2), a->loc[2], "lo", &fl, NULL) || scalar_value(s, &A(3), a->loc[3], "hi", &fh, NULL))
+      return s->err->status;
+    if (!(fl <= fh) || !isfinite(fl) || !isfinite(fh))
+      return cc_error(s, a->loc[2], GK_EVALUE, "'hist' range [%g, %g] must be finite with lo <= hi", fl, fh);
+    lo = mkconst(s, GK_F64, fl, 0, 0, NULL);
+    hi = mkconst(s, GK_F64, fh, 0, 0, NULL);
+  } else if (x.x->n == 0) {
+    lo = mkconst(s, GK_F64, 0, 0, 0, NULL);
+    hi = mkconst(s, GK_F64, 1, 0, 0, NULL);
+  } else {
+    cval mn, mx;
+    if (reduce(s, ROP_MIN, x, loc, "hist", &mn) || reduce(s, ROP_MAX, x, loc, "hist", &mx)) return s->err->status;
+    lo = cast(s, mn.x, GK_F64);
+    hi = cast(s, mx.x, GK_F64);
+  }
+  if (!lo || !hi || !x.x) return s->err->status;
+  rt_node r = blank(RT_HIST, GK_I64, 1, &nb);
+  r.nin = 3; r.in[0] = x.x; r.in[1] = lo; r.in[2] = hi; r.nbins = nb;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+/* A permuted view: output dim i is input dim axes[i]. */
+static rt_node *permute_view(cc_session *s, rt_node *x, const int *axes) {
+  int64_t st[GK_MAX_DIMS], acc = 1, shape[GK_MAX_DIMS];
+  for (int d = x->ndim - 1; d >= 0; d--) { st[d] = acc; acc *= x->shape[d]; }
+  int ident = 1;
+  for (int i = 0; i < x->ndim; i++) { shape[i] = x->shape[axes[i]]; if (axes[i] != i) ident = 0; }
+  if (ident) return x;
+  rt_node r = blank(RT_VIEW, x->t, x->ndim, shape);
+  r.nin = 1; r.in[0] = x;
+  for (int i = 0; i < x->ndim; i++) r.vstride[i] = st[axes[i]];
+  return cc_node(s, &r);
+}
+
+static int b_transpose(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "transpose")) return s->err->status;
+  rt_node *x = A(0).x;
+  int axes[GK_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) axes[i] = x->ndim - 1 - i;
+  rt_node *z = permute_view(s, x, axes);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_permute(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "permute")) return s->err->status;
+  rt_node *x = A(0).x;
+  int nd; int64_t ax[GK_MAX_DIMS];
+  if (a->n - 1 > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "too many axes");
+  if (dims_of(s, a, 1, loc, &nd, ax)) return s->err->status;
+  if (nd != x->ndim) return cc_error(s, loc, GK_ETYPE, "'permute' needs %d axes, got %d", x->ndim, nd);
+  int axes[GK_MAX_DIMS], seen[GK_MAX_DIMS] = {0};
+  for (int i = 0; i < nd; i++) {
+    if (ax[i] >= nd || seen[ax[i]]) return cc_error(s, loc, GK_ETYPE, "'permute' axes must be a permutation of 0..%d", nd - 1);
+    seen[ax[i]] = 1; axes[i] = (int)ax[i];
+  }
+  rt_node *z = permute_view(s, x, axes);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_reshape(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "reshape")) return s->err->status;
+  rt_node *x = A(0).x;
+  int nd = 0, neg = -1;
+  int64_t shape[GK_MAX_DIMS], prod = 1;
+  if (a->n - 1 > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, a->n - 1);
+  for (int i = 1; i < a->n; i++) {
+    int64_t d;
+    if (a->v[i].kind == K_ARRAY && a->v[i].x->op == RT_CONST && a->v[i].x->n == 1 && const_i(a->v[i].x) == -1 && neg < 0) {
+      neg = nd; shape[nd++] = 1; continue;
+    }
+    if (dim_value(s, &a->v[i], a->loc[i], "dimension", &d)) return s->err->status;
+    shape[nd++] = d;
+    if (d && prod > INT64_MAX / d) return cc_error(s, loc, GK_ELIMIT, "array too large");
+    prod *= d;
+  }
+  if (neg >= 0) {
+    if (prod == 0 || x->n % prod) goto bad;
+    shape[neg] = x->n / prod; prod *= shape[neg];
+  }
+  if (prod != x->n) goto bad;
+  {
+    rt_node r = blank(RT_RESHAPE, x->t, nd, shape);
+    r.nin = 1; r.in[0] = x;
+    rt_node *z = cc_node(s, &r);
+    if (!z) return s->err->status;
+    *out = arr(z, V_NONE, 0);
+    return GK_OK;
+  }
+bad: {
+    char sa[128]; cc_shape_str(x, sa, sizeof sa);
+    return cc_error(s, loc, GK_ETYPE, "cannot reshape %s (%lld elements) to %lld elements", sa,
+                    (long long)x->n, (long long)prod);
+  }
+}
+
+static int matmul(cc_session *s, cval a, cval b, lang_loc loc, cval *out) {
+  if (need_array(s, &a, loc, "@") || need_array(s, &b, loc, "@")) return s->err->status;
+  rt_node *x = a.x, *y = b.x;
+  char sa[128], sb[128];
+  cc_shape_str(x, sa, sizeof sa); cc_shape_str(y, sb, sizeof sb);
+  if (x->ndim < 1 || x->ndim > 2 || y->ndim < 1 || y->ndim > 2)
+    return cc_error(s, loc, GK_ETYPE, "'@' needs vectors or matrices, got %s and %s", sa, sb);
+  int64_t k1 = x->shape[x->ndim - 1], k2 = y->shape[0];
+  if (k1 != k2) return cc_error(s, loc, GK_ETYPE, "'@': shapes %s and %s do not align", sa, sb);
+  if (x->ndim == 1 && y->ndim == 1) {
+    bargs w; memset(&w, 0, sizeof w);
+    w.v[0] = a; w.v[1] = b;
+    return b_dot(s, 0, &w, loc, out);
+  }
+  gk_dtype t = promote(&a, &b);
+  if (t == GK_BOOL) t = GK_I64;
+  int nd = 0; int64_t shape[2];
+  if (x->ndim == 2) shape[nd++] = x->shape[0];
+  if (y->ndim == 2) shape[nd++] = y->shape[1];
+  rt_node r = blank(RT_MATMUL, t, nd, shape);
+  r.nin = 2; r.in[0] = cast(s, x, t); r.in[1] = cast(s, y, t);
+  if (!r.in[0] || !r.in[1]) return s->err->status;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+/* ------------------------------------------------------------- shape, io */
+
+static rt_node *host_array(cc_session *s, gk_dtype t, int ndim, const int64_t *shape, const void *data, lang_loc loc) {
+  rt_value *v;
+  if (s->be->alloc_value(s->be, t, ndim, shape, &v)) { cc_error(s, loc, s->be->err.status, "%s", s->be->err.msg); return NULL; }
+  if (v->bytes && s->be->write(s->be, v, data)) {
+    rt_value_unref(v);
+    cc_error(s, loc, s->be->err.status, "%s", s->be->err.msg);
+    return NULL;
+  }
+  rt_node *x = cc_input(s, v);
+  rt_value_unref(v);
+  return x;
+}
+
+static int b_len(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
+  rt_node *x = A(0).x;
+  int64_t v;
+  switch (code) {
+  case 0:
+    if (x->ndim == 0) return cc_error(s, loc, GK_ETYPE, "'len' of a scalar");
+    v = x->shape[0]; break;
+  default: v = x->n; break;
+  }
+  rt_node *z = mkconst(s, GK_I64, (double)v, v, 0, NULL);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_shape(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "shape")) return s->err->status;
+  rt_node *x = A(0).x;
+  int64_t nd = x->ndim;
+  rt_node *z = host_array(s, GK_I64, 1, &nd, x->shape, loc);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_view(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
+  if (A(0).x->ndim != 2) {
+    char sh[128]; cc_shape_str(A(0).x, sh, sizeof sh);
+    return cc_error(s, loc, GK_ETYPE, "'%s' needs a matrix, got %s %s", a->call->str, tname(A(0).x->t), sh);
+  }
+  *out = A(0);
+  out->view = code;
+  return GK_OK;
+}
+
+typedef struct loadctx { cc_session *s; rt_value *v; lang_loc loc; } loadctx;
+
+static void *load_alloc(void *ud, gk_dtype t, int ndim, const int64_t *shape, size_t bytes) {
+  loadctx *c = ud;
+  if (c->s->be->alloc_value(c->s->be, t, ndim, shape, &c->v)) return NULL;
+  return c->v->where == RT_ON_HOST ? c->v->host : NULL;
+}
+
+static int need_string(cc_session *s, bargs *a, int i, const char *name) {
+  if (a->v[i].kind != K_STR) return cc_error(s, a->loc[i], GK_ETYPE, "'%s' needs a file name string", name);
+  if (strlen(a->v[i].str) != a->v[i].len) return cc_error(s, a->loc[i], GK_EIO, "file name contains a NUL byte");
+  return GK_OK;
+}
+
+static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_string(s, a, 0, "load")) return s->err->status;
+  char err[512] = "";
+  loadctx c = { s, NULL, loc };
+  if (s->be->mem && strcmp(s->be->name, "cpu")) {
+    /* device backend: load to a host buffer, then upload */
+    rt_backend *cpu;
+    rt_err e; rt_err_clear(&e);
+    if (rt_cpu_open(s->mem, &cpu, &e)) return cc_error(s, loc, e.status, "%s", e.msg);
+    rt_backend *dev = s->be;
+    s->be = cpu;
+    int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+    s->be = dev;
+    if (rc) {
+      if (c.v) rt_value_unref(c.v);
+      cpu->close(cpu);
+      return cc_error(s, a->loc[0], rc, "%s", err[0] ? err : cpu->err.msg);
+    }
+    rt_node *x = host_array(s, c.v->t, c.v->ndim, c.v->shape, c.v->host, loc);
+    rt_value_unref(c.v);
+    cpu->close(cpu);
+    if (!x) return s->err->status;
+    *out = arr(x, V_NONE, 0);
+    return GK_OK;
+  }
+  int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+  if (rc) {
+    if (c.v) rt_value_unref(c.v);
+    return cc_error(s, a->loc[0], rc, "%s", err[0] ? err : s->be->err.msg);
+  }
+  if (!c.v) {   /* empty array: alloc may not have been called */
+    return cc_error(s, a->loc[0], GK_EIO, "cannot load '%s'", a->v[0].str);
+  }
+  rt_node *x = cc_input(s, c.v);
+  rt_value_unref(c.v);
+  if (!x) return s->err->status;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+/* Host copy of a computed node: *data points at host memory; *tmp is a
+** buffer the caller frees (size x->val->bytes) or NULL. */
+static int host_data(cc_session *s, rt_node *x, lang_loc loc, const void **data, void **tmp) {
+  *tmp = NULL;
+  if (cc_compute(s, &x, 1)) return s->err->status;
+  rt_value *v = x->val;
+  if (v->where == RT_ON_HOST) { *data = v->host; return GK_OK; }
+  void *b = rt_alloc(s->mem, v->bytes ? v->bytes : 1);
+  if (!b) return cc_error(s, loc, GK_ENOMEM, "out of memory");
+  if (s->be->read(s->be, v, b)) { rt_free(s->mem, b, v->bytes ? v->bytes : 1); return cc_error(s, loc, s->be->err.status, "%s", s->be->err.msg); }
+  *data = b; *tmp = b;
+  return GK_OK;
+}
+
+static int b_save(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_string(s, a, 0, "save") || need_array(s, &A(1), loc, "save")) return s->err->status;
+  const void *d; void *tmp;
+  rt_node *x = A(1).x;
+  if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
+  char err[512] = "";
+  int rc = npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
+  if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
+  if (rc) return cc_error(s, a->loc[0], rc, "%s", err);
+  *out = none();
+  return GK_OK;
+}
+
+/* Writes text to the output hook. */
+static void emit(cc_session *s, const char *t, size_t n) {
+  if (s->hooks.output) s->hooks.output(s->hooks.ud, t, n);
+  else fwrite(t, 1, n, stdout);
+}
+
+/* Formats value v into b (arrays like numpy, strings as they are). */
+static int format_value(cc_session *s, cval *v, lang_loc loc, fmt_buf *b) {
+  if (v->kind == K_STR) return fmt_append(b, v->str, v->len);
+  if (v->kind != K_ARRAY) return GK_OK;
+  const void *d; void *tmp;
+  rt_node *x = v->x;
+  if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
+  int rc = fmt_array(b, x->t, x->ndim, x->shape, d);
+  if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
+  if (rc) return cc_error(s, loc, rc, "out of memory formatting a value");
+  return GK_OK;
+}
+
+int cc_print_values(cc_session *s, cval *v, int n, lang_loc loc) {
+  rt_node *xs[LANG_MAX_ARGS];
+  int nx = 0;
+  for (int i = 0; i < n; i++) if (v[i].kind == K_ARRAY) xs[nx++] = v[i].x;
+  if (nx && cc_compute(s, xs, nx)) return s->err->status;   /* one plan for all of them */
+  fmt_buf b; fmt_init(&b);
+  for (int i = 0; i < n && !s->err->status; i++) {
+    if (i) fmt_putc(&b, ' ');
+    format_value(s, &v[i], loc, &b);
+  }
+  fmt_putc(&b, '\n');
+  int rc = s->err->status ? s->err->status : b.status;
+  if (rc == GK_OK) emit(s, b.data, b.len);
+  else if (!s->err->status) cc_error(s, loc, rc, "out of memory formatting a value");
+  fmt_free(&b);
+  return rc;
+}
+
+static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  *out = none();
+  return cc_print_values(s, a->v, a->n, loc);
+}
+
+/* ------------------------------------------------------------- the table */
+
+static const builtin builtins[] = {
+  { "iota", 1, 1, { "n" }, b_iota, 0 },
+  { "zeros", 0, -1, { 0 }, b_fillers, 0 },
+  { "ones", 0, -1, { 0 }, b_fillers, 1 },
+  { "fill", 1, -1, { 0 }, b_fill, 0 },
+  { "rand", 0, -1, { 0 }, b_rand, 0 },
+  { "randn", 0, -1, { 0 }, b_rand, 1 },
+  { "seed", 1, 1, { "s" }, b_seed, 0 },
+  { "abs", 1, 1, { "x" }, b_unary, RT_ABS },
+  { "exp", 1, 1, { "x" }, b_unary, RT_EXP },
+  { "log", 1, 1, { "x" }, b_unary, RT_LOG },
+  { "sqrt", 1, 1, { "x" }, b_unary, RT_SQRT },
+  { "rsqrt", 1, 1, { "x" }, b_unary, RT_RSQRT },
+  { "sin", 1, 1, { "x" }, b_unary, RT_SIN },
+  { "cos", 1, 1, { "x" }, b_unary, RT_COS },
+  { "tanh", 1, 1, { "x" }, b_unary, RT_TANH },
+  { "sigmoid", 1, 1, { "x" }, b_unary, RT_SIGMOID },
+  { "relu", 1, 1, { "x" }, b_unary, RT_RELU },
+  { "floor", 1, 1, { "x" }, b_unary, RT_FLOOR },
+  { "ceil", 1, 1, { "x" }, b_unary, RT_CEIL },
+  { "round", 1, 1, { "x" }, b_unary, RT_ROUND },
+  { "sign", 1, 1, { "x" }, b_unary, RT_SIGN },
+  { "pow", 2, 2, { "a", "b" }, b_binary, RT_POW },
+  { "maximum", 2, 2, { "a", "b" }, b_binary, RT_MAXIMUM },
+  { "minimum", 2, 2, { "a", "b" }, b_binary, RT_MINIMUM },
+  { "clamp", 3, 3, { "x", "lo", "hi" }, b_clamp, 0 },
+  { "where", 3, 3, { "c", "a", "b" }, b_where, 0 },
+  { "f32", 1, 1, { "x" }, b_cast, GK_F32 },
+  { "f64", 1, 1, { "x" }, b_cast, GK_F64 },
+  { "i32", 1, 1, { "x" }, b_cast, GK_I32 },
+  { "i64", 1, 1, { "x" }, b_cast, GK_I64 },
+  { "bool", 1, 1, { "x" }, b_cast, GK_BOOL },
+  { "sum", 1, 1, { "x" }, b_reduce, ROP_SUM },
+  { "prod", 1, 1, { "x" }, b_reduce, ROP_PROD },
+  { "max", 1, 1, { "x" }, b_reduce, ROP_MAX },
+  { "min", 1, 1, { "x" }, b_reduce, ROP_MIN },
+  { "any", 1, 1, { "x" }, b_reduce, ROP_ANY },
+  { "all", 1, 1, { "x" }, b_reduce, ROP_ALL },
+  { "argmax", 1, 1, { "x" }, b_reduce, ROP_ARGMAX },
+  { "argmin", 1, 1, { "x" }, b_reduce, ROP_ARGMIN },
+  { "mean", 1, 1, { "x" }, b_mean, 0 },
+  { "count", 1, 1, { "x" }, b_count, 0 },
+  { "norm", 1, 1, { "x" }, b_norm, 0 },
+  { "var", 1, 1, { "x" }, b_var, 0 },
+  { "std", 1, 1, { "x" }, b_var, 1 },
+  { "logsumexp", 1, 1, { "x" }, b_logsumexp, 0 },
+  { "dot", 2, 2, { "a", "b" }, b_dot, 0 },
+  { "scan", 1, 2, { "x", "op" }, b_scan, 0 },
+  { "exscan", 1, 2, { "x", "op" }, b_scan, 1 },
+  { "softmax", 1, 1, { "x" }, b_softmax, 0 },
+  { "logsoftmax", 1, 1, { "x" }, b_softmax, 1 },
+  { "layernorm", 1, 3, { "x", "gamma", "beta", "eps" }, b_layernorm, 0 },
+  { "rmsnorm", 1, 2, { "x", "gamma", "eps" }, b_rmsnorm, 0 },
+  { "filter", 2, 2, { "x", "mask" }, b_select, RT_FILTER },
+  { "partition", 2, 2, { "x", "mask" }, b_select, RT_PARTITION },
+  { "hist", 2, 4, { "x", "nbins", "lo", "hi" }, b_hist, 0 },
+  { "transpose", 1, 1, { "m" }, b_transpose, 0 },
+  { "reshape", 1, -1, { 0 }, b_reshape, 0 },
+  { "permute", 1, -1, { 0 }, b_permute, 0 },
+  { "len", 1, 1, { "x" }, b_len, 0 },
+  { "size", 1, 1, { "x" }, b_len, 1 },
+  { "shape", 1, 1, { "x" }, b_shape, 0 },
+  { "rows", 1, 1, { "m" }, b_view, V_ROWS },
+  { "cols", 1, 1, { "m" }, b_view, V_COLS },
+  { "load", 1, 1, { "file" }, b_load, 0 },
+  { "save", 2, 2, { "file", "x" }, b_save, 0 },
+  { "print", 0, -1, { 0 }, b_print, 0 },
+};
+
+static const builtin *find_builtin(const char *name) {
+  for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+    if (!strcmp(builtins[i].name, name)) return &builtins[i];
+  return NULL;
+}
+
+int cc_is_builtin(const char *name) { return find_builtin(name) != NULL; }
+
+/* ------------------------------------------------------------- expressions */
+
+/* Parameters of the user functions being expanded: innermost first. */
+typedef struct frame {
+  struct frame *up;
+  const cfn *fn;
+  cval args[LANG_MAX_PARAMS];
+} frame;
+
+static frame *cur_frame;   /* per call of cc_eval_expr; see eval_call_fn (reset in cc_exec) */
+
+static int eval(cc_session *s, const ast *e, cval *out);
+
+static int op_of(ast_op op) {
+  switch (op) {
+  case AST_OP_ADD: return RT_ADD; case AST_OP_SUB: return RT_SUB; case AST_OP_MUL: return RT_MUL;
+  case AST_OP_DIV: return RT_DIV; case AST_OP_MOD: return RT_MOD; case AST_OP_POW: return RT_POW;
+  case AST_OP_EQ: return RT_EQ; case AST_OP_NE: return RT_NE; case AST_OP_LT: return RT_LT;
+  case AST_OP_LE: return RT_LE; case AST_OP_GT: return RT_GT; case AST_OP_GE: return RT_GE;
+  case AST_OP_AND: return RT_AND; case AST_OP_OR: return RT_OR;
+  default: return -1;
+  }
+}
+
+static int rop_named(const char *n) {
+  if (!strcmp(n, "sum")) return ROP_SUM;
+  if (!strcmp(n, "prod")) return ROP_PROD;
+  if (!strcmp(n, "max")) return ROP_MAX;
+  if (!strcmp(n, "min")) return ROP_MIN;
+  return -1;
+}
+
+static int eval_name(cc_session *s, const ast *e, cval *out) {
+  for (frame *f = cur_frame; f; f = NULL) {   /* only the innermost function's parameters are visible */
+    for (int i = 0; i < f->fn->nparams; i++)
+      if (!strcmp(f->fn->params[i], e->str)) { *out = f->args[i]; return GK_OK; }
+  }
+  cvar *v = cc_findvar(s, e->str);
+  if (v) { *out = v->v; return GK_OK; }
+  if (find_builtin(e->str) || cc_findfn(s, e->str))
+    return cc_error(s, e->loc, GK_ETYPE, "'%s' is a function; call it as %s(...)", e->str, e->str);
+  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'", e->str);
+}
+
+/* A list literal: numbers (nested lists for matrices) into a host array. */
+typedef struct litbuf { double *f; int64_t *i; int64_t n, cap; int kind; int ndim; int64_t shape[GK_MAX_DIMS]; } litbuf;
+
+static int lit_walk(cc_session *s, const ast *e, litbuf *b, int depth) {
+  if (e->kind == AST_LIST) {
+    if (depth >= GK_MAX_DIMS) return cc_error(s, e->loc, GK_ELIMIT, "arrays have at most %d dimensions", GK_MAX_DIMS);
+    if (b->ndim <= depth) {
+      if (b->n > 0) return cc_error(s, e->loc, GK_ETYPE, "ragged list: mixes numbers and lists");
+      b->ndim = depth + 1; b->shape[depth] = e->nkids;
+    } else if (b->shape[depth] != e->nkids)
+      return cc_error(s, e->loc, GK_ETYPE, "ragged list: %d elements where %lld were expected", e->nkids, (long long)b->shape[depth]);
+    for (int i = 0; i < e->nkids; i++) if (lit_walk(s, e->kids[i], b, depth + 1)) return s->err->status;
+    return GK_OK;
+  }
+  if (depth != b->ndim) return cc_error(s, e->loc, GK_ETYPE, "ragged list: mixes numbers and lists");
+  cval v;
+  if (eval(s, e, &v)) return s->err->status;
+  if (v.kind != K_ARRAY || v.x->n != 1 || v.x->ndim != 0)
+    return cc_error(s, e->loc, GK_ETYPE, "list elements must be numbers");
+  double f; int64_t i;
+  if (scalar_value(s, &v, e->loc, "a list element", &f, &i)) return s->err->status;
+  int k = kind_of(v.x->t);
+  if (k > b->kind) b->kind = k;
+  if (b->n == b->cap) {
+    int64_t nc = b->cap ? b->cap * 2 : 16;
+    double *nf = rt_realloc(s->mem, b->f, sizeof(double) * (size_t)b->cap, sizeof(double) * (size_t)nc);
+    if (!nf) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
+    b->f = nf;
+    int64_t *ni = rt_realloc(s->mem, b->i, sizeof(int64_t) * (size_t)b->cap, sizeof(int64_t) * (size_t)nc);
+    if (!ni) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
+    b->i = ni;
+    b->cap = nc;
+  }
+  b->f[b->n] = rt_is_float(v.x->t) ? f : (double)i;
+  b->i[b->n] = i;
+  b->n++;
+  return GK_OK;
+}
+
+static int eval_list(cc_session *s, const ast *e, cval *out) {
+  litbuf b; memset(&b, 0, sizeof b);
+  int rc = lit_walk(s, e, &b, 0);
+  rt_node *x = NULL;
+  if (!rc) {
+    gk_dtype t = b.kind == 2 ? GK_F32 : b.kind == 1 ? GK_I64 : (b.n ? GK_BOOL : GK_F32);
+    size_t es = gk_dtype_size(t);
+    void *d = rt_alloc(s->mem, (size_t)b.n * es + 1);
+    if (!d) rc = cc_error(s, e->loc, GK_ENOMEM, "out of memory");
+    else {
+      for (int64_t k = 0; k < b.n; k++) {
+        switch (t) {
+        case GK_BOOL: ((uint8_t *)d)[k] = b.i[k] != 0; break;
+        case GK_I64: ((int64_t *)d)[k] = b.i[k]; break;
+        case GK_F32: ((float *)d)[k] = (float)b.f[k]; break;
+        default: break;
+        }
+      }
+      x = host_array(s, t, b.ndim, b.shape, d, e->loc);
+      rt_free(s->mem, d, (size_t)b.n * es + 1);
+      if (!x) rc = s->err->status;
+    }
+  }
+  rt_free(s->mem, b.f, sizeof(double) * (size_t)b.cap);
+  rt_free(s->mem, b.i, sizeof(int64_t) * (size_t)b.cap);
+  if (rc) return rc;
+  *out = arr(x, V_NONE, 0);
+  return GK_OK;
+}
+
+/* Index of position k along a dimension of length len (negative counts from the end). */
+static int norm_index(cc_session *s, lang_loc loc, int64_t i, int64_t len, int64_t *out) {
+  int64_t j = i < 0 ? i + len : i;
+  if (j < 0 || j >= len) return cc_error(s, loc, GK_EVALUE, "index %lld out of range for length %lld", (long long)i, (long long)len);
+  *out = j;
+  return GK_OK;
+}
+
+static int slice_bound(cc_session *s, const ast *e, int64_t dflt, int64_t *v) {
+  if (!e) { *v = dflt; return GK_OK; }
+  cval c;
+  if (eval(s, e, &c)) return s->err->status;
+  if (c.kind != K_ARRAY || c.x->n != 1 || rt_is_float(c.x->t) || c.x->t == GK_BOOL)
+    return cc_error(s, e->loc, GK_ETYPE, "slice bounds must be integers");
+  return scalar_value(s, &c, e->loc, "a slice bound", NULL, v);
+}
+
+static int eval_index(cc_session *s, const ast *e, cval *out) {
+  cval tv;
+  if (eval(s, e->kids[0], &tv)) return s->err->status;
+  if (need_array(s, &tv, e->loc, "indexing")) return s->err->status;
+  rt_node *x = tv.x;
+  int npos = e->nkids - 1;
+  if (npos == 1 && e->kids[1]->kind != AST_SLICE) {
+    cval iv;
+    if (eval(s, e->kids[1], &iv)) return s->err->status;
+    if (iv.kind == K_ARRAY && iv.x->t == GK_BOOL && iv.x->ndim > 0)
+      return select_op(s, RT_FILTER, tv, iv, e->loc, "filter", out);
+  }
+  if (npos > x->ndim) {
+    char sh[128]; cc_shape_str(x, sh, sizeof sh);
+    return cc_error(s, e->loc, GK_ETYPE, "too many indices (%d) for an array of shape %s", npos, sh);
+  }
+  int64_t st[GK_MAX_DIMS], acc = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) { st[d] = acc; acc *= x->shape[d]; }
+  rt_node r = blank(RT_VIEW, x->t, 0, NULL);
+  r.nin = 1; r.in[0] = x;
+  int nd = 0;
+  for (int d = 0; d < x->ndim; d++) {
+    const ast *p = d < npos ? e->kids[d + 1] : NULL;
+    if (!p) { r.shape[nd] = x->shape[d]; r.vstride[nd++] = st[d]; continue; }
+    if (p->kind == AST_SLICE) {
+      int64_t len = x->shape[d], a0, b0, step;
+      if (slice_bound(s, p->kids[2], 1, &step)) return s->err->status;
+      if (step == 0) return cc_error(s, p->loc, GK_EVALUE, "slice step cannot be zero");
+      if (slice_bound(s, p->kids[0], step > 0 ? 0 : len - 1, &a0) ||
+          slice_bound(s, p->kids[1], step > 0 ? len : -len - 1, &b0))
+        return s->err->status;
+      /* numpy's clamping */
+      if (p->kids[0]) { if (a0 < 0) a0 += len; if (a0 < 0) a0 = step > 0 ? 0 : -1; if (a0 >= len) a0 = step > 0 ? len : len - 1; }
+      if (p->kids[1]) { if (b0 < 0) b0 += len; if (b0 < 0) b0 = step > 0 ? 0 : -1; if (b0 >= len) b0 = step > 0 ? len : len - 1; }
+      else if (step < 0) b0 = -1;
+      int64_t cnt = step > 0 ? (b0 > a0 ? (b0 - a0 + step - 1) / step : 0) : (a0 > b0 ? (a0 - b0 - step - 1) / (-step) : 0);
+      r.shape[nd] = cnt; r.vstride[nd++] = st[d] * step;
+      if (cnt) r.voff += a0 * st[d];
+      continue;
+    }
+    cval iv;
+    if (eval(s, p, &iv)) return s->err->status;
+    if (iv.kind != K_ARRAY || iv.x->n != 1 || iv.x->ndim != 0 || rt_is_float(iv.x->t) || iv.x->t == GK_BOOL)
+      return cc_error(s, p->loc, GK_ETYPE, "an index must be an integer, a slice or a bool mask");
+    int64_t i, j;
+    if (scalar_value(s, &iv, p->loc, "an index", NULL, &i) || norm_index(s, p->loc, i, x->shape[d], &j))
+      return s->err->status;
+    r.voff += j * st[d];
+  }
+  r.ndim = nd;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+/* Evaluates the arguments of a builtin call into slots by parameter. */
+static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
+  memset(a->have, 0, sizeof a->have);
+  a->n = 0;
+  a->call = e;
+  int npos = 0, maxp = 0;
+  while (maxp < 5 && b->params[maxp]) maxp++;
+  for (int i = 0; i < e->nkids; i++) if (!e->kwname || !e->kwname[i]) npos++;
+  if (npos < b->min || (b->max >= 0 && npos > b->max)) {
+    if (b->min == b->max)
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", npos);
+    if (b->max < 0)
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", npos);
+    return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, npos);
+  }
+  int isscan = b->fn == b_scan;
+  for (int i = 0; i < e->nkids; i++) {
+    int slot = i;
+    lang_loc l = e->kids[i]->loc;
+    if (e->kwname && e->kwname[i]) {
+      slot = -1;
+      for (int k = 0; k < maxp; k++) if (!strcmp(b->params[k], e->kwname[i])) slot = k;
+      if (slot < 0 || slot < npos)
+        return cc_error(s, e->kwloc ? e->kwloc[i] : l, GK_ETYPE, slot < 0 ? "'%s' has no argument '%s'" : "'%s' got argument '%s' twice",
+                        b->name, e->kwname[i]);
+    }
+    if (slot >= LANG_MAX_ARGS) return cc_error(s, l, GK_ELIMIT, "too many arguments");
+    if (isscan && slot == 1 && e->kids[i]->kind == AST_NAME && rop_named(e->kids[i]->str) >= 0) {
+      memset(&a->v[slot], 0, sizeof a->v[slot]);
+      a->v[slot].kind = K_OPNAME;
+      a->v[slot].rop = rop_named(e->kids[i]->str);
+    } else if (eval(s, e->kids[i], &a->v[slot])) return s->err->status;
+    a->have[slot] = 1;
+    a->loc[slot] = l;
+    if (slot + 1 > a->n) a->n = slot + 1;
+  }
+  return GK_OK;
+}
+
+static int eval_call(cc_session *s, const ast *e, cval *out) {
+  cfn *f = cc_findfn(s, e->str);
+  if (f) {
+    if (f->expanding) return cc_error(s, e->loc, GK_ETYPE, "recursive function '%s'", f->name);
+    if (e->kwname) for (int i = 0; i < e->nkids; i++)
+      if (e->kwname[i]) return cc_error(s, e->kwloc ? e->kwloc[i] : e->loc, GK_ETYPE, "'%s' has no argument '%s'", f->name, e->kwname[i]);
+    if (e->nkids != f->nparams)
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", e->nkids);
+    frame fr;
+    memset(&fr, 0, sizeof fr);
+    fr.fn = f;
+    for (int i = 0; i < e->nkids; i++) if (eval(s, e->kids[i], &fr.args[i])) return s->err->status;
+    fr.up = cur_frame;
+    frame *saved = cur_frame;
+    cur_frame = &fr;
+    f->expanding = 1;
+    int rc = eval(s, f->body, out);
+    f->expanding = 0;
+    cur_frame = saved;
+    return rc;
+  }
+  const builtin *b = find_builtin(e->str);
+  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'", e->str);
+  bargs *a = rt_alloc(s->mem, sizeof *a);
+  if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
+  int rc = bind_args(s, e, b, a);
+  if (!rc) {
+    for (int i = b->min; i < a->n && !rc; i++)   /* optional positional parameters may be skipped only via keywords */
+      if (!a->have[i] && b->max >= 0 && i < b->max && a->have[b->max - 1 < a->n ? a->n - 1 : 0] && b->params[i] == NULL) rc = GK_OK;
+    rc = b->fn(s, b->code, a, e->loc, out);
+  }
+  rt_free(s->mem, a, sizeof *a);
+  return rc;
+}
+
+static int eval(cc_session *s, const ast *e, cval *out) {
+  if (++s->depth > CC_MAX_EVAL_DEPTH) {
+    s->depth--;
+    return cc_error(s, e->loc, GK_ELIMIT, "expression nested too deeply (limit %d)", LANG_MAX_DEPTH);
+  }
+  int rc = GK_OK;
+  memset(out, 0, sizeof *out);
+  switch (e->kind) {
+  case AST_INT: {
+    rt_node *x = mkconst(s, GK_I64, (double)e->ival, e->ival, 0, NULL);
+    if (!x) rc = s->err->status; else *out = arr(x, V_NONE, 1);
+    break;
+  }
+  case AST_FLOAT: {
+    rt_node *x = mkconst(s, GK_F32, e->fval, 0, 0, NULL);
+    if (!x) rc = s->err->status; else *out = arr(x, V_NONE, 1);
+    break;
+  }
+  case AST_BOOL: {
+    rt_node *x = mkconst(s, GK_BOOL, 0, e->ival, 0, NULL);
+    if (!x) rc = s->err->status; else *out = arr(x, V_NONE, 1);
+    break;
+  }
+  case AST_STR:
+    out->kind = K_STR; out->str = e->str; out->len = e->len;
+    break;
+  case AST_NAME: rc = eval_name(s, e, out); break;
+  case AST_LIST: rc = eval_list(s, e, out); break;
+  case AST_UNARY: {
+    cval a;
+    rc = eval(s, e->kids[0], &a);
+    if (!rc) rc = unary(s, e->op == AST_OP_NOT ? RT_NOT : RT_NEG, a, e->loc, e->op == AST_OP_NOT ? "not" : "-", out);
+    break;
+  }
+  case AST_BINARY: {
+    cval a, b;
+    rc = eval(s, e->kids[0], &a);
+    if (!rc) rc = eval(s, e->kids[1], &b);
+    if (rc) break;
+    if (e->op == AST_OP_MATMUL) rc = matmul(s, a, b, e->loc, out);
+    else rc = binop(s, op_of(e->op), a, b, e->loc, out);
+    break;
+  }
+  case AST_CALL: rc = eval_call(s, e, out); break;
+  case AST_INDEX: rc = eval_index(s, e, out); break;
+  default: rc = cc_error(s, e->loc, GK_ESYNTAX, "unexpected %s in an expression", ast_kind_name(e->kind)); break;
+  }
+  s->depth--;
+  return rc;
+}
+
+int cc_eval_expr(cc_session *s, const ast *e, cval *out) { return eval(s, e, out); }
+
+/* ------------------------------------------------------------- statements */
+
+static ast *ast_copy(lang_arena *a, const ast *e) {
+  if (!e) return NULL;
+  ast *c = lang_arena_alloc(a, sizeof *c);
+  if (!c) return NULL;
+  *c = *e;
+  if (e->str && !(c->str = lang_arena_strdup(a, e->str, e->len))) return NULL;
+  if (e->nkids) {
+    c->kids = lang_arena_alloc(a, sizeof(ast *) * (size_t)e->nkids);
+    if (!c->kids) return NULL;
+    for (int i = 0; i < e->nkids; i++)
+      if (e->kids[i] && !(c->kids[i] = ast_copy(a, e->kids[i]))) return NULL;
+  }
+  if (e->kwname) {
+    int n = e->kind == AST_FN ? (int)e->ival : e->nkids;
+    c->kwname = lang_arena_alloc(a, sizeof(char *) * (size_t)(n ? n : 1));
+    if (!c->kwname) return NULL;
+    for (int i = 0; i < n; i++)
+      if (e->kwname[i] && !(c->kwname[i] = lang_arena_strdup(a, e->kwname[i], strlen(e->kwname[i])))) return NULL;
+    if (e->kwloc) {
+      c->kwloc = lang_arena_alloc(a, sizeof(lang_loc) * (size_t)(n ? n : 1));
+      if (!c->kwloc) return NULL;
+      memcpy(c->kwloc, e->kwloc, sizeof(lang_loc) * (size_t)n);
+    }
+  }
+  return c;
+}
+
+/* Finds a call of `name` in body (a direct recursion). */
+static const ast *find_call(const ast *e, const char *name) {
+  if (!e) return NULL;
+  if (e->kind == AST_CALL && !strcmp(e->str, name)) return e;
+  for (int i = 0; i < e->nkids; i++) {
+    const ast *r = find_call(e->kids[i], name);
+    if (r) return r;
+  }
+  return NULL;
+}
+
+static void *arena_hook(void *ud, void *p, size_t o, size_t n) {
+  rt_mem *m = ud;
+  return m->fn(m->ud, p, o, n);
+}
+
+static int define_fn(cc_session *s, const ast *st) {
+  if (find_builtin(st->str)) return cc_error(s, st->loc, GK_ETYPE, "'%s' is a builtin function", st->str);
+  const ast *rec = find_call(st->kids[0], st->str);
+  if (rec) return cc_error(s, rec->loc, GK_ETYPE, "recursive function '%s'", st->str);
+  cfn nf;
+  memset(&nf, 0, sizeof nf);
+  lang_arena_init(&nf.arena, arena_hook, s->mem);
+  ast *copy = ast_copy(&nf.arena, st);
+  size_t ln = strlen(st->str);
+  nf.name = rt_alloc(s->mem, ln + 1);
+  if (!copy || !nf.name) {
+    lang_arena_free(&nf.arena);
+    rt_free(s->mem, nf.name, ln + 1);
+    return cc_error(s, st->loc, GK_ENOMEM, "out of memory");
+  }
+  memcpy(nf.name, st->str, ln + 1);
+  nf.body = copy->kids[0];
+  nf.nparams = (int)st->ival;
+  nf.params = copy->kwname;
+  cfn *old = cc_findfn(s, st->str);
+  if (old) {
+    rt_free(s->mem, old->name, strlen(old->name) + 1);
+    lang_arena_free(&old->arena);
+    *old = nf;
+    return GK_OK;
+  }
+  if (s->nfns == s->capfns) {
+    int nc = s->capfns ? s->capfns * 2 : 8;
+    cfn *n2 = rt_realloc(s->mem, s->fns, sizeof(cfn) * (size_t)s->capfns, sizeof(cfn) * (size_t)nc);
+    if (!n2) {
+      lang_arena_free(&nf.arena);
+      rt_free(s->mem, nf.name, ln + 1);
+      return cc_error(s, st->loc, GK_ENOMEM, "out of memory");
+    }
+    s->fns = n2; s->capfns = nc;
+  }
+  s->fns[s->nfns++] = nf;
+  return GK_OK;
+}
+
+int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
+  rt_err *saved = s->err;
+  s->err = err;
+  memset(&s->errloc, 0, sizeof s->errloc);
+  s->depth = 0;
+  cur_frame = NULL;
+  uint64_t seed0 = s->seed, off0 = s->rng_offset;
+  int rc = GK_OK;
+  cval v;
+  switch (st->kind) {
+  case AST_ASSIGN:
+    rc = eval(s, st->kids[0], &v);
+    if (!rc && v.kind != K_ARRAY)
+      rc = cc_error(s, st->kids[0]->loc, GK_ETYPE, "cannot assign %s to '%s'", kind_name(&v), st->str);
+    if (!rc && (find_builtin(st->str) || cc_findfn(s, st->str)))
+      rc = cc_error(s, st->loc, GK_ETYPE, "'%s' is a function; choose another variable name", st->str);
+    if (!rc) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, st->str, v); }
+    break;
+  case AST_FN:
+    rc = define_fn(s, st);
+    break;
+  case AST_EXPR:
+    rc = eval(s, st->kids[0], &v);
+    if (!rc && v.kind != K_NONE) rc = cc_print_values(s, &v, 1, st->kids[0]->loc);
+    break;
+  default:
+    rc = cc_error(s, st->loc, GK_ESYNTAX, "not a statement");
+  }
+  if (rc) { s->seed = seed0; s->rng_offset = off0; }
+  cc_end_statement(s);
+  if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_sync(s, err);
+  *loc = s->errloc;
+  s->err = saved;
+  return rc;
+}

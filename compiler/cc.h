@@ -1,0 +1,56 @@
+/*
+** compiler/cc.h -- gk's compiler: from statements (lang/ast.h) to a lazy,
+** typed graph of array ops (runtime/plan.h nodes), and from the graph to
+** plans of fused groups that a backend runs.
+**
+** A session (cc_session) holds the graph, the variables, the user's
+** functions and the random stream position.  cc_exec runs one statement:
+** it checks names, dtypes and shapes (errors carry a source location),
+** adds nodes to the pending graph, and binds the result only when the whole
+** statement succeeded.  Values are computed when they are observed (print,
+** save, a data-dependent size, cc_read) -- that is when a plan is made and
+** run.
+*/
+#ifndef CC_H
+#define CC_H
+
+#include "lang/ast.h"
+#include "runtime/rt.h"
+
+#define CC_MAX_PENDING 20000   /* pending nodes before a statement forces evaluation: bounds memory of long scripts */
+#define CC_MAX_INLINE_DEPTH 64 /* nested user-function expansion */
+#define CC_MAX_VARS 100000     /* variables in one session */
+
+typedef struct cc_session cc_session;
+
+typedef struct cc_hooks {
+  void (*output)(void *ud, const char *text, size_t len);  /* print output */
+  void *ud;
+} cc_hooks;
+
+/* Options (cc_session fields, settable through cc_option). */
+enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32 };
+
+int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
+void cc_close(cc_session *s);
+void cc_option(cc_session *s, int opt, int value);
+int cc_get_option(cc_session *s, int opt);
+
+/* Runs one statement.  On failure returns the status; *err holds the message
+** and *loc where it is (loc->line == 0 when there is no location).  The
+** statement binds nothing on failure. */
+int cc_exec(cc_session *s, const ast *stmt, rt_err *err, lang_loc *loc);
+
+/* Number of kernels (plan groups) run since the session opened. */
+int64_t cc_kernels(cc_session *s);
+
+/* Variables. */
+int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err); /* takes a reference */
+int cc_unbind(cc_session *s, const char *name);
+/* Finds `name`; computes it if pending when `compute`.  *v is borrowed. */
+int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err);
+int cc_sync(cc_session *s, rt_err *err);   /* computes every pending variable */
+typedef void (*cc_var_fn)(void *ud, const char *name, const rt_node *x);
+void cc_each_var(cc_session *s, cc_var_fn fn, void *ud);  /* in name order */
+
+#endif /* CC_H */

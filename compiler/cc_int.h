@@ -1,0 +1,102 @@
+/*
+** compiler/cc_int.h -- internals shared by the compiler's files: graph
+** nodes with reference counts and CSE, the session, and typed values as the
+** checker sees them (a node plus its view and literal-ness).
+*/
+#ifndef CC_INT_H
+#define CC_INT_H
+
+#include "compiler/cc.h"
+
+/* A graph node: the runtime node plus the graph's bookkeeping. */
+typedef struct gnode {
+  rt_node r;              /* must be first: a gnode* is an rt_node* */
+  int refs;               /* users: variables, other nodes, the current statement */
+  uint64_t hash;          /* CSE key hash */
+  int in_hash;            /* linked in the CSE table */
+  struct gnode *hnext;    /* CSE bucket chain */
+  struct gnode *snext;    /* nodes created by the current statement */
+  int mark;               /* planning: visit stamp */
+  int grp;                /* planning: group index, -1 none */
+  int anchor;             /* planning: starts or belongs to a group as an anchor */
+  int post;               /* planning: post-order index */
+} gnode;
+
+#define G(x) ((gnode *)(x))
+
+/* Views: how reductions and broadcasting treat a matrix. */
+enum { V_NONE, V_ROWS, V_COLS };
+
+/* Kinds of checker values. */
+enum { K_ARRAY, K_STR, K_NONE, K_OPNAME };
+
+/* A value as the checker sees it. */
+typedef struct cval {
+  int kind;               /* K_* */
+  rt_node *x;             /* K_ARRAY: the node */
+  int view;               /* V_* */
+  int weak;               /* from a literal: adapts its dtype to the other operand */
+  const char *str;        /* K_STR text, K_OPNAME name */
+  size_t len;
+  int rop;                /* K_OPNAME: rt_rop */
+} cval;
+
+typedef struct cvar {
+  char *name;
+  cval v;                 /* K_ARRAY only; holds a reference on v.x */
+} cvar;
+
+typedef struct cfn {
+  char *name;
+  lang_arena arena;       /* owns body and params */
+  const ast *body;
+  int nparams;
+  const char **params;
+  int expanding;          /* being inlined right now (recursion check) */
+} cfn;
+
+struct cc_session {
+  rt_mem *mem;
+  rt_backend *be;
+  cc_hooks hooks;
+  /* graph */
+  gnode **htab;           /* CSE buckets */
+  size_t hcap;
+  gnode *stmt_nodes;      /* created by the current statement (each holds one ref) */
+  int64_t nlive;          /* live nodes */
+  int next_id;
+  int stamp;              /* planning visit stamp */
+  /* names */
+  cvar *vars; int nvars, capvars;   /* sorted by name */
+  cfn *fns; int nfns, capfns;
+  /* random stream */
+  uint64_t seed, rng_offset;
+  /* options and counters */
+  int opt_plan, opt_cuda, opt_fusion, opt_tf32;
+  int64_t kernels;
+  /* the current statement's error */
+  rt_err *err;
+  lang_loc errloc;
+  int depth;              /* recursion depth of the checker */
+};
+
+/* graph.c */
+rt_node *cc_node(cc_session *s, const rt_node *tmpl);   /* interned copy; NULL on OOM (error set) */
+void cc_ref(rt_node *x);
+void cc_unref(cc_session *s, rt_node *x);
+void cc_end_statement(cc_session *s);                  /* drops the statement's references */
+void cc_freeze(cc_session *s, rt_node *x);             /* materialized: forget inputs */
+rt_node *cc_input(cc_session *s, rt_value *v);         /* a node for a materialized value */
+int cc_error(cc_session *s, lang_loc loc, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+cvar *cc_findvar(cc_session *s, const char *name);
+int cc_setvar(cc_session *s, const char *name, cval v);
+cfn *cc_findfn(cc_session *s, const char *name);
+
+/* fuse.c */
+int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targets */
+
+/* build.c */
+int cc_eval_expr(cc_session *s, const ast *e, cval *out);
+void cc_shape_str(const rt_node *x, char *buf, size_t len);
+
+#endif /* CC_INT_H */

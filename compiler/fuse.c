@@ -1,0 +1,470 @@
+/*
+** compiler/fuse.c -- from pending graph to plan: which nodes run together in
+** one kernel, in what order, and running the plan on the backend.
+**
+** Anchors are the nodes a group is built around: heavy ops (reduce, scan,
+** filter, partition, hist, matmul) and the values asked for.  Elementwise
+** nodes are never anchors when fusion is on: they are inlined into every
+** group that reads them (their producer's stores and consumer's loads).
+** Groups then merge (docs/fusion.md):
+**   - a target whose pending anchors are all row (column) reductions of its
+**     own matrix shape joins them: one row kernel (softmax, layernorm);
+**   - a reduction or scalar whose pending anchors are all whole-array
+**     reductions of one length joins them: one reduction kernel with an
+**     epilogue (sqrt(sum(x*x))/n, sum(exp(x - max(x))));
+**   - leaf groups (no pending inputs) of whole-array reductions of one length
+**     merge horizontally (min, max and sum of x in one pass), and so do leaf
+**     maps of one shape.
+** Every merge joins groups that depend on nothing pending outside
+** themselves, so the merged plan stays acyclic; groups run in a topological
+** order of their dependencies.
+*/
+#include <stdio.h>
+#include <string.h>
+#include "compiler/cc_int.h"
+#include "runtime/host.h"
+
+typedef struct planner {
+  cc_session *s;
+  rt_node **post;   /* pending nodes in post-order */
+  int npost, cap;
+  int *parent;      /* union-find over anchor indices (by post index) */
+} planner;
+
+static int push_post(planner *p, rt_node *x) {
+  if (p->npost == p->cap) {
+    int nc = p->cap ? p->cap * 2 : 64;
+    rt_node **n = rt_realloc(p->s->mem, p->post, sizeof(rt_node *) * (size_t)p->cap, sizeof(rt_node *) * (size_t)nc);
+    if (!n) return GK_ENOMEM;
+    p->post = n; p->cap = nc;
+  }
+  G(x)->post = p->npost;
+  p->post[p->npost++] = x;
+  return GK_OK;
+}
+
+/* Iterative post-order DFS over pending nodes. */
+static int collect(planner *p, rt_node **targets, int nt) {
+  cc_session *s = p->s;
+  int scap = 256, sp = 0, rc = GK_OK;
+  struct fr { rt_node *x; int next; } *st = rt_alloc(s->mem, sizeof(struct fr) * (size_t)scap);
+  if (!st) return GK_ENOMEM;
+  for (int t = 0; t < nt && !rc; t++) {
+    rt_node *r = targets[t];
+    if (r->val || G(r)->mark == s->stamp) continue;
+    G(r)->mark = s->stamp;
+    st[sp].x = r; st[sp].next = 0; sp++;
+    while (sp > 0 && !rc) {
+      struct fr *f = &st[sp - 1];
+      if (f->next < f->x->nin) {
+        rt_node *c = f->x->in[f->next++];
+        if (c->val || G(c)->mark == s->stamp) continue;
+        G(c)->mark = s->stamp;
+        if (sp == scap) {
+          struct fr *n = rt_realloc(s->mem, st, sizeof(struct fr) * (size_t)scap, sizeof(struct fr) * (size_t)scap * 2);
+          if (!n) { rc = GK_ENOMEM; break; }
+          st = n; scap *= 2;
+        }
+        st[sp].x = c; st[sp].next = 0; sp++;
+      } else {
+        rc = push_post(p, f->x);
+        sp--;
+      }
+    }
+  }
+  rt_free(s->mem, st, sizeof(struct fr) * (size_t)scap);
+  return rc;
+}
+
+static int is_pending(cc_session *s, const rt_node *x) { return !x->val && G(x)->mark == s->stamp; }
+
+static int uf_find(planner *p, int i) {
+  while (p->parent[i] != i) { p->parent[i] = p->parent[p->parent[i]]; i = p->parent[i]; }
+  return i;
+}
+static void uf_join(planner *p, int a, int b) {
+  a = uf_find(p, a); b = uf_find(p, b);
+  if (a != b) { if (a < b) p->parent[b] = a; else p->parent[a] = b; }
+}
+
+/* Marks (in mark2[]) the anchors reachable from x's inputs through pending
+** non-anchor nodes: the anchors x reads directly.  Uses an explicit stack. */
+static int direct_deps(planner *p, rt_node *x, int *out, int *nout, char *seen) {
+  cc_session *s = p->s;
+  int cap = 64, sp = 0;
+  rt_node **st = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)cap);
+  if (!st) return GK_ENOMEM;
+  for (int i = 0; i < x->nin; i++) st[sp++] = x->in[i];
+  while (sp > 0) {
+    rt_node *y = st[--sp];
+    if (!is_pending(s, y) || seen[G(y)->post]) continue;
+    seen[G(y)->post] = 1;
+    if (G(y)->anchor) { out[(*nout)++] = G(y)->post; continue; }
+    for (int i = 0; i < y->nin; i++) {
+      if (sp == cap) {
+        rt_node **n = rt_realloc(s->mem, st, sizeof(rt_node *) * (size_t)cap, sizeof(rt_node *) * (size_t)cap * 2);
+        if (!n) { rt_free(s->mem, st, sizeof(rt_node *) * (size_t)cap); return GK_ENOMEM; }
+        st = n; cap *= 2;
+      }
+      st[sp++] = y->in[i];
+    }
+  }
+  rt_free(s->mem, st, sizeof(rt_node *) * (size_t)cap);
+  return GK_OK;
+}
+
+static const char *prim_name(rt_group_kind k) {
+  static const char *const names[] = { "map", "grid_reduce", "row_kernel", "lookback_scan", "select",
+                                       "select", "histogram", "gemm", "tiled_transpose" };
+  return names[k];
+}
+
+static void node_ref(fmt_buf *b, const rt_node *x) {
+  if (x->op == RT_CONST && x->n == 1) {
+    if (rt_is_float(x->t)) fmt_printf(b, "%g", x->c.f);
+    else if (x->t == GK_BOOL) fmt_puts(b, x->c.i ? "true" : "false");
+    else fmt_printf(b, "%lld", (long long)x->c.i);
+  } else fmt_printf(b, "%%%d", x->id);
+}
+
+static void type_str(fmt_buf *b, const rt_node *x) {
+  fmt_printf(b, "%s[", gk_dtype_name(x->t));
+  for (int i = 0; i < x->ndim; i++) fmt_printf(b, "%s%lld", i ? "," : "", (long long)x->shape[i]);
+  fmt_puts(b, "]");
+}
+
+/* The --plan text of one group. */
+static void print_group(cc_session *s, const rt_group *g, int64_t number) {
+  fmt_buf b; fmt_init(&b);
+  fmt_printf(&b, "kernel %lld: %s (%s)\n", (long long)number, rt_group_name[g->kind], prim_name(g->kind));
+  fmt_puts(&b, "  in: ");
+  if (!g->nin) fmt_puts(&b, "-");
+  for (int i = 0; i < g->nin; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->ins[i]); fmt_puts(&b, " "); type_str(&b, g->ins[i]); }
+  fmt_puts(&b, "\n");
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if (x->op == RT_CONST && x->n == 1) continue;
+    fmt_printf(&b, "  %%%d = ", x->id);
+    switch (x->op) {
+    case RT_REDUCE: fmt_printf(&b, "%s%s", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
+    case RT_SCAN: fmt_printf(&b, "%s%s%s", x->excl ? "exscan." : "scan.", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
+    case RT_CAST: fmt_printf(&b, "%s", gk_dtype_name(x->t)); break;
+    case RT_CONST: fmt_puts(&b, "fill "); break;
+    default: fmt_puts(&b, rt_op_info[x->op].name); break;
+    }
+    if (x->op == RT_CONST) { rt_node c = *x; c.n = 1; node_ref(&b, &c); }
+    for (int k = 0; k < x->nin; k++) { fmt_puts(&b, " "); node_ref(&b, x->in[k]); }
+    fmt_puts(&b, " : "); type_str(&b, x);
+    fmt_puts(&b, "\n");
+  }
+  fmt_puts(&b, "  out: ");
+  for (int i = 0; i < g->nout; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->outs[i]); }
+  fmt_puts(&b, "\n");
+  if (s->opt_cuda && g->src) { fmt_puts(&b, g->src); fmt_puts(&b, "\n"); }
+  if (b.status == GK_OK) {
+    if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
+    else fwrite(b.data, 1, b.len, stdout);
+  }
+  fmt_free(&b);
+}
+
+static int red_kind(const rt_node *x) { return x->op == RT_REDUCE ? (x->axis < 0 ? 1 : 2) : 0; }
+
+/* Group kind from its anchors. */
+static rt_group_kind kind_of_group(rt_node **anc, int n) {
+  int k = RG_MAP;
+  for (int i = 0; i < n; i++) {
+    rt_node *x = anc[i];
+    switch (x->op) {
+    case RT_MATMUL: return RG_MATMUL;
+    case RT_HIST: return RG_HIST;
+    case RT_FILTER: return RG_FILTER;
+    case RT_PARTITION: return RG_PARTITION;
+    case RT_SCAN: return RG_SCAN;
+    case RT_REDUCE: if (x->axis >= 0) k = RG_ROWS; else if (k != RG_ROWS) k = RG_REDUCE; break;
+    }
+  }
+  if (k == RG_MAP && n == 1 && anc[0]->op == RT_VIEW && anc[0]->in[0]->val && anc[0]->ndim >= 2) {
+    int zero = 0;
+    for (int d = 0; d < anc[0]->ndim; d++) if (!anc[0]->vstride[d]) zero = 1;
+    if (!zero && anc[0]->voff == 0 && anc[0]->n == anc[0]->in[0]->n) return RG_TRANSPOSE;
+  }
+  return (rt_group_kind)k;
+}
+
+int cc_compute(cc_session *s, rt_node **targets, int nt) {
+  planner p;
+  memset(&p, 0, sizeof p);
+  p.s = s;
+  s->stamp++;
+  int rc = collect(&p, targets, nt);
+  int n = p.npost, i, j;
+  int *deps = NULL, *dstart = NULL, *order = NULL, *isout = NULL, *gid = NULL;
+  char *seen = NULL;
+  rt_group *groups = NULL;
+  int ngroups = 0;
+  if (rc || n == 0) goto done;
+  p.parent = rt_alloc(s->mem, sizeof(int) * (size_t)n);
+  seen = rt_alloc(s->mem, (size_t)n);
+  dstart = rt_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
+  isout = rt_calloc(s->mem, (size_t)n, sizeof(int));
+  gid = rt_alloc(s->mem, sizeof(int) * (size_t)n);
+  if (!p.parent || !seen || !dstart || !isout || !gid) { rc = GK_ENOMEM; goto done; }
+
+  /* 1. anchors */
+  for (i = 0; i < n; i++) {
+    rt_node *x = p.post[i];
+    int cls = rt_op_info[x->op].cls;
+    G(x)->anchor = cls == RC_HEAVY ||
+                   (!s->opt_fusion && cls == RC_MAP) ||
+                   (!s->opt_fusion && (x->op == RT_IOTA || x->op == RT_RAND || x->op == RT_RANDN));
+    p.parent[i] = i;
+  }
+  for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
+
+  /* 2. direct anchor dependencies of every anchor */
+  {
+    int cap = n * 4 + 16, nd = 0;
+    deps = rt_alloc(s->mem, sizeof(int) * (size_t)cap);
+    if (!deps) { rc = GK_ENOMEM; goto done; }
+    for (i = 0; i < n; i++) {
+      dstart[i] = nd;
+      if (!G(p.post[i])->anchor) continue;
+      if (nd + n > cap) {
+        int nc = cap * 2 + n;
+        int *d2 = rt_realloc(s->mem, deps, sizeof(int) * (size_t)cap, sizeof(int) * (size_t)nc);
+        if (!d2) { rc = GK_ENOMEM; goto done; }
+        deps = d2; cap = nc;
+      }
+      memset(seen, 0, (size_t)n);
+      if ((rc = direct_deps(&p, p.post[i], deps, &nd, seen))) goto done;
+    }
+    dstart[n] = nd;
+  }
+
+  /* 3. fusion merges (each joins a node with its whole pending closure) */
+  if (s->opt_fusion) {
+    for (i = 0; i < n; i++) {
+      rt_node *t = p.post[i];
+      if (!G(t)->anchor || dstart[i] == dstart[i + 1]) continue;
+      /* transitive closure of anchor deps; check they are all reductions of one kind */
+      memset(seen, 0, (size_t)n);
+      int stack[256], sp = 0, ok = 1, kind = -1;
+      int64_t len = -1, r0 = -1, c0 = -1;
+      for (j = dstart[i]; j < dstart[i + 1] && sp < 256; j++) stack[sp++] = deps[j];
+      while (sp > 0 && ok) {
+        int a = stack[--sp];
+        if (seen[a]) continue;
+        seen[a] = 1;
+        rt_node *d = p.post[a];
+        int k = red_kind(d);
+        if (!k || d->rop == ROP_ARGMAX || d->rop == ROP_ARGMIN) { ok = 0; break; }
+        if (kind < 0) kind = k;
+        if (k != kind) { ok = 0; break; }
+        const rt_node *in = d->in[0];
+        if (k == 1) { if (len < 0) len = in->n; else if (len != in->n) ok = 0; }
+        else {
+          if (r0 < 0) { r0 = in->shape[0]; c0 = in->shape[1]; len = d->axis; }
+          else if (in->shape[0] != r0 || in->shape[1] != c0 || d->axis != len) ok = 0;
+        }
+        for (j = dstart[a]; j < dstart[a + 1]; j++) { if (sp < 256) stack[sp++] = deps[j]; else ok = 0; }
+      }
+      if (!ok || kind < 0) continue;
+      int tk = red_kind(t);
+      if (kind == 1) {
+        /* scalar epilogue or dependent whole-array reduction */
+        if (!((tk == 1 && t->in[0]->n == len) || (!tk && rt_op_info[t->op].cls != RC_HEAVY && t->n == 1))) continue;
+      } else {
+        /* row program: a map of the matrix shape, or a row reduction of it, or a per-row scalar epilogue */
+        int same = t->ndim == 2 && t->shape[0] == r0 && t->shape[1] == c0;
+        int rowred = tk == 2 && t->in[0]->shape[0] == r0 && t->in[0]->shape[1] == c0 && t->axis == len;
+        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && t->ndim == 1 && t->shape[0] == (len == 1 ? r0 : c0);
+        if (!(same && rt_op_info[t->op].cls != RC_HEAVY) && !rowred && !perrow) continue;
+      }
+      for (j = 0; j < n; j++) if (seen[j]) uf_join(&p, i, j);
+    }
+    /* horizontal: leaf whole-array reductions of one length; leaf maps of one shape */
+    for (i = 0; i < n; i++) {
+      rt_node *x = p.post[i];
+      if (!G(x)->anchor || dstart[i] != dstart[i + 1]) continue;
+      int k = red_kind(x);
+      int map = !k && rt_op_info[x->op].cls != RC_HEAVY;
+      if (k != 1 && !map) continue;
+      for (j = i + 1; j < n; j++) {
+        rt_node *y = p.post[j];
+        if (!G(y)->anchor || dstart[j] != dstart[j + 1]) continue;
+        if (k == 1 && red_kind(y) == 1 && y->in[0]->n == x->in[0]->n && y->rop != ROP_ARGMAX && y->rop != ROP_ARGMIN &&
+            x->rop != ROP_ARGMAX && x->rop != ROP_ARGMIN) uf_join(&p, i, j);
+        if (map && !red_kind(y) && rt_op_info[y->op].cls != RC_HEAVY && y->ndim == x->ndim &&
+            !memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) uf_join(&p, i, j);
+      }
+    }
+  }
+
+  /* 4. groups: one per union-find root; outs are anchors read across groups */
+  for (i = 0; i < n; i++) gid[i] = -1;
+  for (i = 0; i < n; i++) if (G(p.post[i])->anchor) {
+    int r = uf_find(&p, i);
+    if (gid[r] < 0) gid[r] = ngroups++;
+    gid[i] = gid[r];
+  }
+  for (i = 0; i < n; i++) if (G(p.post[i])->anchor)
+    for (j = dstart[i]; j < dstart[i + 1]; j++) if (gid[deps[j]] != gid[i]) isout[deps[j]] = 1;
+
+  groups = rt_calloc(s->mem, (size_t)ngroups, sizeof(rt_group));
+  order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
+  if (!groups || !order) { rc = GK_ENOMEM; goto done; }
+  for (int g = 0; g < ngroups && !rc; g++) {
+    rt_group *gr = &groups[g];
+    /* members: anchors of g plus the pending non-anchors they read */
+    memset(seen, 0, (size_t)n);
+    int cnt = 0, nouts = 0, nanc = 0;
+    for (i = 0; i < n; i++) if (G(p.post[i])->anchor && gid[i] == g) {
+      seen[i] = 1; nanc++;
+      if (isout[i]) nouts++;
+    }
+    /* flood from anchors through non-anchors (post-order: users after inputs, so walk backwards) */
+    for (i = n - 1; i >= 0; i--) {
+      if (!seen[i]) continue;
+      rt_node *x = p.post[i];
+      for (j = 0; j < x->nin; j++) {
+        rt_node *c = x->in[j];
+        if (is_pending(s, c) && !G(c)->anchor) seen[G(c)->post] = 1;
+      }
+    }
+    for (i = 0; i < n; i++) cnt += seen[i];
+    gr->nodes = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)cnt);
+    gr->outs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(nouts ? nouts : 1));
+    gr->ins = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(cnt * 3 + 1));
+    if (!gr->nodes || !gr->outs || !gr->ins) { rc = GK_ENOMEM; break; }
+    rt_node *anc[64]; int na = 0;
+    for (i = 0; i < n; i++) if (seen[i]) {
+      rt_node *x = p.post[i];
+      gr->nodes[gr->nnodes++] = x;
+      if (G(x)->anchor && gid[i] == g) {
+        if (isout[i]) gr->outs[gr->nout++] = x;
+        if (na < 64) anc[na++] = x;
+      }
+      for (j = 0; j < x->nin; j++) {
+        rt_node *c = x->in[j];
+        int external = c->val || (G(c)->anchor && gid[G(c)->post] != g);
+        if (!external) continue;
+        int dup = 0;
+        for (int k = 0; k < gr->nin; k++) if (gr->ins[k] == c) dup = 1;
+        if (!dup) gr->ins[gr->nin++] = c;
+      }
+    }
+    gr->kind = kind_of_group(anc, na);
+  }
+  if (rc) goto done;
+
+  /* 5. topological order of groups (Kahn; ties by first anchor's post index) */
+  {
+    int *indeg = rt_calloc(s->mem, (size_t)ngroups, sizeof(int));
+    char *done = rt_calloc(s->mem, (size_t)ngroups, 1);
+    if (!indeg || !done) { rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups); rt_free(s->mem, done, (size_t)ngroups); rc = GK_ENOMEM; goto done; }
+    for (int g = 0; g < ngroups; g++)
+      for (int k = 0; k < groups[g].nin; k++) {
+        rt_node *c = groups[g].ins[k];
+        if (!c->val) indeg[g]++;
+      }
+    int no = 0;
+    while (no < ngroups) {
+      int pick = -1;
+      for (int g = 0; g < ngroups; g++) if (!done[g] && indeg[g] == 0) { pick = g; break; }
+      if (pick < 0) { rc = GK_EMISUSE; break; }   /* cycle: a planner bug */
+      done[pick] = 1;
+      order[no++] = pick;
+      for (int g = 0; g < ngroups; g++) if (!done[g])
+        for (int k = 0; k < groups[g].nin; k++) {
+          rt_node *c = groups[g].ins[k];
+          if (!c->val && gid[G(c)->post] == pick) indeg[g]--;
+        }
+    }
+    rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups);
+    rt_free(s->mem, done, (size_t)ngroups);
+    if (rc) { cc_error(s, s->errloc, GK_EMISUSE, "internal error: the plan has a cycle"); goto done; }
+  }
+
+  /* 6. run */
+  for (int k = 0; k < ngroups && !rc; k++) {
+    rt_group *g = &groups[order[k]];
+    s->kernels++;
+    if (s->opt_plan) print_group(s, g, s->kernels);
+    rt_err_clear(&s->be->err);
+    rc = s->be->run_group(s->be, g);
+    if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
+  }
+  if (!rc) {
+    for (int g = 0; g < ngroups; g++)
+      for (int k = 0; k < groups[g].nout; k++) cc_freeze(s, groups[g].outs[k]);
+  }
+
+done:
+  if (rc && !s->err->status) cc_error(s, s->errloc, rc, rc == GK_ENOMEM ? "out of memory" : "internal error planning");
+  if (groups) {
+    for (int g = 0; g < ngroups; g++) {
+      rt_free(s->mem, groups[g].nodes, 0);
+      rt_free(s->mem, groups[g].outs, 0);
+      rt_free(s->mem, groups[g].ins, 0);
+      if (groups[g].src) rt_free(s->mem, groups[g].src, strlen(groups[g].src) + 1);
+    }
+    rt_free(s->mem, groups, sizeof(rt_group) * (size_t)ngroups);
+  }
+  rt_free(s->mem, order, 0);
+  rt_free(s->mem, deps, 0);
+  rt_free(s->mem, dstart, 0);
+  rt_free(s->mem, isout, 0);
+  rt_free(s->mem, gid, 0);
+  rt_free(s->mem, seen, 0);
+  rt_free(s->mem, p.parent, 0);
+  rt_free(s->mem, p.post, 0);
+  return rc;
+}
+
+int cc_sync(cc_session *s, rt_err *err) {
+  rt_err *saved = s->err;
+  s->err = err;
+  rt_node **xs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
+  int n = 0, rc = GK_OK;
+  if (!xs) rc = cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
+  else {
+    for (int i = 0; i < s->nvars; i++) if (!s->vars[i].v.x->val) xs[n++] = s->vars[i].v.x;
+    if (n) rc = cc_compute(s, xs, n);
+    rt_free(s->mem, xs, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
+  }
+  if (!rc) rc = s->be->sync(s->be);
+  s->err = saved;
+  return rc;
+}
+
+int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err) {
+  cvar *v = cc_findvar(s, name);
+  if (!v) return rt_seterr(err, GK_EMISUSE, "no variable '%s'", name);
+  if (compute && !v->v.x->val) {
+    rt_err *saved = s->err;
+    s->err = err;
+    rt_node *y = v->v.x;
+    int rc = cc_compute(s, &y, 1);
+    s->err = saved;
+    if (rc) return rc;
+  }
+  *x = v->v.x;
+  return GK_OK;
+}
+
+int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err) {
+  rt_err *saved = s->err;
+  s->err = err;
+  int rc = GK_OK;
+  rt_node *x = cc_input(s, v);
+  if (!x) rc = err->status ? err->status : GK_ENOMEM;
+  else {
+    cval c; memset(&c, 0, sizeof c);
+    c.kind = K_ARRAY; c.x = x;
+    rc = cc_setvar(s, name, c);
+  }
+  cc_end_statement(s);
+  s->err = saved;
+  return rc;
+}

@@ -1,0 +1,905 @@
+/*
+** runtime/cpu.c -- the cpu backend: reference semantics for every op.
+**
+** It runs the same plan groups as the cuda backend.  A group is executed
+** stage by stage: every heavy node (reduce, scan, filter, partition, hist,
+** matmul) in the group is computed in dependency order into a value (a
+** temporary for the ones the group does not output); elementwise nodes are
+** never materialized on their own: they are evaluated chunk by chunk
+** (CPU_CHUNK elements at a time) when a heavy node or an output reads them,
+** so a fused elementwise chain allocates no full-size temporaries.
+**
+** Reductions keep one partial per chunk and combine the partials in chunk
+** order, so results are bit-identical run to run on any number of threads.
+** Float sums and products accumulate in double.
+*/
+#include <math.h>
+#include <string.h>
+#include <stdio.h>
+#include "runtime/rt.h"
+#include "runtime/host.h"
+
+#define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
+#define CPU_MEMO 64             /* memoised (node, index set) pairs per chunk evaluation */
+#define CPU_ARENA_BLOCK (256u << 10) /* scratch block size of one evaluation context */
+
+/* ------------------------------------------------------------------ types */
+
+static size_t esz(gk_dtype t) { return gk_dtype_size(t); }
+
+/* An index set: either the contiguous range [start, start+len) or the list
+** idx[0..len) of flat indices into a node's elements. */
+typedef struct ixset {
+  int64_t start, len;
+  const int64_t *idx;   /* NULL for a contiguous range */
+} ixset;
+
+typedef struct ablock { struct ablock *next; size_t cap, used; } ablock;
+
+/* Evaluation context: one per worker, scratch memory reset per chunk. */
+typedef struct evctx {
+  rt_backend *b;
+  ablock *blocks;       /* scratch blocks, the first is current */
+  int failed;           /* allocation failure */
+  int nmemo;
+  struct { const rt_node *x; const ixset *ix; int64_t start; void *p; } memo[CPU_MEMO];
+} evctx;
+
+static void *scratch(evctx *c, size_t n) {
+  n = (n + 15) & ~(size_t)15;
+  ablock *a = c->blocks;
+  for (; a; a = a->next)
+    if (a->cap - a->used >= n) break;
+  if (!a) {
+    size_t cap = n > CPU_ARENA_BLOCK ? n : CPU_ARENA_BLOCK;
+    a = rt_alloc(c->b->mem, sizeof(ablock) + cap);
+    if (!a) { c->failed = 1; return NULL; }
+    a->cap = cap; a->used = 0; a->next = c->blocks; c->blocks = a;
+  }
+  void *p = (char *)(a + 1) + a->used;
+  a->used += n;
+  return p;
+}
+
+static void scratch_reset(evctx *c) {
+  for (ablock *a = c->blocks; a; a = a->next) a->used = 0;
+  c->nmemo = 0;
+}
+
+static void scratch_free(evctx *c) {
+  ablock *a = c->blocks;
+  while (a) { ablock *n = a->next; rt_free(c->b->mem, a, sizeof(ablock) + a->cap); a = n; }
+  c->blocks = NULL;
+}
+
+/* ------------------------------------------------------ elementwise kernels */
+
+#define LOOP(T, expr) do { const T *a = (const T *)pa; T *o = (T *)po; \
+    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
+#define LOOP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; T *o = (T *)po; \
+    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
+#define CMP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; uint8_t *o = (uint8_t *)po; \
+    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
+
+static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
+static float sigmf(float x) { return 1.0f / (1.0f + expf(-x)); }
+static double signd(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
+static int64_t imod(int64_t a, int64_t b) {
+  if (b == 0) return 0;
+  if (b == -1) return 0;
+  int64_t r = a % b;
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  return r;
+}
+static double fmodpy(double a, double b) {
+  double r = fmod(a, b);
+  if (r != 0 && ((r < 0) != (b < 0))) r += b;
+  else if (r == 0) r = copysign(0.0, b);
+  return r;
+}
+static int64_t ipow(int64_t b, int64_t e) {
+  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
+  uint64_t r = 1, x = (uint64_t)b;
+  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }
+  return (int64_t)r;
+}
+static double nanmax(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
+static double nanmin(double a, double b) { return (a != a || b != b) ? NAN : a < b ? a : b; }
+
+/* float -> int: truncation; NaN and out-of-range values give the type's
+** lowest value, as numpy does on x86 (and as the cuda backend must). */
+static int32_t f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? INT32_MIN : (int32_t)v; }
+static int64_t f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? INT64_MIN : (int64_t)v; }
+
+/* Converts n elements of dtype `from` at pa into dtype `to` at po. */
+static void cast_loop(gk_dtype from, gk_dtype to, const void *pa, void *po, int64_t n) {
+#define CASTFROM(TO, CONV) do { TO *o = (TO *)po; switch (from) { \
+    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)(a[i] != 0); } break; \
+    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
+    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
+    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
+    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
+    } } while (0)
+#define TOF32(v) ((float)(v))
+#define TOF64(v) ((double)(v))
+  switch (to) {
+  case GK_BOOL: {
+    uint8_t *o = po;
+    switch (from) {
+    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
+    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
+    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
+    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
+    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
+    }
+    break;
+  }
+  case GK_I32: CASTFROM(int32_t, f2i32); break;
+  case GK_I64: CASTFROM(int64_t, f2i64); break;
+  case GK_F32: CASTFROM(float, TOF32); break;
+  case GK_F64: CASTFROM(double, TOF64); break;
+  }
+#undef CASTFROM
+}
+
+/* Unary op on n elements: input dtype ti at pa, output dtype to at po. */
+static void unary_loop(int op, gk_dtype ti, gk_dtype to, const void *pa, void *po, int64_t n) {
+  if (op == RT_CAST) { cast_loop(ti, to, pa, po, n); return; }
+  if (op == RT_ISFINITE) {
+    uint8_t *o = po;
+    if (ti == GK_F32) { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
+    else if (ti == GK_F64) { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
+    else memset(o, 1, (size_t)n);
+    return;
+  }
+  switch (ti) {
+  case GK_BOOL:
+    if (op == RT_NOT) LOOP(uint8_t, !a[i]);
+    else LOOP(uint8_t, a[i]);            /* abs/relu/floor/... of bool are identity */
+    break;
+  case GK_I32:
+    switch (op) {
+    case RT_NEG: LOOP(int32_t, (int32_t)(0u - (uint32_t)a[i])); break;
+    case RT_ABS: LOOP(int32_t, a[i] < 0 ? (int32_t)(0u - (uint32_t)a[i]) : a[i]); break;
+    case RT_SIGN: LOOP(int32_t, (a[i] > 0) - (a[i] < 0)); break;
+    case RT_RELU: LOOP(int32_t, a[i] > 0 ? a[i] : 0); break;
+    default: LOOP(int32_t, a[i]); break;   /* floor/ceil/round of ints */
+    }
+    break;
+  case GK_I64:
+    switch (op) {
+    case RT_NEG: LOOP(int64_t, (int64_t)(0u - (uint64_t)a[i])); break;
+    case RT_ABS: LOOP(int64_t, a[i] < 0 ? (int64_t)(0u - (uint64_t)a[i]) : a[i]); break;
+    case RT_SIGN: LOOP(int64_t, (a[i] > 0) - (a[i] < 0)); break;
+    case RT_RELU: LOOP(int64_t, a[i] > 0 ? a[i] : 0); break;
+    default: LOOP(int64_t, a[i]); break;
+    }
+    break;
+  case GK_F32:
+    switch (op) {
+    case RT_NEG: LOOP(float, -a[i]); break;
+    case RT_ABS: LOOP(float, fabsf(a[i])); break;
+    case RT_EXP: LOOP(float, expf(a[i])); break;
+    case RT_LOG: LOOP(float, logf(a[i])); break;
+    case RT_SQRT: LOOP(float, sqrtf(a[i])); break;
+    case RT_RSQRT: LOOP(float, 1.0f / sqrtf(a[i])); break;
+    case RT_SIN: LOOP(float, sinf(a[i])); break;
+    case RT_COS: LOOP(float, cosf(a[i])); break;
+    case RT_TANH: LOOP(float, tanhf(a[i])); break;
+    case RT_SIGMOID: LOOP(float, sigmf(a[i])); break;
+    case RT_RELU: LOOP(float, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0f); break;
+    case RT_FLOOR: LOOP(float, floorf(a[i])); break;
+    case RT_CEIL: LOOP(float, ceilf(a[i])); break;
+    case RT_ROUND: LOOP(float, nearbyintf(a[i])); break;
+    case RT_SIGN: LOOP(float, (float)signd(a[i])); break;
+    default: LOOP(float, a[i]); break;
+    }
+    break;
+  case GK_F64:
+    switch (op) {
+    case RT_NEG: LOOP(double, -a[i]); break;
+    case RT_ABS: LOOP(double, fabs(a[i])); break;
+    case RT_EXP: LOOP(double, exp(a[i])); break;
+    case RT_LOG: LOOP(double, log(a[i])); break;
+    case RT_SQRT: LOOP(double, sqrt(a[i])); break;
+    case RT_RSQRT: LOOP(double, 1.0 / sqrt(a[i])); break;
+    case RT_SIN: LOOP(double, sin(a[i])); break;
+    case RT_COS: LOOP(double, cos(a[i])); break;
+    case RT_TANH: LOOP(double, tanh(a[i])); break;
+    case RT_SIGMOID: LOOP(double, sigm(a[i])); break;
+    case RT_RELU: LOOP(double, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0); break;
+    case RT_FLOOR: LOOP(double, floor(a[i])); break;
+    case RT_CEIL: LOOP(double, ceil(a[i])); break;
+    case RT_ROUND: LOOP(double, nearbyint(a[i])); break;
+    case RT_SIGN: LOOP(double, signd(a[i])); break;
+    default: LOOP(double, a[i]); break;
+    }
+    break;
+  }
+}
+
+#define ARITH_INT(T, UT) \
+    switch (op) { \
+    case RT_ADD: LOOP2(T, (T)((UT)a[i] + (UT)b[i])); break; \
+    case RT_SUB: LOOP2(T, (T)((UT)a[i] - (UT)b[i])); break; \
+    case RT_MUL: LOOP2(T, (T)((UT)a[i] * (UT)b[i])); break; \
+    case RT_MOD: LOOP2(T, (T)imod(a[i], b[i])); break; \
+    case RT_POW: LOOP2(T, (T)ipow(a[i], b[i])); break; \
+    case RT_MAXIMUM: LOOP2(T, a[i] > b[i] ? a[i] : b[i]); break; \
+    case RT_MINIMUM: LOOP2(T, a[i] < b[i] ? a[i] : b[i]); break; \
+    case RT_DIV: LOOP2(T, b[i] ? (T)(a[i] / b[i]) : 0); break; \
+    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
+    case RT_NE: CMP2(T, a[i] != b[i]); break; \
+    case RT_LT: CMP2(T, a[i] < b[i]); break; \
+    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
+    case RT_GT: CMP2(T, a[i] > b[i]); break; \
+    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
+    case RT_AND: CMP2(T, a[i] && b[i]); break; \
+    case RT_OR: CMP2(T, a[i] || b[i]); break; \
+    }
+#define ARITH_FLT(T, POWF, FMOD) \
+    switch (op) { \
+    case RT_ADD: LOOP2(T, a[i] + b[i]); break; \
+    case RT_SUB: LOOP2(T, a[i] - b[i]); break; \
+    case RT_MUL: LOOP2(T, a[i] * b[i]); break; \
+    case RT_DIV: LOOP2(T, a[i] / b[i]); break; \
+    case RT_MOD: LOOP2(T, (T)FMOD(a[i], b[i])); break; \
+    case RT_POW: LOOP2(T, POWF(a[i], b[i])); break; \
+    case RT_MAXIMUM: LOOP2(T, (T)nanmax(a[i], b[i])); break; \
+    case RT_MINIMUM: LOOP2(T, (T)nanmin(a[i], b[i])); break; \
+    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
+    case RT_NE: CMP2(T, a[i] != b[i]); break; \
+    case RT_LT: CMP2(T, a[i] < b[i]); break; \
+    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
+    case RT_GT: CMP2(T, a[i] > b[i]); break; \
+    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
+    case RT_AND: CMP2(T, a[i] && b[i]); break; \
+    case RT_OR: CMP2(T, a[i] || b[i]); break; \
+    }
+
+/* Binary op on n elements of dtype t (both inputs). */
+static void binary_loop(int op, gk_dtype t, const void *pa, const void *pb, void *po, int64_t n) {
+  switch (t) {
+  case GK_BOOL: ARITH_INT(uint8_t, unsigned); break;
+  case GK_I32: ARITH_INT(int32_t, uint32_t); break;
+  case GK_I64: ARITH_INT(int64_t, uint64_t); break;
+  case GK_F32: ARITH_FLT(float, powf, fmodpy); break;
+  case GK_F64: ARITH_FLT(double, pow, fmodpy); break;
+  }
+}
+
+static void where_loop(gk_dtype t, const uint8_t *c, const void *pa, const void *pb, void *po, int64_t n) {
+  size_t s = esz(t);
+  char *o = po; const char *a = pa, *b = pb;
+  for (int64_t i = 0; i < n; i++) memcpy(o + i * s, c[i] ? a + i * s : b + i * s, s);
+}
+
+/* ------------------------------------------------------- the chunk evaluator */
+
+/* Flat input indices of a VIEW node for the output index set ix. */
+static int64_t *view_indices(evctx *c, const rt_node *x, const ixset *ix) {
+  int64_t *out = scratch(c, (size_t)ix->len * sizeof(int64_t));
+  if (!out) return NULL;
+  int nd = x->ndim;
+  if (nd == 0) { for (int64_t j = 0; j < ix->len; j++) out[j] = x->voff; return out; }
+  if (!ix->idx) {
+    /* odometer over the output coordinates of a contiguous range */
+    int64_t co[GK_MAX_DIMS], f = ix->start, cur = x->voff;
+    for (int d = nd - 1; d >= 0; d--) {
+      int64_t s = x->shape[d] ? x->shape[d] : 1;
+      co[d] = f % s; f /= s; cur += co[d] * x->vstride[d];
+    }
+    for (int64_t j = 0; j < ix->len; j++) {
+      out[j] = cur;
+      for (int d = nd - 1; d >= 0; d--) {
+        cur += x->vstride[d];
+        if (++co[d] < x->shape[d]) break;
+        cur -= co[d] * x->vstride[d];
+        co[d] = 0;
+      }
+    }
+  } else {
+    for (int64_t j = 0; j < ix->len; j++) {
+      int64_t f = ix->idx[j], cur = x->voff;
+      for (int d = nd - 1; d >= 0; d--) {
+        int64_t s = x->shape[d];
+        cur += (f % s) * x->vstride[d]; f /= s;
+      }
+      out[j] = cur;
+    }
+  }
+  return out;
+}
+
+static int same_ix(const ixset *a, const ixset *b) {
+  return a == b || (a->idx == NULL && b->idx == NULL && a->start == b->start && a->len == b->len);
+}
+
+/* Values of node x at index set ix: a buffer of ix->len elements of x->t,
+** valid until the next scratch_reset.  NULL on allocation failure. */
+static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
+  int64_t n = ix->len;
+  size_t s = esz(x->t);
+  if (x->val) {
+    const char *d = x->val->host;
+    if (!ix->idx) return d + (size_t)ix->start * s;
+    char *o = scratch(c, (size_t)n * s);
+    if (!o) return NULL;
+    if (x->val->n == 1) { for (int64_t j = 0; j < n; j++) memcpy(o + j * s, d, s); return o; }
+    switch (s) {
+    case 1: for (int64_t j = 0; j < n; j++) o[j] = d[ix->idx[j]]; break;
+    case 4: for (int64_t j = 0; j < n; j++) ((uint32_t *)o)[j] = ((const uint32_t *)d)[ix->idx[j]]; break;
+    default: for (int64_t j = 0; j < n; j++) ((uint64_t *)o)[j] = ((const uint64_t *)d)[ix->idx[j]]; break;
+    }
+    return o;
+  }
+  for (int k = 0; k < c->nmemo; k++)
+    if (c->memo[k].x == x && same_ix(c->memo[k].ix, ix)) return c->memo[k].p;
+  void *o = NULL;
+  switch (x->op) {
+  case RT_CONST:
+    o = scratch(c, (size_t)n * s);
+    if (!o) return NULL;
+    switch (x->t) {
+    case GK_BOOL: memset(o, x->c.i != 0, (size_t)n); break;
+    case GK_I32: for (int64_t j = 0; j < n; j++) ((int32_t *)o)[j] = (int32_t)x->c.i; break;
+    case GK_I64: for (int64_t j = 0; j < n; j++) ((int64_t *)o)[j] = x->c.i; break;
+    case GK_F32: for (int64_t j = 0; j < n; j++) ((float *)o)[j] = (float)x->c.f; break;
+    case GK_F64: for (int64_t j = 0; j < n; j++) ((double *)o)[j] = x->c.f; break;
+    }
+    break;
+  case RT_IOTA: {
+    o = scratch(c, (size_t)n * s);
+    if (!o) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t v = ix->idx ? ix->idx[j] : ix->start + j;
+      if (x->t == GK_I32) ((int32_t *)o)[j] = (int32_t)v; else ((int64_t *)o)[j] = v;
+    }
+    break;
+  }
+  case RT_RAND: case RT_RANDN: {
+    float *f = scratch(c, (size_t)n * sizeof(float));
+    if (!f) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      uint64_t k = x->offset + (uint64_t)(ix->idx ? ix->idx[j] : ix->start + j);
+      f[j] = x->op == RT_RAND ? rng_uniform_at(x->seed, k) : rng_normal_at(x->seed, k);
+    }
+    o = f;
+    break;
+  }
+  case RT_VIEW: {
+    ixset sub = { 0, n, view_indices(c, x, ix) };
+    if (!sub.idx) return NULL;
+    const void *p = ev(c, x->in[0], &sub);
+    if (!p) return NULL;
+    o = (void *)p;
+    break;
+  }
+  case RT_RESHAPE:
+    o = (void *)ev(c, x->in[0], ix);
+    if (!o) return NULL;
+    break;
+  case RT_WHERE: {
+    const void *pc = ev(c, x->in[0], ix), *pa = ev(c, x->in[1], ix), *pb = ev(c, x->in[2], ix);
+    if (!pc || !pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;
+    where_loop(x->t, pc, pa, pb, o, n);
+    break;
+  }
+  default:
+    if (rt_op_info[x->op].cls != RC_MAP) return NULL;  /* heavy nodes are always materialized here */
+    if (rt_op_info[x->op].nin == 1) {
+      const void *pa = ev(c, x->in[0], ix);
+      if (!pa || !(o = scratch(c, (size_t)n * s))) return NULL;
+      unary_loop(x->op, x->in[0]->t, x->t, pa, o, n);
+    } else {
+      const void *pa = ev(c, x->in[0], ix), *pb = ev(c, x->in[1], ix);
+      if (!pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;
+      binary_loop(x->op, x->in[0]->t, pa, pb, o, n);
+    }
+    break;
+  }
+  if (c->nmemo < CPU_MEMO) {
+    c->memo[c->nmemo].x = x; c->memo[c->nmemo].ix = ix; c->memo[c->nmemo].p = o;
+    c->memo[c->nmemo].start = ix->start;
+    c->nmemo++;
+  }
+  return o;
+}
+
+/* ------------------------------------------------------------ parallel jobs */
+
+/* A job runs fn over chunks [0, nchunks) in parallel; each worker has its
+** own evaluation context. */
+typedef struct job {
+  rt_backend *b;
+  const rt_node *x;      /* the node being computed or read */
+  rt_node *out;          /* destination node (materialized) */
+  int64_t chunk;         /* elements per chunk */
+  int64_t n;             /* total elements */
+  void *part;            /* per-chunk partials */
+  int failed;
+  void (*fn)(struct job *j, evctx *c, int64_t k);   /* one chunk */
+  /* reduce geometry */
+  int64_t rows, cols;
+} job;
+
+static void job_run(void *ctx, int64_t begin, int64_t end) {
+  job *j = ctx;
+  evctx c;
+  memset(&c, 0, sizeof c);
+  c.b = j->b;
+  for (int64_t k = begin; k < end && !j->failed; k++) {
+    if (j->b->interrupt && *j->b->interrupt) { j->failed = GK_EINTERRUPT; break; }
+    scratch_reset(&c);
+    j->fn(j, &c, k);
+    if (c.failed) j->failed = GK_ENOMEM;
+  }
+  scratch_free(&c);
+}
+
+static int job_go(job *j, int64_t nchunks) {
+  if (nchunks > 0) par_for(nchunks, 1, job_run, j);
+  if (j->failed == GK_EINTERRUPT) return rt_seterr(&j->b->err, GK_EINTERRUPT, "interrupted");
+  if (j->failed) return rt_seterr(&j->b->err, GK_ENOMEM, "out of memory");
+  return GK_OK;
+}
+
+/* --- map: write node x's values into out's buffer */
+static void map_chunk(job *j, evctx *c, int64_t k) {
+  int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+  ixset ix = { s, len, NULL };
+  const void *p = ev(c, j->x, &ix);
+  if (!p) { c->failed = 1; return; }
+  size_t es = esz(j->x->t);
+  memcpy((char *)j->out->val->host + (size_t)s * es, p, (size_t)len * es);
+}
+
+static int run_map(rt_backend *b, const rt_node *x, rt_node *out) {
+  job j = { .b = b, .x = x, .out = out, .chunk = CPU_CHUNK, .n = x->n, .fn = map_chunk };
+  return job_go(&j, (x->n + CPU_CHUNK - 1) / CPU_CHUNK);
+}
+
+/* ------------------------------------------------------------- reductions */
+
+typedef struct acc { double f; int64_t i; int64_t at; int nan; int any; double mean, m2; int64_t cnt; } acc;
+
+static void acc_init(acc *a, int rop, gk_dtype t) {
+  memset(a, 0, sizeof *a);
+  a->at = -1;
+  switch (rop) {
+  case ROP_SUM: a->f = 0; a->i = 0; break;
+  case ROP_PROD: a->f = 1; a->i = 1; break;
+  case ROP_ANY: a->i = 0; break;
+  case ROP_ALL: a->i = 1; break;
+  default: a->any = 0; break;   /* max/min/arg*: empty until the first element */
+  }
+  (void)t;
+}
+
+/* Folds n values at p (dtype t) into a; base = index of p[0] within the reduced sequence. */
+static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t);
+
+/* Variance: the chunk's own two-pass mean and M2, merged with Chan's formula. */
+static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step) {
+  if (n <= 0) return;
+  double s = 0, m2 = 0, mean;
+  if (t == GK_F32) {
+    const float *v = p;
+    for (int64_t q = 0; q < n; q++) s += v[q * step];
+    mean = s / (double)n;
+    for (int64_t q = 0; q < n; q++) { double d = v[q * step] - mean; m2 += d * d; }
+  } else {
+    const double *v = p;
+    for (int64_t q = 0; q < n; q++) s += v[q * step];
+    mean = s / (double)n;
+    for (int64_t q = 0; q < n; q++) { double d = v[q * step] - mean; m2 += d * d; }
+  }
+  acc b; memset(&b, 0, sizeof b);
+  b.mean = mean; b.m2 = m2; b.cnt = n;
+  acc_merge(a, &b, ROP_VAR, t);
+}
+
+static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
+  if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
+#define FOLD(T, ISF) do { const T *v = (const T *)p; \
+  switch (rop) { \
+  case ROP_SUM: if (ISF) { double s = 0; for (int64_t q = 0; q < n; q++) s += (double)v[q * step]; a->f += s; } \
+                else { uint64_t s = 0; for (int64_t q = 0; q < n; q++) s += (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)((uint64_t)a->i + s); } break; \
+  case ROP_PROD: if (ISF) { for (int64_t q = 0; q < n; q++) a->f *= (double)v[q * step]; } \
+                 else { uint64_t s = (uint64_t)a->i; for (int64_t q = 0; q < n; q++) s *= (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)s; } break; \
+  case ROP_ANY: for (int64_t q = 0; q < n; q++) if (v[q * step]) { a->i = 1; break; } break; \
+  case ROP_ALL: for (int64_t q = 0; q < n; q++) if (!v[q * step]) { a->i = 0; break; } break; \
+  case ROP_MAX: case ROP_ARGMAX: case ROP_MIN: case ROP_ARGMIN: { \
+    int mx = rop == ROP_MAX || rop == ROP_ARGMAX; \
+    for (int64_t q = 0; q < n; q++) { \
+      T x = v[q * step]; \
+      if (a->nan) break; \
+      if (ISF && x != x) { a->nan = 1; a->f = NAN; a->at = base + q; a->any = 1; break; } \
+      if (!a->any || (mx ? (ISF ? (double)x > a->f : (int64_t)x > a->i) : (ISF ? (double)x < a->f : (int64_t)x < a->i))) { \
+        if (ISF) a->f = (double)x; else a->i = (int64_t)x; a->at = base + q; a->any = 1; } \
+    } break; } \
+  } } while (0)
+  switch (t) {
+  case GK_BOOL: FOLD(uint8_t, 0); break;
+  case GK_I32: FOLD(int32_t, 0); break;
+  case GK_I64: FOLD(int64_t, 0); break;
+  case GK_F32: FOLD(float, 1); break;
+  case GK_F64: FOLD(double, 1); break;
+  }
+#undef FOLD
+}
+
+/* Combines b (a later part of the sequence) into a. */
+static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
+  int isf = rt_is_float(t);
+  switch (rop) {
+  case ROP_SUM: if (isf) a->f += b->f; else a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i); break;
+  case ROP_PROD: if (isf) a->f *= b->f; else a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i); break;
+  case ROP_ANY: a->i = a->i || b->i; break;
+  case ROP_ALL: a->i = a->i && b->i; break;
+  case ROP_VAR: {
+    if (b->cnt == 0) break;
+    if (a->cnt == 0) { a->mean = b->mean; a->m2 = b->m2; a->cnt = b->cnt; break; }
+    double na = (double)a->cnt, nb = (double)b->cnt, nn = na + nb, d = b->mean - a->mean;
+    a->mean += d * nb / nn;
+    a->m2 += b->m2 + d * d * na * nb / nn;
+    a->cnt += b->cnt;
+    break;
+  }
+  default: {
+    int mx = rop == ROP_MAX || rop == ROP_ARGMAX;
+    if (!b->any || a->nan) break;
+    if (!a->any || b->nan) { *a = *b; break; }
+    if (isf ? (mx ? b->f > a->f : b->f < a->f) : (mx ? b->i > a->i : b->i < a->i)) *a = *b;
+  }
+  }
+}
+
+/* Stores the accumulator as one element of dtype t at dst. */
+static void acc_store(const acc *a, int rop, gk_dtype t, void *dst) {
+  if (rop == ROP_ARGMAX || rop == ROP_ARGMIN) { int64_t v = a->at < 0 ? 0 : a->at; memcpy(dst, &v, 8); return; }
+  if (rop == ROP_VAR) {
+    double v = a->cnt ? a->m2 / (double)a->cnt : NAN;
+    if (t == GK_F32) *(float *)dst = (float)v; else *(double *)dst = v;
+    return;
+  }
+  switch (t) {
+  case GK_BOOL: *(uint8_t *)dst = a->i != 0; break;
+  case GK_I32: *(int32_t *)dst = (int32_t)a->i; break;
+  case GK_I64: *(int64_t *)dst = a->i; break;
+  case GK_F32: *(float *)dst = (float)a->f; break;
+  case GK_F64: *(double *)dst = a->f; break;
+  }
+}
+
+/* Whole-array reduce: one partial per chunk, merged in order. */
+static void red_chunk(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+  ixset ix = { s, len, NULL };
+  acc *a = (acc *)j->part + k;
+  acc_init(a, x->rop, in->t);
+  const void *p = ev(c, in, &ix);
+  if (!p) { c->failed = 1; return; }
+  acc_fold(a, x->rop, in->t, p, len, s, 1);
+}
+
+/* Per-row reduce (axis 1): a row per task, chunks within the row. */
+static void rowred_chunk(job *j, evctx *c, int64_t r) {
+  const rt_node *x = j->x, *in = x->in[0];
+  acc a;
+  acc_init(&a, x->rop, in->t);
+  for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
+    int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
+    ixset ix = { r * j->cols + s, len, NULL };
+    scratch_reset(c);
+    const void *p = ev(c, in, &ix);
+    if (!p) { c->failed = 1; return; }
+    acc a2; acc_init(&a2, x->rop, in->t);
+    acc_fold(&a2, x->rop, in->t, p, len, s, 1);
+    acc_merge(&a, &a2, x->rop, in->t);
+  }
+  acc_store(&a, x->rop, x->t, (char *)j->out->val->host + (size_t)r * esz(x->t));
+}
+
+/* Per-column reduce (axis 0): a block of columns per task, rows in order. */
+#define COLBLOCK 256
+static void colred_chunk(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t c0 = k * COLBLOCK, nc = j->cols - c0 < COLBLOCK ? j->cols - c0 : COLBLOCK;
+  acc a[COLBLOCK];
+  for (int64_t q = 0; q < nc; q++) acc_init(&a[q], x->rop, in->t);
+  for (int64_t r = 0; r < j->rows; r++) {
+    ixset ix = { r * j->cols + c0, nc, NULL };
+    scratch_reset(c);
+    const void *p = ev(c, in, &ix);
+    if (!p) { c->failed = 1; return; }
+    size_t es = esz(in->t);
+    for (int64_t q = 0; q < nc; q++) acc_fold(&a[q], x->rop, in->t, (const char *)p + q * es, 1, r, 1);
+  }
+  for (int64_t q = 0; q < nc; q++)
+    acc_store(&a[q], x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
+}
+
+static int run_reduce(rt_backend *b, rt_node *x) {
+  const rt_node *in = x->in[0];
+  job j = { .b = b, .x = x, .out = x, .chunk = CPU_CHUNK };
+  if (x->axis < 0) {
+    int64_t nch = (in->n + CPU_CHUNK - 1) / CPU_CHUNK;
+    j.n = in->n;
+    j.part = rt_calloc(b->mem, nch ? (size_t)nch : 1, sizeof(acc));
+    if (!j.part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+    j.fn = red_chunk;
+    int rc = job_go(&j, nch);
+    if (rc == GK_OK) {
+      /* pairwise combination of the chunk partials, in order */
+      acc *p = j.part;
+      int64_t m = nch;
+      while (m > 1) {
+        int64_t h = 0;
+        for (int64_t q = 0; q + 1 < m; q += 2, h++) { acc t = p[q]; acc_merge(&t, &p[q + 1], x->rop, in->t); p[h] = t; }
+        if (m & 1) p[h++] = p[m - 1];
+        m = h;
+      }
+      acc a;
+      if (nch == 0) acc_init(&a, x->rop, in->t); else a = p[0];
+      acc_store(&a, x->rop, x->t, x->val->host);
+    }
+    rt_free(b->mem, j.part, (nch ? (size_t)nch : 1) * sizeof(acc));
+    return rc;
+  }
+  j.rows = in->shape[0]; j.cols = in->shape[1];
+  if (x->axis == 1) { j.fn = rowred_chunk; return job_go(&j, j.rows); }
+  j.fn = colred_chunk;
+  return job_go(&j, (j.cols + COLBLOCK - 1) / COLBLOCK);
+}
+
+/* ------------------------------------------------------------------ scans */
+
+/* Scans a prologue that has been written into out (in out's dtype). */
+static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64_t step, acc *carry) {
+  size_t es = esz(t);
+  for (int64_t q = 0; q < n; q++) {
+    char *p = base + (size_t)(q * step) * es;
+    acc v; acc_init(&v, rop, t);
+    acc before = *carry;
+    acc_fold(&v, rop, t, p, 1, 0, 1);
+    acc_merge(carry, &v, rop, t);
+    if (rop == ROP_MAX || rop == ROP_MIN) { carry->any = 1; }
+    acc_store(excl ? &before : carry, rop, t, p);
+  }
+}
+
+static void scan_identity(acc *a, int rop, gk_dtype t) {
+  acc_init(a, rop, t);
+  if (rop == ROP_MAX || rop == ROP_MIN) {
+    a->any = 1;
+    int mx = rop == ROP_MAX;
+    if (rt_is_float(t)) a->f = mx ? -INFINITY : INFINITY;
+    else if (t == GK_I32) a->i = mx ? INT32_MIN : INT32_MAX;
+    else a->i = mx ? INT64_MIN : INT64_MAX;
+  }
+}
+
+static void scanrow_chunk(job *j, evctx *c, int64_t r) {
+  const rt_node *x = j->x;
+  char *o = (char *)x->val->host;
+  size_t es = esz(x->t);
+  acc carry; scan_identity(&carry, x->rop, x->t);
+  for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
+    int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
+    ixset ix = { r * j->cols + s, len, NULL };
+    scratch_reset(c);
+    const void *p = ev(c, x->in[0], &ix);
+    if (!p) { c->failed = 1; return; }
+    char *dst = o + (size_t)(r * j->cols + s) * es;
+    memmove(dst, p, (size_t)len * es);
+    scan_seq(x->rop, x->excl, x->t, dst, len, 1, &carry);
+  }
+}
+
+static void scancol_chunk(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  int64_t c0 = k * COLBLOCK, nc = j->cols - c0 < COLBLOCK ? j->cols - c0 : COLBLOCK;
+  char *o = (char *)x->val->host;
+  size_t es = esz(x->t);
+  acc carry[COLBLOCK];
+  for (int64_t q = 0; q < nc; q++) scan_identity(&carry[q], x->rop, x->t);
+  for (int64_t r = 0; r < j->rows; r++) {
+    ixset ix = { r * j->cols + c0, nc, NULL };
+    scratch_reset(c);
+    const void *p = ev(c, x->in[0], &ix);
+    if (!p) { c->failed = 1; return; }
+    char *dst = o + (size_t)(r * j->cols + c0) * es;
+    memmove(dst, p, (size_t)nc * es);
+    for (int64_t q = 0; q < nc; q++) scan_seq(x->rop, x->excl, x->t, dst + q * es, 1, 1, &carry[q]);
+  }
+}
+
+static int run_scan(rt_backend *b, rt_node *x) {
+  job j = { .b = b, .x = x, .out = x };
+  if (x->axis < 0) { j.rows = 1; j.cols = x->n; j.fn = scanrow_chunk; return job_go(&j, 1); }
+  j.rows = x->shape[0]; j.cols = x->shape[1];
+  if (x->axis == 1) { j.fn = scanrow_chunk; return job_go(&j, j.rows); }
+  j.fn = scancol_chunk;
+  return job_go(&j, (j.cols + COLBLOCK - 1) / COLBLOCK);
+}
+
+/* ------------------------------------------------ filter, partition, hist */
+
+/* Materializes node x (any kind of elementwise expression) into a fresh
+** host buffer; *owned tells whether the caller must free it. */
+static int materialize(rt_backend *b, rt_node *x, void **data, int *owned) {
+  if (x->val) { *data = x->val->host; *owned = 0; return GK_OK; }
+  size_t bytes = (size_t)x->n * esz(x->t);
+  rt_value *tmp;
+  int rc = rt_value_new(b, x->t, x->ndim, x->shape, &tmp);
+  if (rc) return rc;
+  x->val = tmp;
+  rc = run_map(b, x, x);
+  x->val = NULL;
+  if (rc) { rt_value_unref(tmp); return rc; }
+  /* steal the buffer */
+  *data = tmp->host; *owned = 1;
+  tmp->host = NULL;
+  rt_value_unref(tmp);
+  (void)bytes;
+  return GK_OK;
+}
+
+static int run_select(rt_backend *b, rt_node *x) {
+  void *v = NULL, *m = NULL; int ov = 0, om = 0;
+  int rc = materialize(b, x->in[0], &v, &ov);
+  if (!rc) rc = materialize(b, x->in[1], &m, &om);
+  if (!rc) {
+    int64_t cnt = 0;
+    if (x->op == RT_FILTER) {
+      rc = host_filter(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
+      if (!rc && cnt != x->n) rc = rt_seterr(&b->err, GK_EVALUE, "internal: filter count changed");
+    } else rc = host_partition(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
+    if (rc && !b->err.status) rt_seterr(&b->err, rc, "filter failed");
+  }
+  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (om) rt_free(b->mem, m, (size_t)x->in[1]->n);
+  return rc;
+}
+
+static int run_hist(rt_backend *b, rt_node *x) {
+  void *v = NULL; int ov = 0;
+  double lo, hi;
+  int rc = materialize(b, x->in[0], &v, &ov);
+  if (rc) return rc;
+  void *pl = NULL, *ph = NULL; int ol = 0, oh = 0;
+  rc = materialize(b, x->in[1], &pl, &ol);
+  if (!rc) rc = materialize(b, x->in[2], &ph, &oh);
+  if (!rc) {
+    lo = *(double *)pl; hi = *(double *)ph;
+    rc = host_hist(x->in[0]->t, v, x->in[0]->n, x->nbins, lo, hi, x->val->host);
+    if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
+  }
+  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ol) rt_free(b->mem, pl, 8);
+  if (oh) rt_free(b->mem, ph, 8);
+  return rc;
+}
+
+static int run_matmul(rt_backend *b, rt_node *x) {
+  void *pa = NULL, *pb = NULL; int oa = 0, ob = 0;
+  int rc = materialize(b, x->in[0], &pa, &oa);
+  if (!rc) rc = materialize(b, x->in[1], &pb, &ob);
+  if (!rc) {
+    int64_t M = x->in[0]->ndim == 2 ? x->in[0]->shape[0] : 1;
+    int64_t K = x->in[0]->ndim == 2 ? x->in[0]->shape[1] : x->in[0]->shape[0];
+    int64_t N = x->in[1]->ndim == 2 ? x->in[1]->shape[1] : 1;
+    rc = host_matmul(x->t, pa, pb, x->val->host, M, N, K);
+    if (rc) rt_seterr(&b->err, rc, "matmul failed");
+  }
+  if (oa) rt_free(b->mem, pa, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ob) rt_free(b->mem, pb, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  return rc;
+}
+
+/* ------------------------------------------------------------ the backend */
+
+static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
+  int64_t n; size_t bytes;
+  int rc = rt_shape_count(ndim, shape, esz(t), &n, &bytes, &b->err);
+  if (rc) return rc;
+  rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
+  if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  v->host = rt_alloc(b->mem, bytes ? bytes : 1);
+  if (!v->host) {
+    rt_free(b->mem, v, sizeof *v);
+    return rt_seterr(&b->err, GK_ENOMEM, "out of memory allocating %zu bytes", bytes);
+  }
+  v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
+  memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  v->where = RT_ON_HOST; v->be = b;
+  *out = v;
+  return GK_OK;
+}
+
+static void cpu_free_storage(rt_backend *b, rt_value *v) {
+  if (v->release) v->release(v->release_ud, v->host);
+  else if (v->host) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
+  rt_free(b->mem, v, sizeof *v);
+}
+
+static int is_out(const rt_group *g, const rt_node *x) {
+  for (int i = 0; i < g->nout; i++) if (g->outs[i] == x) return 1;
+  return 0;
+}
+
+/* run_map writes x's values; for an output that is elementwise its own val
+** is the destination, so evaluation must not read x->val as an input: clear
+** it during the run. */
+static int run_map_out(rt_backend *b, rt_node *x) {
+  rt_value *v = x->val;
+  x->val = NULL;
+  rt_node dst = *x;
+  dst.val = v;
+  int rc = run_map(b, x, &dst);
+  x->val = v;
+  return rc;
+}
+
+/* Runs group g: heavy nodes in order (temporaries for those not output),
+** then each elementwise output. */
+static int cpu_run_group(rt_backend *b, rt_group *g) {
+  int rc = GK_OK, i;
+  /* allocate the outputs */
+  for (i = 0; i < g->nout && !rc; i++) {
+    rt_node *x = g->outs[i];
+    if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
+  }
+  for (i = 0; i < g->nnodes && !rc; i++) {
+    rt_node *x = g->nodes[i];
+    if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x))) continue;
+    if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
+    if (rc) break;
+    switch (x->op) {
+    case RT_REDUCE: rc = run_reduce(b, x); break;
+    case RT_SCAN: rc = run_scan(b, x); break;
+    case RT_FILTER: case RT_PARTITION: rc = run_select(b, x); break;
+    case RT_HIST: rc = run_hist(b, x); break;
+    case RT_MATMUL: rc = run_matmul(b, x); break;
+    }
+  }
+  for (i = 0; i < g->nout && !rc; i++) {
+    rt_node *x = g->outs[i];
+    if (rt_op_info[x->op].cls != RC_HEAVY) rc = run_map_out(b, x);
+  }
+  /* drop the temporaries of heavy nodes that are not outputs */
+  for (i = 0; i < g->nnodes; i++) {
+    rt_node *x = g->nodes[i];
+    if (rt_op_info[x->op].cls == RC_HEAVY && x->val && !is_out(g, x) && x->op != RT_INPUT) {
+      rt_value_unref(x->val); x->val = NULL;
+    }
+  }
+  if (rc) for (i = 0; i < g->nout; i++) {
+    rt_node *x = g->outs[i];
+    if (x->val) { rt_value_unref(x->val); x->val = NULL; }
+  }
+  return rc;
+}
+
+static int cpu_read(rt_backend *b, rt_value *v, void *dst) { memcpy(dst, v->host, v->bytes); return GK_OK; }
+static int cpu_write(rt_backend *b, rt_value *v, const void *src) { memcpy(v->host, src, v->bytes); return GK_OK; }
+static int cpu_sync(rt_backend *b) { return GK_OK; }
+static void cpu_close(rt_backend *b) { rt_free(b->mem, b, sizeof *b); }
+
+int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e) {
+  rt_backend *b = rt_calloc(mem, 1, sizeof *b);
+  if (!b) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  b->name = "cpu";
+  b->mem = mem;
+  b->alloc_value = cpu_alloc_value;
+  b->run_group = cpu_run_group;
+  b->read = cpu_read;
+  b->write = cpu_write;
+  b->sync = cpu_sync;
+  b->free_storage = cpu_free_storage;
+  b->close = cpu_close;
+  *out = b;
+  return GK_OK;
+}

@@ -1,0 +1,149 @@
+/*
+** runtime/plan.h -- what the runtime executes: typed array-op nodes, groups
+** of them (one kernel each), and plans (groups in order).
+**
+** This is the interface between compiler/ and runtime/.  The compiler owns
+** the lazy graph, checks, CSE and fusion; it hands the runtime a plan whose
+** groups reference rt_node structs.  A backend runs a plan group by group:
+** every node in a group that is not materialized is computed inside the
+** group; every node in `outs` gets a value (rt_node.val) when the group ends.
+**
+** Semantics of every op are defined by the cpu backend (runtime/cpu.c); the
+** cuda backend must agree with it (exactly for integers, orderings and
+** counts; within the tolerances in docs/language.md for floats).
+*/
+#ifndef RT_PLAN_H
+#define RT_PLAN_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include "gk.h"
+
+/* Op classes. */
+enum { RC_SRC, RC_IDX, RC_MAP, RC_HEAVY };
+
+/* The ops.  X(NAME, "name", number of inputs, class).
+** ORDER: the table rt_op_info[] in runtime/plan.c is generated from this. */
+#define RT_OPS(X) \
+  X(INPUT,   "input",   0, RC_SRC)  /* a materialized value */ \
+  X(CONST,   "const",   0, RC_SRC)  /* scalar constant c (0-d), in dtype t */ \
+  X(IOTA,    "iota",    0, RC_SRC)  /* element i = i (flat index) */ \
+  X(RAND,    "rand",    0, RC_SRC)  /* U[0,1) f32, Philox stream (seed, offset + i) */ \
+  X(RANDN,   "randn",   0, RC_SRC)  /* N(0,1) f32, Philox stream (seed, offset + i) */ \
+  X(VIEW,    "view",    1, RC_IDX)  /* in index = voff + sum_d coord_d * vstride[d] */ \
+  X(RESHAPE, "reshape", 1, RC_IDX)  /* same flat index, new shape */ \
+  X(CAST,    "cast",    1, RC_MAP) \
+  X(NEG,     "neg",     1, RC_MAP) \
+  X(NOT,     "not",     1, RC_MAP) \
+  X(ABS,     "abs",     1, RC_MAP) \
+  X(EXP,     "exp",     1, RC_MAP) \
+  X(LOG,     "log",     1, RC_MAP) \
+  X(SQRT,    "sqrt",    1, RC_MAP) \
+  X(RSQRT,   "rsqrt",   1, RC_MAP) \
+  X(SIN,     "sin",     1, RC_MAP) \
+  X(COS,     "cos",     1, RC_MAP) \
+  X(TANH,    "tanh",    1, RC_MAP) \
+  X(SIGMOID, "sigmoid", 1, RC_MAP) \
+  X(RELU,    "relu",    1, RC_MAP) \
+  X(FLOOR,   "floor",   1, RC_MAP) \
+  X(CEIL,    "ceil",    1, RC_MAP) \
+  X(ROUND,   "round",   1, RC_MAP) \
+  X(SIGN,    "sign",    1, RC_MAP) \
+  X(ISFINITE,"isfinite",1, RC_MAP)  /* bool */ \
+  X(ADD,     "add",     2, RC_MAP) \
+  X(SUB,     "sub",     2, RC_MAP) \
+  X(MUL,     "mul",     2, RC_MAP) \
+  X(DIV,     "div",     2, RC_MAP)  /* floats only (the compiler casts) */ \
+  X(MOD,     "mod",     2, RC_MAP)  /* numpy: sign of the divisor; int x % 0 = 0 */ \
+  X(POW,     "pow",     2, RC_MAP) \
+  X(MAXIMUM, "maximum", 2, RC_MAP)  /* NaN propagates */ \
+  X(MINIMUM, "minimum", 2, RC_MAP) \
+  X(EQ,      "eq",      2, RC_MAP)  /* comparisons: inputs of one dtype, output bool */ \
+  X(NE,      "ne",      2, RC_MAP) \
+  X(LT,      "lt",      2, RC_MAP) \
+  X(LE,      "le",      2, RC_MAP) \
+  X(GT,      "gt",      2, RC_MAP) \
+  X(GE,      "ge",      2, RC_MAP) \
+  X(AND,     "and",     2, RC_MAP)  /* bool */ \
+  X(OR,      "or",      2, RC_MAP) \
+  X(WHERE,   "where",   3, RC_MAP)  /* in0 bool ? in1 : in2 */ \
+  X(REDUCE,  "reduce",  1, RC_HEAVY) /* rop over axis (-1 all, 1 per row, 0 per column) */ \
+  X(SCAN,    "scan",    1, RC_HEAVY) /* rop prefix over axis, excl */ \
+  X(FILTER,  "filter",  2, RC_HEAVY) /* in0 values, in1 bool mask; n = number of trues */ \
+  X(PARTITION,"partition",2,RC_HEAVY) /* trues first (stable), then falses (stable) */ \
+  X(HIST,    "hist",    3, RC_HEAVY) /* in0 values, in1 lo, in2 hi (0-d f64); nbins; i64 counts */ \
+  X(MATMUL,  "matmul",  2, RC_HEAVY) /* [M,K] @ [K,N] */
+
+#define X(name, str, nin, cls) RT_##name,
+typedef enum { RT_OPS(X) RT_NOPS } rt_opcode;
+#undef X
+
+typedef struct rt_opinfo {
+  const char *name;  /* as printed by --plan */
+  int nin;           /* inputs */
+  int cls;           /* RC_* */
+} rt_opinfo;
+extern const rt_opinfo rt_op_info[RT_NOPS];
+
+/* Reduction / scan operators.  ORDER: keep in step with rt_rop_name[]. */
+typedef enum { ROP_SUM, ROP_PROD, ROP_MAX, ROP_MIN, ROP_ARGMAX, ROP_ARGMIN, ROP_ANY, ROP_ALL,
+               ROP_VAR   /* population variance (Welford/Chan merge), float in, float out */
+} rt_rop;
+extern const char *const rt_rop_name[];
+
+typedef struct rt_value rt_value;
+
+/* One node of the array-op DAG.  Shapes are always known. */
+typedef struct rt_node {
+  uint8_t op;                    /* rt_opcode */
+  uint8_t rop;                   /* REDUCE / SCAN: rt_rop */
+  int8_t axis;                   /* REDUCE / SCAN: -1 whole array, 1 per row, 0 per column */
+  uint8_t excl;                  /* SCAN: exclusive */
+  gk_dtype t;                    /* element type of the result */
+  int ndim;                      /* 0..GK_MAX_DIMS */
+  int64_t shape[GK_MAX_DIMS];    /* dims */
+  int64_t n;                     /* element count (product of shape; 1 for 0-d) */
+  int nin;                       /* inputs in use */
+  struct rt_node *in[3];         /* inputs */
+  union { int64_t i; double f; } c; /* CONST value: .i for bool/ints, .f for floats */
+  uint64_t seed, offset;         /* RAND / RANDN stream */
+  int64_t voff;                  /* VIEW: offset into the input */
+  int64_t vstride[GK_MAX_DIMS];  /* VIEW: input stride per output dim (0 = broadcast) */
+  int64_t nbins;                 /* HIST */
+  int id;                        /* stable number for plan printing */
+  rt_value *val;                 /* the value once materialized, else NULL */
+  void *aux;                     /* owner's use (the compiler's graph entry) */
+} rt_node;
+
+/* Group kinds: the primitive a group runs on.  ORDER: rt_group_name[]. */
+typedef enum {
+  RG_MAP,        /* elementwise outputs of one shape */
+  RG_REDUCE,     /* whole-array reductions of one element count (+ scalar epilogue) */
+  RG_ROWS,       /* per-row (or per-column) reductions and maps of one matrix shape */
+  RG_SCAN,       /* prefix scan with fused prologue */
+  RG_FILTER,     /* stream compaction */
+  RG_PARTITION,  /* stable partition */
+  RG_HIST,       /* histogram */
+  RG_MATMUL,     /* matrix product */
+  RG_TRANSPOSE   /* materialized permutation of an input */
+} rt_group_kind;
+extern const char *const rt_group_name[];
+
+typedef struct rt_group {
+  rt_group_kind kind;
+  int nnodes;              /* nodes computed in this group, inputs before users */
+  rt_node **nodes;
+  int nout;                /* nodes this group materializes */
+  rt_node **outs;
+  int nin;                 /* materialized nodes it reads */
+  rt_node **ins;
+  char *src;               /* generated CUDA source (cuda backend), or NULL */
+  char kname[32];          /* kernel name in src */
+} rt_group;
+
+typedef struct rt_plan {
+  int ngroups;
+  rt_group *groups;
+} rt_plan;
+
+#endif /* RT_PLAN_H */

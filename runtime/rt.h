@@ -1,0 +1,91 @@
+/*
+** runtime/rt.h -- the runtime's core types: host memory hook, error record,
+** array values, and the backend interface both backends implement.
+**
+** A value (rt_value) is a reference-counted, contiguous, C-order array that
+** lives on one backend: in host memory (cpu) or device memory (cuda).  A
+** backend runs plan groups (runtime/plan.h), moves values to and from the
+** host, and reports errors into an rt_err that the caller owns.
+*/
+#ifndef RT_H
+#define RT_H
+
+#include <stdarg.h>
+#include "runtime/plan.h"
+
+/* Host allocation hook (gk_config.alloc's contract). */
+typedef struct rt_mem {
+  void *(*fn)(void *ud, void *ptr, size_t old_size, size_t new_size);
+  void *ud;
+} rt_mem;
+
+void *rt_alloc(rt_mem *m, size_t n);              /* NULL on failure */
+void *rt_calloc(rt_mem *m, size_t count, size_t size); /* zeroed; NULL on failure or overflow */
+void *rt_realloc(rt_mem *m, void *p, size_t old_n, size_t new_n);
+void rt_free(rt_mem *m, void *p, size_t n);
+void *rt_default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size);
+
+/* An error record: the first error wins until rt_err_clear. */
+typedef struct rt_err {
+  int status;          /* GK_OK or the first error's code */
+  char msg[2048];      /* its message, without location */
+} rt_err;
+
+int rt_seterr(rt_err *e, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void rt_err_clear(rt_err *e);
+
+/* Where a value's data is. */
+enum { RT_ON_HOST = 1, RT_ON_DEVICE = 2 };
+
+typedef struct rt_backend rt_backend;
+
+struct rt_value {
+  int refs;                      /* references from nodes, variables, exports */
+  gk_dtype t;
+  int ndim;
+  int64_t shape[GK_MAX_DIMS];
+  int64_t n;                     /* element count */
+  size_t bytes;                  /* n * element size */
+  int where;                     /* RT_ON_HOST or RT_ON_DEVICE */
+  void *host;                    /* host data when RT_ON_HOST */
+  uint64_t dev;                  /* device pointer when RT_ON_DEVICE */
+  void (*release)(void *ud, void *data); /* borrowed storage: called once at free, else NULL */
+  void *release_ud;
+  rt_backend *be;                /* the backend that owns the storage */
+};
+
+/* The backend interface.  Every function returns GK_OK or a status with the
+** message in be->err. */
+struct rt_backend {
+  const char *name;              /* "cpu" or "cuda" */
+  rt_mem *mem;                   /* host allocation hook (the context's) */
+  rt_err err;                    /* this backend's last error */
+  volatile int *interrupt;       /* set asynchronously to stop work; checked between chunks */
+  int (*alloc_value)(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
+  int (*run_group)(rt_backend *b, rt_group *g);
+  int (*read)(rt_backend *b, rt_value *v, void *dst);         /* v's data to host dst (v->bytes) */
+  int (*write)(rt_backend *b, rt_value *v, const void *src);  /* host src (v->bytes) into v */
+  int (*sync)(rt_backend *b);
+  void (*free_storage)(rt_backend *b, rt_value *v);
+  void (*close)(rt_backend *b);
+  void *impl;                    /* backend state */
+};
+
+/* Value helpers (runtime/value.c). */
+int rt_shape_count(int ndim, const int64_t *shape, size_t esize, int64_t *n, size_t *bytes, rt_err *e);
+int rt_value_new(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
+void rt_value_ref(rt_value *v);
+void rt_value_unref(rt_value *v);
+/* Reads one element of v as double / int64 (v read to host if needed). */
+int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
+
+/* Backends. */
+int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
+int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);
+int rt_cuda_available(char *why, size_t len);
+
+/* dtype helpers */
+int rt_is_float(gk_dtype t);
+int rt_is_int(gk_dtype t);   /* i32 or i64 (not bool) */
+
+#endif /* RT_H */

@@ -1,0 +1,104 @@
+/*
+** runtime/value.c -- host memory hook, error records and reference-counted
+** array values shared by every backend.
+*/
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/rt.h"
+
+void *rt_default_alloc(void *ud, void *ptr, size_t old_size, size_t new_size) {
+  (void)ud; (void)old_size;
+  if (new_size == 0) { free(ptr); return NULL; }
+  return realloc(ptr, new_size);
+}
+
+void *rt_alloc(rt_mem *m, size_t n) {
+  if (n == 0) n = 1;
+  return m->fn(m->ud, NULL, 0, n);
+}
+
+void *rt_calloc(rt_mem *m, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = rt_alloc(m, count * size);
+  if (p) memset(p, 0, count * size ? count * size : 1);
+  return p;
+}
+
+void *rt_realloc(rt_mem *m, void *p, size_t old_n, size_t new_n) {
+  if (new_n == 0) new_n = 1;
+  return m->fn(m->ud, p, old_n, new_n);
+}
+
+void rt_free(rt_mem *m, void *p, size_t n) {
+  if (p) m->fn(m->ud, p, n, 0);
+}
+
+int rt_seterr(rt_err *e, int status, const char *fmt, ...) {
+  if (e->status == GK_OK) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+    va_end(ap);
+    e->status = status;
+  }
+  return status;
+}
+
+void rt_err_clear(rt_err *e) { e->status = GK_OK; e->msg[0] = 0; }
+
+int rt_is_float(gk_dtype t) { return t == GK_F32 || t == GK_F64; }
+int rt_is_int(gk_dtype t) { return t == GK_I32 || t == GK_I64; }
+
+/* Element count and byte size of a shape, with every product checked for
+** overflow before anything is allocated.  Dims must be >= 0. */
+int rt_shape_count(int ndim, const int64_t *shape, size_t esize, int64_t *n, size_t *bytes, rt_err *e) {
+  int64_t c = 1;
+  if (ndim < 0 || ndim > GK_MAX_DIMS)
+    return rt_seterr(e, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, ndim);
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return rt_seterr(e, GK_ETYPE, "negative dimension %lld", (long long)shape[i]);
+    if (shape[i] && c > INT64_MAX / shape[i])
+      return rt_seterr(e, GK_ELIMIT, "array too large: element count overflows");
+    c *= shape[i];
+  }
+  if (esize && (uint64_t)c > (uint64_t)(SIZE_MAX / 2) / esize)
+    return rt_seterr(e, GK_ELIMIT, "array too large: %lld elements", (long long)c);
+  if (n) *n = c;
+  if (bytes) *bytes = (size_t)c * esize;
+  return GK_OK;
+}
+
+int rt_value_new(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
+  return b->alloc_value(b, t, ndim, shape, out);
+}
+
+void rt_value_ref(rt_value *v) { if (v) v->refs++; }
+
+void rt_value_unref(rt_value *v) {
+  if (!v || --v->refs > 0) return;
+  rt_backend *b = v->be;
+  b->free_storage(b, v);
+}
+
+int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i) {
+  unsigned char buf[8] = {0};
+  double fv = 0; int64_t iv = 0;
+  if (v->where == RT_ON_HOST) memcpy(buf, v->host, gk_dtype_size(v->t));
+  else {
+    /* read the whole value only when it is one element */
+    if (v->n != 1) return rt_seterr(&b->err, GK_EMISUSE, "internal: scalar read of an array");
+    int rc = b->read(b, v, buf);
+    if (rc) return rc;
+  }
+  switch (v->t) {
+  case GK_BOOL: iv = buf[0] != 0; fv = (double)iv; break;
+  case GK_I32: { int32_t x; memcpy(&x, buf, 4); iv = x; fv = x; break; }
+  case GK_I64: { int64_t x; memcpy(&x, buf, 8); iv = x; fv = (double)x; break; }
+  case GK_F32: { float x; memcpy(&x, buf, 4); fv = x; iv = (int64_t)x; break; }
+  case GK_F64: { double x; memcpy(&x, buf, 8); fv = x; iv = (int64_t)x; break; }
+  }
+  if (f) *f = fv;
+  if (i) *i = iv;
+  return GK_OK;
+}
