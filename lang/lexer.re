@@ -115,7 +115,7 @@ static void bad_char(lang_pstate *st, size_t off)
 }
 
 /* Shows the token text in a message, shortened when long. */
-#define SHOW_MAX 32
+#define SHOW_MAX 32   /* bytes of a number quoted in a message: keeps messages within lang_diag.msg */
 
 /* Converts the decimal text of an integer literal.  Values up to 2^63 are
 ** accepted (2^63 only makes sense negated; the parser checks that). */

@@ -89,7 +89,7 @@ static int wants_operand(int k)
   }
 }
 
-#define SHOW_MAX 32
+#define SHOW_MAX 32   /* bytes of a token quoted in a message: keeps messages within lang_diag.msg */
 
 /* Called by Lemon's %syntax_error for the token it could not accept.  At the
 ** end of the text the input is a valid prefix: the REPL may ask for more. */

@@ -718,6 +718,7 @@ static void test_nomem(void)
     }
     if (n > 100000) break;
   }
+  printf("nomem: %ld allocation failure points checked\n", n);
   CHECK(rc == GK_OK && n > 5, "nomem: parse succeeded after %ld failures", n);
   CHECK(bad == 0, "nomem: %d runs did not give GK_ENOMEM", bad);
   CHECK(leaks == 0, "nomem: %d runs leaked", leaks);
