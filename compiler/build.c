@@ -49,7 +49,7 @@ static rt_node blank(int op, gk_dtype t, int ndim, const int64_t *shape) {
 
 static rt_node *mkconst(cc_session *s, gk_dtype t, double f, int64_t i, int ndim, const int64_t *shape) {
   rt_node r = blank(RT_CONST, t, ndim, shape);
-  if (rt_is_float(t)) r.c.f = t == GK_F32 ? (double)(float)f : f;
+  if (rt_is_float(t)) r.c.f = f;   /* f32 constants keep the literal's double: a weak literal meeting f64 stays exact */
   else if (t == GK_BOOL) r.c.i = i != 0;
   else if (t == GK_I32) r.c.i = (int32_t)i;
   else r.c.i = i;
@@ -79,6 +79,7 @@ static rt_node *cast(cc_session *s, rt_node *a, gk_dtype t) {
       if (f != f || f >= 9.2e18 || f <= -9.2e18) i = INT64_MIN;
       if (t == GK_I32 && (f != f || f >= 2147483648.0 || f < -2147483648.0)) i = INT32_MIN;
     }
+    if (t == GK_F32 && rt_is_float(a->t)) f = (double)(float)f;
     return mkconst(s, t, rt_is_float(a->t) ? f : (double)i, i, a->ndim, a->shape);
   }
   return unop(s, RT_CAST, t, a);
@@ -565,7 +566,9 @@ static int b_softmax(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
 /* gamma / beta apply per column of the normalized rows (numpy broadcasting). */
 static int affine(cc_session *s, cval y, bargs *a, int ig, int ib, lang_loc loc, cval *out) {
   int view = y.view;
-  y.view = V_NONE;
+  /* gamma and beta run along the normalized axis: per column of rows(m)
+  ** (numpy's broadcasting), per row of cols(m) */
+  y.view = view == V_COLS ? V_ROWS : V_NONE;
   if (a->have[ig]) {
     cval g = a->v[ig]; g.view = V_NONE;
     if (binop(s, RT_MUL, y, g, loc, &y)) return s->err->status;
@@ -950,6 +953,9 @@ static int need_string(cc_session *s, bargs *a, int i, const char *name) {
 static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (need_string(s, a, 0, "load")) return s->err->status;
   char err[512] = "";
+  FILE *probe = fopen(a->v[0].str, "rb");
+  if (!probe) return cc_error(s, loc, GK_EIO, "cannot open '%s': %s", a->v[0].str, strerror(errno));
+  fclose(probe);
   loadctx c = { s, NULL, loc };
   if (s->be->mem && strcmp(s->be->name, "cpu")) {
     /* device backend: load to a host buffer, then upload */
@@ -963,7 +969,7 @@ static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
     if (rc) {
       if (c.v) rt_value_unref(c.v);
       cpu->close(cpu);
-      return cc_error(s, a->loc[0], rc, "%s", err[0] ? err : cpu->err.msg);
+      return cc_error(s, loc, rc, "%s", err[0] ? err : cpu->err.msg);
     }
     rt_node *x = host_array(s, c.v->t, c.v->ndim, c.v->shape, c.v->host, loc);
     rt_value_unref(c.v);
@@ -975,7 +981,7 @@ static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
   if (rc) {
     if (c.v) rt_value_unref(c.v);
-    return cc_error(s, a->loc[0], rc, "%s", err[0] ? err : s->be->err.msg);
+    return cc_error(s, loc, rc, "%s", err[0] ? err : s->be->err.msg);
   }
   if (!c.v) {   /* empty array: alloc may not have been called */
     return cc_error(s, a->loc[0], GK_EIO, "cannot load '%s'", a->v[0].str);
@@ -1009,7 +1015,7 @@ static int b_save(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   char err[512] = "";
   int rc = npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
   if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
-  if (rc) return cc_error(s, a->loc[0], rc, "%s", err);
+  if (rc) return cc_error(s, loc, rc, "%s", err);
   *out = none();
   return GK_OK;
 }
@@ -1310,7 +1316,7 @@ static int eval_index(cc_session *s, const ast *e, cval *out) {
     if (iv.kind != K_ARRAY || iv.x->n != 1 || iv.x->ndim != 0 || rt_is_float(iv.x->t) || iv.x->t == GK_BOOL)
       return cc_error(s, p->loc, GK_ETYPE, "an index must be an integer, a slice or a bool mask");
     int64_t i, j;
-    if (scalar_value(s, &iv, p->loc, "an index", NULL, &i) || norm_index(s, p->loc, i, x->shape[d], &j))
+    if (scalar_value(s, &iv, p->loc, "an index", NULL, &i) || norm_index(s, e->loc, i, x->shape[d], &j))
       return s->err->status;
     r.voff += j * st[d];
   }
@@ -1344,7 +1350,7 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
       slot = -1;
       for (int k = 0; k < maxp; k++) if (!strcmp(b->params[k], e->kwname[i])) slot = k;
       if (slot < 0 || slot < npos)
-        return cc_error(s, e->kwloc ? e->kwloc[i] : l, GK_ETYPE, slot < 0 ? "'%s' has no argument '%s'" : "'%s' got argument '%s' twice",
+        return cc_error(s, e->loc, GK_ETYPE, slot < 0 ? "'%s' has no argument '%s'" : "'%s' got argument '%s' twice",
                         b->name, e->kwname[i]);
     }
     if (slot >= LANG_MAX_ARGS) return cc_error(s, l, GK_ELIMIT, "too many arguments");
@@ -1364,14 +1370,23 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   cfn *f = cc_findfn(s, e->str);
   if (f) {
     if (f->expanding) return cc_error(s, e->loc, GK_ETYPE, "recursive function '%s'", f->name);
-    if (e->kwname) for (int i = 0; i < e->nkids; i++)
-      if (e->kwname[i]) return cc_error(s, e->kwloc ? e->kwloc[i] : e->loc, GK_ETYPE, "'%s' has no argument '%s'", f->name, e->kwname[i]);
     if (e->nkids != f->nparams)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", e->nkids);
     frame fr;
     memset(&fr, 0, sizeof fr);
     fr.fn = f;
-    for (int i = 0; i < e->nkids; i++) if (eval(s, e->kids[i], &fr.args[i])) return s->err->status;
+    int have[LANG_MAX_PARAMS] = {0};
+    for (int i = 0; i < e->nkids; i++) {
+      int slot = i;
+      if (e->kwname && e->kwname[i]) {
+        slot = -1;
+        for (int k = 0; k < f->nparams; k++) if (!strcmp(f->params[k], e->kwname[i])) slot = k;
+        if (slot < 0) return cc_error(s, e->loc, GK_ETYPE, "'%s' has no argument '%s'", f->name, e->kwname[i]);
+        if (have[slot]) return cc_error(s, e->loc, GK_ETYPE, "'%s' got argument '%s' twice", f->name, e->kwname[i]);
+      }
+      have[slot] = 1;
+      if (eval(s, e->kids[i], &fr.args[slot])) return s->err->status;
+    }
     fr.up = cur_frame;
     frame *saved = cur_frame;
     cur_frame = &fr;

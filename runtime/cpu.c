@@ -731,19 +731,17 @@ static int run_scan(rt_backend *b, rt_node *x) {
 ** host buffer; *owned tells whether the caller must free it. */
 static int materialize(rt_backend *b, rt_node *x, void **data, int *owned) {
   if (x->val) { *data = x->val->host; *owned = 0; return GK_OK; }
-  size_t bytes = (size_t)x->n * esz(x->t);
   rt_value *tmp;
   int rc = rt_value_new(b, x->t, x->ndim, x->shape, &tmp);
   if (rc) return rc;
-  x->val = tmp;
-  rc = run_map(b, x, x);
-  x->val = NULL;
+  rt_node dst = *x;   /* x itself stays unmaterialized while it is evaluated */
+  dst.val = tmp;
+  rc = run_map(b, x, &dst);
   if (rc) { rt_value_unref(tmp); return rc; }
   /* steal the buffer */
   *data = tmp->host; *owned = 1;
   tmp->host = NULL;
   rt_value_unref(tmp);
-  (void)bytes;
   return GK_OK;
 }
 
@@ -774,6 +772,7 @@ static int run_hist(rt_backend *b, rt_node *x) {
   if (!rc) rc = materialize(b, x->in[2], &ph, &oh);
   if (!rc) {
     lo = *(double *)pl; hi = *(double *)ph;
+    memset(x->val->host, 0, x->val->bytes);
     rc = host_hist(x->in[0]->t, v, x->in[0]->n, x->nbins, lo, hi, x->val->host);
     if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
   }

@@ -1,0 +1,55 @@
+#!/bin/sh
+# tests/run_all.sh -- runs every test suite that applies and sums their
+# "N passed, M failed" lines.  Called by `make test` (no GPU needed),
+# `make test-gpu` (--gpu) and `make asan` (--asan).  B is the build dir.
+B=${B:-build}
+mode=${1:-}
+export B
+total_p=0; total_f=0; bad=""
+log=$(mktemp -d)
+run() {   # run NAME CMD...  -- a suite; its last "N passed, M failed" line counts
+  name=$1; shift
+  printf '%-14s ' "$name"
+  "$@" > "$log/$name.out" 2>&1
+  rc=$?
+  line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log/$name.out" | tail -n 1)
+  p=$(printf '%s' "$line" | sed -E 's/.*([0-9]+) passed.*/\1/;s/[^0-9].*//' )
+  p=$(printf '%s' "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
+  f=$(printf '%s' "$line" | grep -oE '[0-9]+ failed' | grep -oE '[0-9]+')
+  [ -n "$p" ] || p=0
+  [ -n "$f" ] || f=0
+  if [ $rc -ne 0 ] && [ "$f" = 0 ]; then f=1; fi
+  total_p=$((total_p + p)); total_f=$((total_f + f))
+  if [ "$f" != 0 ]; then
+    bad="$bad $name"
+    echo "$p passed, $f failed  (log below)"
+    tail -n 40 "$log/$name.out" | sed 's/^/    /'
+  else
+    echo "$p passed, $f failed"
+  fi
+}
+
+case "$mode" in
+--gpu)
+  run gpu sh tests/run_gpu.sh
+  ;;
+--asan)
+  for t in "$B"/tests/test_*; do [ -x "$t" ] && run "asan-$(basename "$t")" "$t"; done
+  run asan-golden python3 tests/run_gk.py --timeout 120
+  ;;
+*)
+  for t in "$B"/tests/test_*; do [ -x "$t" ] && run "$(basename "$t")" "$t"; done
+  [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
+  run golden python3 tests/run_gk.py --compare-fusion
+  run plan python3 tests/run_gk.py tests/plan
+  run numpy python3 tests/numpy_check.py
+  [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
+  [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
+  run asan make --no-print-directory asan
+  ;;
+esac
+rm -rf "$log"
+echo
+[ -n "$bad" ] && echo "failing suites:$bad"
+echo "$total_p passed, $total_f failed"
+[ "$total_f" = 0 ]
