@@ -367,7 +367,7 @@ static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
     cli_print_error(gk_errmsg(r->st->g));
     return;
   }
-  cli_eval(r->st, expr, "<stdin>", 1);   /* sync: an assignment shows its kernels too */
+  cli_eval(r->st, expr, "<stdin>", 0);   /* no sync: show this entry's kernels only */
   if (!*flag) gk_option(r->st->g, name, 0);
 }
 
