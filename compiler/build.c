@@ -1150,7 +1150,7 @@ typedef struct frame {
   cval args[LANG_MAX_PARAMS];
 } frame;
 
-static frame *cur_frame;   /* per call of cc_eval_expr; see eval_call_fn (reset in cc_exec) */
+static _Thread_local frame *cur_frame;   /* per call of cc_eval_expr; see eval_call_fn (reset in cc_exec); per thread: contexts on different threads run at once */
 
 static int eval(cc_session *s, const ast *e, cval *out);
 

@@ -20,6 +20,7 @@ typedef struct gnode {
   int grp;                /* planning: group index, -1 none */
   int anchor;             /* planning: starts or belongs to a group as an anchor */
   int post;               /* planning: post-order index */
+  int bound;              /* variables bound to this node: computed values worth keeping */
 } gnode;
 
 #define G(x) ((gnode *)(x))

@@ -192,11 +192,65 @@ static rt_group_kind kind_of_group(rt_node **anc, int n) {
   return (rt_group_kind)k;
 }
 
+/* 1 when x's pending inputs hold no heavy op (a reduction that could join
+** a horizontal group of leaves).  Bounded walk. */
+static int leaf_reduce(cc_session *s, rt_node *x, int64_t *len) {
+  if (x->val || x->op != RT_REDUCE || x->axis >= 0 || x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN) return 0;
+  rt_node *st[64];
+  int sp = 0, seen = 0;
+  st[sp++] = x->in[0];
+  while (sp > 0) {
+    rt_node *y = st[--sp];
+    if (y->val) continue;
+    if (rt_op_info[y->op].cls == RC_HEAVY || ++seen > 256) return 0;
+    for (int i = 0; i < y->nin; i++) { if (sp == 64) return 0; st[sp++] = y->in[i]; }
+  }
+  *len = x->in[0]->n;
+  return 1;
+}
+
+/* Adds to the targets the pending variables that are leaf reductions of a
+** length some target's leaf reduction has: they share its pass for free
+** (`s = sum(x); t = max(x)` then `print(s)` computes t too). */
+static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node **own, int *nown) {
+  int64_t lens[8]; int nl = 0;
+  for (int i = 0; i < *nt && nl < 8; i++) {
+    rt_node *x = (*targets)[i];
+    int64_t l;
+    if (leaf_reduce(s, x, &l)) lens[nl++] = l;
+    for (int k = 0; k < x->nin && nl < 8; k++) if (leaf_reduce(s, x->in[k], &l)) lens[nl++] = l;
+  }
+  if (!nl) return 0;
+  int cap = 0;
+  for (int i = 0; i < s->nvars; i++) {
+    rt_node *x = s->vars[i].v.x;
+    int64_t l;
+    if (!leaf_reduce(s, x, &l)) continue;
+    for (int k = 0; k < nl; k++) if (lens[k] == l) { cap++; break; }
+  }
+  if (!cap) return 0;
+  rt_node **t = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(*nt + cap));
+  if (!t) return 0;
+  memcpy(t, *targets, sizeof(rt_node *) * (size_t)*nt);
+  int m = *nt;
+  for (int i = 0; i < s->nvars && m < *nt + cap; i++) {
+    rt_node *x = s->vars[i].v.x;
+    int64_t l;
+    if (!leaf_reduce(s, x, &l)) continue;
+    for (int k = 0; k < nl; k++) if (lens[k] == l) { t[m++] = x; break; }
+  }
+  *own = (rt_node *)t; *nown = *nt + cap;
+  *targets = t; *nt = m;
+  return 1;
+}
+
 int cc_compute(cc_session *s, rt_node **targets, int nt) {
   planner p;
   memset(&p, 0, sizeof p);
   p.s = s;
   s->stamp++;
+  rt_node *owned = NULL; int nowned = 0;
+  if (s->opt_fusion) pull_siblings(s, &targets, &nt, &owned, &nowned);
   int rc = collect(&p, targets, nt);
   int n = p.npost, i, j;
   int *deps = NULL, *dstart = NULL, *order = NULL, *isout = NULL, *gid = NULL;
@@ -308,8 +362,10 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     if (gid[r] < 0) gid[r] = ngroups++;
     gid[i] = gid[r];
   }
-  for (i = 0; i < n; i++) if (G(p.post[i])->anchor)
+  for (i = 0; i < n; i++) if (G(p.post[i])->anchor) {
     for (j = dstart[i]; j < dstart[i + 1]; j++) if (gid[deps[j]] != gid[i]) isout[deps[j]] = 1;
+    if (G(p.post[i])->bound) isout[i] = 1;   /* a variable's value: keep it once computed */
+  }
 
   groups = rt_calloc(s->mem, (size_t)ngroups, sizeof(rt_group));
   order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
@@ -419,6 +475,7 @@ done:
   rt_free(s->mem, seen, 0);
   rt_free(s->mem, p.parent, 0);
   rt_free(s->mem, p.post, 0);
+  if (owned) rt_free(s->mem, owned, sizeof(rt_node *) * (size_t)nowned);
   return rc;
 }
 

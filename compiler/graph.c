@@ -186,6 +186,8 @@ int cc_setvar(cc_session *s, const char *name, cval v) {
   if (f) {
     rt_node *old = s->vars[i].v.x;
     cc_ref(v.x);
+    G(v.x)->bound++;
+    G(old)->bound--;
     s->vars[i].v = v;
     cc_unref(s, old);
     return GK_OK;
@@ -205,6 +207,7 @@ int cc_setvar(cc_session *s, const char *name, cval v) {
   s->vars[i].name = nm;
   s->vars[i].v = v;
   cc_ref(v.x);
+  G(v.x)->bound++;
   s->nvars++;
   return GK_OK;
 }
@@ -213,6 +216,7 @@ int cc_unbind(cc_session *s, const char *name) {
   int f, i = var_pos(s, name, &f);
   if (!f) return GK_EMISUSE;
   rt_node *old = s->vars[i].v.x;
+  G(old)->bound--;
   rt_free(s->mem, s->vars[i].name, strlen(s->vars[i].name) + 1);
   memmove(&s->vars[i], &s->vars[i + 1], sizeof(cvar) * (size_t)(s->nvars - i - 1));
   s->nvars--;

@@ -41,7 +41,7 @@ case "$mode" in
   for t in "$B"/tests/test_*; do [ -x "$t" ] && run "$(basename "$t")" "$t"; done
   [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
   run golden python3 tests/run_gk.py --compare-fusion
-  run plan python3 tests/run_gk.py tests/plan
+  run plan python3 tests/run_plan.py
   run numpy python3 tests/numpy_check.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
