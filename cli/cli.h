@@ -40,6 +40,11 @@ void cli_output(void *ud, const char *text, size_t len);
 ** newline on stdout if the output stopped mid-line).  Returns the gk status. */
 int cli_eval(cli_state *st, const char *src, const char *name, int sync);
 
+/* Hands st->plan and st->cuda to the library.  The CUDA source is printed
+** as part of each kernel's plan, so "plan" is on whenever either flag is.
+** Prints the library's message and returns its status when it refuses. */
+int cli_apply_options(cli_state *st);
+
 /* Runs `src` under diagnostic name `name`: output through the context's
 ** hook, a failure's message to stderr.  With st->timing set, the text is run
 ** one top-level statement group at a time (a line plus its continuation

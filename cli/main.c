@@ -157,13 +157,6 @@ static int parse_args(int argc, char **argv, cli_args *a) {
   return -1;
 }
 
-/* Sets option `name` to 1/0; a library that refuses it gets a warning, the
-** run goes on. */
-static void set_option(cli_state *st, const char *name, int value) {
-  if (gk_option(st->g, name, value) != GK_OK)
-    fprintf(stderr, "gk: warning: option '%s' not supported: %s\n", name, gk_errmsg(st->g));
-}
-
 /* Exit status for a gk status from a script. */
 static int script_status(int rc) {
   if (rc == GK_OK) return CLI_EXIT_OK;
@@ -197,9 +190,17 @@ int main(int argc, char **argv) {
     else fprintf(stderr, "gk: cannot open the %s backend\n", cfg.backend ? cfg.backend : "default");
     return CLI_EXIT_ERROR;
   }
-  if (a.plan) { set_option(&st, "plan", 1); st.plan = 1; }
-  if (a.cuda) { set_option(&st, "cuda", 1); st.cuda = 1; }
-  if (a.nofusion) set_option(&st, "fusion", 0);
+  st.plan = a.plan;
+  st.cuda = a.cuda;
+  if ((st.plan || st.cuda) && cli_apply_options(&st) != GK_OK) {
+    gk_close(st.g);
+    return CLI_EXIT_ERROR;
+  }
+  if (a.nofusion && gk_option(st.g, "fusion", 0) != GK_OK) {
+    cli_print_error(gk_errmsg(st.g));
+    gk_close(st.g);
+    return CLI_EXIT_ERROR;
+  }
 
   if (a.nexpr > 0 || a.file) {
     for (i = 0; i < a.nexpr && rc == GK_OK; i++) rc = cli_run(&st, a.exprs[i], "<expr>");

@@ -352,23 +352,23 @@ static const char help_text[] =
   "bracket, a trailing operator).  The language: docs/language.md.\n";
 
 /* Runs EXPR with option `name` switched on, then puts it back as it was;
-** with no EXPR toggles the option.  *flag mirrors the option. */
+** with no EXPR toggles the option.  *flag is st->plan or st->cuda. */
 static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
+  int was = *flag;
+
+  *flag = *expr ? 1 : !was;
+  if (cli_apply_options(r->st) != GK_OK) {
+    *flag = was;
+    cli_apply_options(r->st);
+    return;
+  }
   if (!*expr) {
-    if (gk_option(r->st->g, name, !*flag) != GK_OK) {
-      cli_print_error(gk_errmsg(r->st->g));
-      return;
-    }
-    *flag = !*flag;
     printf("%s: %s\n", name, *flag ? "on" : "off");
     return;
   }
-  if (!*flag && gk_option(r->st->g, name, 1) != GK_OK) {
-    cli_print_error(gk_errmsg(r->st->g));
-    return;
-  }
   cli_eval(r->st, expr, "<stdin>", 0);   /* no sync: show this entry's kernels only */
-  if (!*flag) gk_option(r->st->g, name, 0);
+  *flag = was;
+  cli_apply_options(r->st);
 }
 
 /* Runs one entry, timing it when :time is on. */

@@ -44,6 +44,13 @@ static void on_sigint_eval(int signo) {
   }
 }
 
+int cli_apply_options(cli_state *st) {
+  int rc = gk_option(st->g, "plan", st->plan || st->cuda);
+  if (rc == GK_OK) rc = gk_option(st->g, "cuda", st->cuda);
+  if (rc != GK_OK) cli_print_error(gk_errmsg(st->g));
+  return rc;
+}
+
 void cli_output(void *ud, const char *text, size_t len) {
   cli_state *st = ud;
   if (len == 0) return;
