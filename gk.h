@@ -2,19 +2,34 @@
 ** gk.h -- the one public header of gk, an array language for NVIDIA GPUs.
 **
 ** A host program opens a context, hands it arrays, evaluates gk source text
-** in it and reads arrays back.  Everything inside the library is reached
-** through the opaque handles declared here; nothing else is exported.
+** in it and reads arrays back:
+**
+**     gk_ctx *g = gk_open(NULL);                     // cuda if usable, else cpu
+**     int64_t shape[2] = {3, 4};
+**     gk_set(g, "m", GK_F32, 2, shape, data);        // copies data
+**     if (gk_eval(g, "s = sum(rows(m))") != GK_OK) fputs(gk_errmsg(g), stderr);
+**     float s[3];
+**     gk_get(g, "s", s, sizeof s);
+**     gk_close(g);
+**
+** Everything inside the library is reached through the opaque handles
+** declared here; nothing else is exported.  docs/embedding.md is the guide.
 **
 ** Conventions (they hold for every function below):
 **   - A fallible call returns an int status: GK_OK (0) or one of the GK_E*
-**     codes.  The message of the FIRST error since the last successful call
-**     is kept by the context and returned by gk_errmsg().
-**   - A failed call leaves the context usable and every variable as it was.
-**   - Strings passed in are copied; strings returned are owned by the context
-**     and stay valid until the next call on that context.
+**     codes.  gk_errmsg() gives the message of the last call on the context
+**     ("" after a call that succeeded); within one call the FIRST error
+**     raised is the one kept (the cause, not its consequences).
+**   - A failed call leaves the context usable and every variable as it was
+**     (for gk_eval: as it was before the failing statement).
+**   - Strings passed in are copied (or only read during the call); strings
+**     returned are owned by the context and stay valid until the next call on
+**     that context.
 **   - A context may be used by one thread at a time; different contexts are
 **     fully independent and may be used from different threads at once.
-**   - Nothing in the library calls exit() or abort().
+**   - Passing a NULL context returns GK_EMISUSE (or does nothing).
+**   - Nothing in the library calls exit() or abort(), or writes to stderr
+**     (except the GK_DEBUG traces asked for in the environment).
 */
 #ifndef GK_H
 #define GK_H
@@ -26,6 +41,8 @@
 extern "C" {
 #endif
 
+/* Compile-time version; gk_version() is the run-time one (they differ when
+** a program runs against a newer libgk.so than the gk.h it was built with). */
 #define GK_VERSION_MAJOR 0
 #define GK_VERSION_MINOR 1
 #define GK_VERSION_PATCH 0
@@ -35,16 +52,16 @@ extern "C" {
 /* The most dimensions an array may have. */
 #define GK_MAX_DIMS 8
 
-/* Status codes.  ORDER: keep in step with the message table in runtime/api.c. */
+/* Status codes.  ORDER: keep in step with gk_errstr()'s table in api/api.c. */
 enum {
   GK_OK = 0,      /* success */
   GK_ESYNTAX,     /* the source text does not parse */
   GK_ETYPE,       /* unknown name, wrong arity, dtype or shape mismatch */
-  GK_ENOMEM,      /* host or device memory exhausted */
+  GK_ENOMEM,      /* host or device memory exhausted (also: the allocator hook said no) */
   GK_EDEVICE,     /* the CUDA driver reported an error, or no usable device */
   GK_EJIT,        /* NVRTC failed to compile a generated kernel */
   GK_EIO,         /* a file could not be read or written, or is malformed */
-  GK_EMISUSE,     /* bad arguments to an API call (NULL, unknown name, short buffer) */
+  GK_EMISUSE,     /* bad arguments to an API call (NULL, unknown name, short buffer, wrong backend) */
   GK_EVALUE,      /* a run-time value error: empty array, index out of range */
   GK_EINTERRUPT,  /* gk_interrupt() stopped the statement */
   GK_ELIMIT       /* a named limit was exceeded (nesting, source size, rank, bytes) */
@@ -59,89 +76,148 @@ typedef struct gk_stmt gk_stmt; /* a prepared statement (see gk_prepare) */
 /* The library's version string, e.g. "0.1.0"; static storage. */
 const char *gk_version(void);
 
-/* Size in bytes of one element of dtype t; 0 for an invalid t. */
+/* The library's GK_VERSION_NUMBER (major*10000 + minor*100 + patch). */
+int gk_version_number(void);
+
+/* A short English description of a status code ("out of memory"); static
+** storage; "unknown status" for a value that is not a GK_* code. */
+const char *gk_errstr(int status);
+
+/* Size in bytes of one element of dtype t (bool is one byte, 0 or 1); 0 for
+** an invalid t. */
 size_t gk_dtype_size(gk_dtype t);
 
-/* Name of dtype t ("bool", "i32", "i64", "f32", "f64"); "?" when invalid. */
+/* Name of dtype t ("bool", "i32", "i64", "f32", "f64"); "?" when invalid.
+** Static storage. */
 const char *gk_dtype_name(gk_dtype t);
 
 /* ---------------------------------------------------------------------------
-** Host hooks.  A gk_config, zero-initialised, means "use the defaults".
+** Contexts and host hooks.  A gk_config, zero-initialised, means "use the
+** defaults".  The struct is copied by gk_open_ex; the hooks and their ud
+** pointers must stay valid until gk_close (and, if a DLPack export outlives
+** the context, until the last export's deleter has returned).
 */
 typedef struct gk_config {
-  /* Allocator for every host allocation the context makes.  realloc-like:
-  ** alloc(ud, NULL, 0, n) allocates, alloc(ud, p, old, 0) frees and returns
-  ** NULL, otherwise resizes.  Returning NULL for a non-zero size is an
-  ** out-of-memory failure that gk reports as GK_ENOMEM. NULL = malloc/free. */
+  /* Allocator for every host allocation the context makes (lua_Alloc's
+  ** contract): alloc(ud, NULL, 0, n) allocates n bytes, alloc(ud, p, old, 0)
+  ** frees p and returns NULL, otherwise it resizes p from old to n bytes.
+  ** old is the size gk asked for.  Returning NULL for a non-zero size is an
+  ** out-of-memory failure that the call reports as GK_ENOMEM, leaving the
+  ** context and its variables as they were.  The cpu backend's worker
+  ** threads allocate scratch memory too, but gk serialises the calls of one
+  ** context (a per-context lock), so the hook needs no lock of its own unless
+  ** several contexts share its ud.  Memory must be aligned for any type
+  ** (as malloc's).  NULL = malloc/realloc/free.  (A few helpers -- .npy file
+  ** headers, histogram and scan scratch -- still use malloc directly.) */
   void *(*alloc)(void *ud, void *ptr, size_t old_size, size_t new_size);
   void *alloc_ud;
-  /* Receives everything `print` and bare expression statements write.
+  /* Receives everything `print`, bare expression statements and the "plan"
+  ** option write, in pieces of len bytes (not NUL-terminated; a piece may
+  ** hold several lines).  Called on the thread running the statement.
   ** NULL = stdout. */
   void (*output)(void *ud, const char *text, size_t len);
   void *output_ud;
-  /* Called with each error message as it is raised (formatted as
-  ** "FILE:LINE:COL: error: ..." plus source line and caret where known).
-  ** NULL = no callback; the message is still kept for gk_errmsg. */
+  /* Called with each failing call's status and message (formatted as
+  ** "FILE:LINE:COL: error: ...\n", source line and caret, where the error has
+  ** a place in source text), once per failing call, before the call returns.
+  ** msg is the string gk_errmsg will return.  NULL = no callback.  gk never
+  ** prints errors itself. */
   void (*error)(void *ud, int status, const char *msg);
   void *error_ud;
-  /* Backend: NULL or "" = default (cuda when usable, else cpu), "cpu", "cuda". */
+  /* Backend: NULL or "" = $GK_BACKEND, else default (cuda when a usable GPU
+  ** and driver are found, else cpu); "cpu"; "cuda".  Read during gk_open_ex
+  ** only. */
   const char *backend;
 } gk_config;
 
-/* Opens a context on `backend` (NULL or "" = default, "cpu", "cuda").
-** Returns NULL on failure (for example "cuda" with no usable GPU). */
+/* Opens a context on `backend` (NULL or "" = default, "cpu", "cuda") with the
+** default hooks.  Returns NULL on failure (for example "cuda" with no usable
+** GPU, or out of memory); use gk_open_ex to learn why.  The context is the
+** caller's until gk_close. */
 gk_ctx *gk_open(const char *backend);
 
-/* Opens a context with host hooks; cfg may be NULL.  On failure returns NULL
-** and, when errmsg is not NULL, stores a static or malloc'd-by-nobody message
-** pointer valid until the next gk_open_ex call on any thread. */
+/* Opens a context with host hooks; cfg may be NULL (= defaults).  On failure
+** returns NULL and, when errmsg is not NULL, sets *errmsg to a message in
+** thread-local storage, valid until the next gk_open_ex on the same thread. */
 gk_ctx *gk_open_ex(const gk_config *cfg, const char **errmsg);
 
-/* Frees the context and everything it owns.  NULL is a no-op. */
+/* Frees the context and everything it owns: variables, caches, and every
+** statement prepared on it and not yet finalized (their handles become
+** invalid).  Borrowed buffers are released (their release callbacks run
+** now).  DLPack tensors exported from it stay valid: the backend is kept
+** until the last one's deleter runs.  NULL is a no-op. */
 void gk_close(gk_ctx *g);
 
-/* Name of the backend the context runs on: "cpu" or "cuda". */
+/* Name of the backend the context runs on: "cpu" or "cuda" (static
+** storage); "none" for NULL. */
 const char *gk_backend(gk_ctx *g);
 
 /* Parses, checks and runs `src` (statements separated by newlines or ';').
-** `name` labels diagnostics (NULL = "<expr>").  Returns GK_OK or an error code;
-** on error nothing of the failing statement is bound, earlier statements of
-** the same text stay done. */
+** The whole text is parsed first: a syntax error anywhere runs nothing.
+** Statements then run in order; at the first that fails the call returns
+** its status: that statement binds nothing, earlier ones stay done.
+** Values are computed lazily (when printed, saved, read by gk_get, or by
+** gk_sync).  `name` labels diagnostics (NULL = "<expr>"); it is only read
+** during the call.  Errors: GK_ESYNTAX, GK_ETYPE, GK_EVALUE, GK_EIO,
+** GK_ENOMEM, GK_EDEVICE, GK_EJIT, GK_ELIMIT, GK_EINTERRUPT, GK_EMISUSE (src
+** NULL). */
 int gk_eval(gk_ctx *g, const char *src);
 int gk_eval_named(gk_ctx *g, const char *src, const char *name);
 
-/* The message of the first error since the last successful call; "" if none.
-** Owned by the context. */
+/* The message of the last call on g; "" if it succeeded.  Owned by the
+** context, valid until the next call on it.  Never NULL. */
 const char *gk_errmsg(gk_ctx *g);
 
-/* The status of the last call on g. */
+/* The status of the last call on g (GK_EMISUSE for NULL). */
 int gk_errcode(gk_ctx *g);
 
-/* Binds `name` to a copy of host_data (C order, ndim dims of `shape`). */
+/* Binds `name` to a COPY of host_data: ndim (0..GK_MAX_DIMS) dims of
+** `shape`, C order, elements of dtype t (bool: any non-zero byte is true).
+** The caller keeps host_data; it may be NULL when the array is empty.
+** Rebinding a name replaces its value (values already computed from the old
+** one keep it).  Errors: GK_EMISUSE (invalid name -- it must be an
+** identifier that is not a keyword --, dtype, ndim, negative dimension, NULL
+** shape or data), GK_ELIMIT (size overflows), GK_ENOMEM, GK_EDEVICE. */
 int gk_set(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *shape,
            const void *host_data);
 
-/* Binds `name` to the caller's host buffer WITHOUT copying.  The buffer must
-** stay valid and unchanged until the variable is rebound or removed, or the
-** context is closed; `release` (may be NULL) is called exactly once then. */
+/* Binds `name` to the caller's host buffer WITHOUT copying (cpu backend).
+** Lifetime rule: host_data must stay valid and unchanged until gk calls
+** release(ud, host_data) -- exactly once, when no variable or pending value
+** uses the buffer any more (the name is rebound or unset and what was
+** computed from it is computed, or the context is closed).  If the call
+** fails, release has been called before it returns.  release may be NULL
+** (then the buffer must outlive the context).  host_data must be aligned to
+** its element size; bool elements must be 0 or 1.  On the cuda backend
+** kernels cannot read pageable host memory: the data is copied to the device
+** during the call and release is called before it returns.  Errors: as
+** gk_set. */
 int gk_borrow(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *shape,
               void *host_data, void (*release)(void *ud, void *data), void *ud);
 
-/* Like gk_borrow for a CUDA device pointer (cuda backend only; on the cpu
-** backend it fails with GK_EMISUSE). */
+/* Like gk_borrow for a CUDA device pointer (a CUdeviceptr in the context's
+** device and CUDA primary context) on the cuda backend: no copy; gk reads it
+** on its stream, so work that writes it on another stream must be finished
+** (synchronised) before the call.  release(ud, device_ptr) is called exactly
+** once, when gk no longer needs the buffer (or before a failing call
+** returns).  On the cpu backend it fails with GK_EMISUSE (and releases). */
 int gk_borrow_device(gk_ctx *g, const char *name, gk_dtype t, int ndim,
                      const int64_t *shape, uint64_t device_ptr,
                      void (*release)(void *ud, uint64_t dptr), void *ud);
 
-/* Type and shape of variable `name` (computing it if pending: shapes are
-** always known without computing).  shape must have room for GK_MAX_DIMS. */
+/* Type and shape of variable `name`, without computing it (shapes are always
+** known).  Any of t, ndim, shape may be NULL; shape must have room for
+** GK_MAX_DIMS.  Errors: GK_EMISUSE (no such variable). */
 int gk_shape(gk_ctx *g, const char *name, gk_dtype *t, int *ndim, int64_t shape[GK_MAX_DIMS]);
 
-/* Copies variable `name` into host_out (C order); out_bytes must be at least
-** the array's size in bytes.  Computes the value if it is pending. */
+/* Copies variable `name` into host_out (C order; bool as bytes 0/1);
+** out_bytes must be at least the array's size in bytes.  Computes the value
+** if it is pending (errors of that computation are returned, e.g. GK_EVALUE
+** for max of an empty array, GK_ENOMEM; the variable stays pending).
+** Errors: GK_EMISUSE (no such variable, short or NULL buffer). */
 int gk_get(gk_ctx *g, const char *name, void *host_out, size_t out_bytes);
 
-/* Removes variable `name`. */
+/* Removes variable `name`.  Errors: GK_EMISUSE (no such variable). */
 int gk_unset(gk_ctx *g, const char *name);
 
 /* Computes every pending value; returns when the device is done. */
@@ -153,36 +229,66 @@ int gk_sync(gk_ctx *g);
 void gk_interrupt(gk_ctx *g);
 
 /* ---------------------------------------------------------------------------
-** Compile once, run many.  gk_prepare parses and checks ONE statement of src
-** and stores in *tail the rest of the text (NULL tail pointer allowed).  The
-** plan is built on the first gk_step and reused while the dtypes and shapes
-** of the variables it reads stay the same (new values, same shapes: no
-** parsing, checking or planning).  *stmt is NULL when src held no statement.
+** Compile once, run many (sqlite3_prepare_v2's shape).
+**
+** gk_prepare parses ONE statement -- the first of src -- and stores in
+** *stmt a handle that runs it; *tail (if tail is not NULL) is set to the
+** text after it, so a script is a loop over the tail.  *stmt is NULL when
+** src holds no statement (only blanks and comments); that is GK_OK.  The
+** whole of src must parse (GK_ESYNTAX otherwise, *stmt NULL).  The statement
+** is owned by the context; gk_finalize frees it (gk_close frees those left).
+**
+** gk_step runs the statement against the variables' CURRENT values: rebind
+** its inputs with gk_set / gk_borrow between steps and step again.  A step
+** does no parsing; it type-checks and builds the statement's graph (a few
+** microseconds, see docs/embedding.md for measured numbers), and the fused
+** plan is made when the result is computed.  Errors as gk_eval's; a failed
+** step binds nothing.
 */
 int gk_prepare(gk_ctx *g, const char *src, gk_stmt **stmt, const char **tail);
 int gk_step(gk_stmt *s);
-void gk_finalize(gk_stmt *s);
+void gk_finalize(gk_stmt *s);   /* NULL is a no-op */
 
 /* ---------------------------------------------------------------------------
-** DLPack exchange.  The structs are DLPack's (dlpack.h, v0.8 ABI); gk.h
-** declares them only as opaque pointers so that it does not depend on
-** dlpack.h.  gk_to_dlpack returns a DLManagedTensor* (as void*) that owns a
-** reference to the variable's buffer; the consumer calls its deleter.
-** gk_from_dlpack binds `name` to the tensor without copying; gk calls the
-** tensor's deleter exactly once, when the variable no longer needs it, or
-** before returning if the call fails.
+** DLPack exchange (the v0.8 ABI: DLManagedTensor with manager_ctx and
+** deleter).  gk.h passes the structs as void* so that it does not depend on
+** dlpack.h; cast to/from DLManagedTensor*.  Works with PyTorch
+** (torch.utils.dlpack), CuPy (cupy.from_dlpack / toDlpack) and JAX
+** (jax.dlpack) through a PyCapsule named "dltensor".
+**
+** gk_to_dlpack computes `name` and returns in *dl_managed_tensor a tensor
+** that SHARES the variable's buffer (no copy; compact C order, strides NULL;
+** kDLCPU on the cpu backend, kDLCUDA device 0 on the cuda backend, whose
+** work is finished before the call returns; bool is kDLBool, 8 bits).  The
+** consumer must call its deleter exactly once; the deleter may run on any
+** thread and even after gk_close.  gk's values are immutable: the consumer
+** must not write through the tensor.  Errors: GK_EMISUSE (no variable, NULL
+** argument), errors of computing it, GK_ENOMEM (nothing handed out).
+**
+** gk_from_dlpack binds `name` to the tensor WITHOUT copying and takes
+** ownership of it: gk calls its deleter exactly once -- when the variable no
+** longer needs it, or before returning if the call fails (any error,
+** GK_ENOMEM included).  Accepted: bool (kDLBool, 8 bits, values 0/1), int32,
+** int64, float32, float64, lanes 1, compact C order (strides NULL or C
+** strides; dims of size 1 may have any stride), the data pointer plus
+** byte_offset aligned to the element size, on kDLCPU (or kDLCUDAHost) for
+** the cpu backend, kDLCUDA (or kDLCUDAManaged) for the cuda backend.
+** Anything else fails with GK_EMISUSE and a message naming the problem.
+** The producer must not modify the data while gk holds it.
 */
 int gk_to_dlpack(gk_ctx *g, const char *name, void **dl_managed_tensor);
 int gk_from_dlpack(gk_ctx *g, const char *name, void *dl_managed_tensor);
 
 /* 1 when src is complete: it parses, or it has an error that more text could
 ** not fix.  0 when it ends inside a construct (open bracket or string,
-** trailing operator): a REPL then reads a continuation line. */
+** trailing operator): a REPL then reads a continuation line.  Needs no
+** context; uses malloc. */
 int gk_is_complete(const char *src);
 
 /* ---------------------------------------------------------------------------
 ** Variables listing, for tools such as the REPL's :vars.  Calls fn once per
-** variable, in name order. */
+** variable, in name order; the gk_varinfo and its strings are valid during
+** the callback only, which must not call back into g. */
 typedef struct gk_varinfo {
   const char *name;
   gk_dtype dtype;
@@ -193,9 +299,10 @@ typedef struct gk_varinfo {
 } gk_varinfo;
 int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud);
 
-/* Options, by name: "plan" (0/1: print the plan of every kernel launched),
-** "cuda" (0/1: also print generated CUDA source), "fusion" (0/1),
-** "tf32" (0/1: allow tf32 in matmul), "time" (0/1). */
+/* Options, by name: "plan" (0/1: print the plan of every kernel launched, to
+** the output hook), "cuda" (0/1: also print generated CUDA source),
+** "fusion" (0/1), "tf32" (0/1: allow tf32 in matmul), "time" (accepted, no
+** effect in the library).  Errors: GK_EMISUSE (unknown name). */
 int gk_option(gk_ctx *g, const char *name, int value);
 
 #ifdef __cplusplus

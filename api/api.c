@@ -1,42 +1,82 @@
 /*
-** api/api.c -- the public C API (gk.h): contexts, evaluation, variables.
+** api/api.c -- the public C API (gk.h): contexts, evaluation, prepared
+** statements, variables, borrowed buffers and DLPack exchange.
 **
 ** This is the top of the library: it parses with lang/, runs statements
 ** through compiler/, and moves values with runtime/.  Errors are kept in
-** the context (the first since the last successful call) already formatted
+** the context (the first raised during the current call) already formatted
 ** as `FILE:LINE:COL: error: message`, the source line and a caret.
+**
+** Ownership in one paragraph.  A context owns its session (variables, lazy
+** graph), its backend and every statement prepared on it (gk_close finalizes
+** the ones left).  Values are reference counted (runtime/rt.h); a variable,
+** a graph node and a DLPack export each hold a reference.  A borrowed buffer
+** (gk_borrow, gk_borrow_device, gk_from_dlpack) is an rt_value whose
+** `release` hook returns it to its owner when the last reference goes.  A
+** DLPack export may outlive its context: gk_close then keeps the backend
+** (and the few bytes of the context) alive until the last export's deleter
+** has run, and that deleter frees them.
+**
+** Threads.  A context is used by one thread at a time, but two things reach
+** it from elsewhere: the cpu backend's worker threads allocate scratch
+** memory (so calls to a user allocator are serialised by alloc_mu), and an
+** export's deleter may run on any thread (so it only queues the export
+** under exp_mu; the owning thread frees queued exports at its next call).
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <signal.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include "gk.h"
 #include "lang/ast.h"
 #include "compiler/cc.h"
 #include "runtime/rt.h"
+#include "api/dlpack.h"
 
-#define API_MSG 8192  /* bytes of a formatted error message */
+#define API_MSG 8192  /* bytes of a formatted error message: a long source line plus its caret */
+
+typedef struct gk_export gk_export;
 
 struct gk_ctx {
-  rt_mem mem;                /* host allocation hook */
-  gk_config cfg;             /* the caller's hooks */
+  rt_mem mem;                /* host allocation hook every layer uses */
+  gk_config cfg;             /* the caller's hooks (cfg.backend cleared: not kept) */
   rt_backend *be;
   cc_session *cc;
   int status;                /* status of the last call */
   char msg[API_MSG];         /* its formatted message */
-  volatile sig_atomic_t interrupt_flag;
-  volatile int interrupt;    /* the backend polls this */
+  volatile int interrupt;    /* gk_interrupt sets it; the backend polls it */
+  pthread_mutex_t alloc_mu;  /* serialises calls to cfg.alloc (worker threads allocate too) */
+  gk_stmt *stmts;            /* prepared statements not yet finalized */
+  /* DLPack exports (all guarded by exp_mu) */
+  pthread_mutex_t exp_mu;
+  int nexports;              /* exports whose deleter has not been called */
+  gk_export *released;       /* deleters called, not yet freed (freed by the owner's next call) */
+  atomic_int has_released;   /* released != NULL, read without the lock */
+  int closed;                /* gk_close ran: the last deleter frees the context */
 };
 
 struct gk_stmt {
   gk_ctx *g;
   lang_arena arena;          /* owns the statement's tree */
   const ast *stmt;
-  char *src;                 /* the statement's text (for diagnostics) */
+  char *src;                 /* the statement's text, for diagnostics */
   size_t len;
+  gk_stmt *next, **prevp;    /* in g->stmts */
+};
+
+/* A DLPack export: the DLManagedTensor handed out, and the reference it holds. */
+struct gk_export {
+  DLManagedTensor t;         /* handed to the consumer; manager_ctx = this */
+  gk_ctx *g;
+  rt_value *v;               /* one reference, dropped when the deleter has run */
+  int64_t shape[GK_MAX_DIMS];
+  gk_export *next;           /* in g->released */
 };
 
 const char *gk_version(void) { return GK_VERSION; }
+int gk_version_number(void) { return GK_VERSION_NUMBER; }
 
 size_t gk_dtype_size(gk_dtype t) {
   switch (t) {
@@ -58,6 +98,17 @@ const char *gk_dtype_name(gk_dtype t) {
   return "?";
 }
 
+const char *gk_errstr(int status) {
+  /* ORDER: the status enum in gk.h. */
+  static const char *const s[] = {
+    "not an error", "syntax error", "type or shape error", "out of memory", "device error",
+    "kernel compilation failed", "I/O error", "API misuse", "value error", "interrupted",
+    "limit exceeded"
+  };
+  if (status < 0 || status >= (int)(sizeof s / sizeof s[0])) return "unknown status";
+  return s[status];
+}
+
 /* ------------------------------------------------------------ errors */
 
 static int fail(gk_ctx *g, int status, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
@@ -73,8 +124,6 @@ static int fail(gk_ctx *g, int status, const char *fmt, ...) {
   return status;
 }
 
-static void begin(gk_ctx *g) { g->status = GK_OK; g->msg[0] = 0; g->interrupt = 0; }
-
 static int located(gk_ctx *g, int status, const char *file, const char *src, size_t len, lang_loc loc, const char *msg) {
   if (g->status != GK_OK) return g->status;
   if (loc.line > 0) lang_format_error(g->msg, sizeof g->msg, file, src, len, loc, msg);
@@ -84,30 +133,58 @@ static int located(gk_ctx *g, int status, const char *file, const char *src, siz
   return status;
 }
 
-const char *gk_errmsg(gk_ctx *g) { return g ? g->msg : "no context"; }
+static void drain_exports(gk_ctx *g);
+
+/* Every entry point that can fail starts here: clears the last status and
+** frees the exports whose deleters ran since the last call. */
+static void begin(gk_ctx *g) {
+  g->status = GK_OK;
+  g->msg[0] = 0;
+  g->interrupt = 0;
+  if (atomic_load_explicit(&g->has_released, memory_order_acquire)) drain_exports(g);
+}
+
+const char *gk_errmsg(gk_ctx *g) { return g ? g->msg : "no context (NULL gk_ctx)"; }
 int gk_errcode(gk_ctx *g) { return g ? g->status : GK_EMISUSE; }
 
 /* ------------------------------------------------------------ contexts */
 
 static void *user_alloc(void *ud, void *p, size_t o, size_t n) {
   gk_ctx *g = ud;
-  return g->cfg.alloc(g->cfg.alloc_ud, p, o, n);
+  pthread_mutex_lock(&g->alloc_mu);
+  void *r = g->cfg.alloc(g->cfg.alloc_ud, p, o, n);
+  pthread_mutex_unlock(&g->alloc_mu);
+  return r;
 }
 
-static char open_msg[512];
+static _Thread_local char open_msg[2048 + 64];   /* gk_open_ex's failure message, per thread */
+
+static void ctx_free(gk_ctx *g) {
+  gk_config c = g->cfg;
+  pthread_mutex_destroy(&g->alloc_mu);
+  pthread_mutex_destroy(&g->exp_mu);
+  if (c.alloc) c.alloc(c.alloc_ud, g, sizeof *g, 0); else free(g);
+}
 
 gk_ctx *gk_open_ex(const gk_config *cfg, const char **errmsg) {
   gk_config c;
   if (cfg) c = *cfg; else memset(&c, 0, sizeof c);
-  rt_mem m = { c.alloc ? NULL : rt_default_alloc, NULL };
-  gk_ctx *g = c.alloc ? c.alloc(c.alloc_ud, NULL, 0, sizeof *g) : malloc(sizeof *g);
   if (errmsg) *errmsg = NULL;
-  if (!g) { if (errmsg) *errmsg = "out of memory"; return NULL; }
+  gk_ctx *g = c.alloc ? c.alloc(c.alloc_ud, NULL, 0, sizeof *g) : malloc(sizeof *g);
+  if (!g) {
+    snprintf(open_msg, sizeof open_msg, "out of memory");
+    if (errmsg) *errmsg = open_msg;
+    return NULL;
+  }
   memset(g, 0, sizeof *g);
-  g->cfg = c;
-  g->mem = m;
-  if (c.alloc) { g->mem.fn = user_alloc; g->mem.ud = g; }
   const char *want = c.backend;
+  c.backend = NULL;                 /* the caller's string is not kept */
+  g->cfg = c;
+  g->mem.fn = rt_default_alloc; g->mem.ud = NULL;
+  if (c.alloc) { g->mem.fn = user_alloc; g->mem.ud = g; }
+  pthread_mutex_init(&g->alloc_mu, NULL);
+  pthread_mutex_init(&g->exp_mu, NULL);
+  atomic_init(&g->has_released, 0);
   if (!want || !*want) want = getenv("GK_BACKEND");
   rt_err e; rt_err_clear(&e);
   int rc;
@@ -127,9 +204,9 @@ gk_ctx *gk_open_ex(const gk_config *cfg, const char **errmsg) {
     if (rc) g->be->close(g->be);
   }
   if (rc) {
-    snprintf(open_msg, sizeof open_msg, "%s", e.msg);
+    snprintf(open_msg, sizeof open_msg, "%s", e.msg[0] ? e.msg : gk_errstr(rc));
     if (errmsg) *errmsg = open_msg;
-    if (c.alloc) c.alloc(c.alloc_ud, g, sizeof *g, 0); else free(g);
+    ctx_free(g);
     return NULL;
   }
   return g;
@@ -144,9 +221,17 @@ gk_ctx *gk_open(const char *backend) {
 
 void gk_close(gk_ctx *g) {
   if (!g) return;
+  while (g->stmts) gk_finalize(g->stmts);
+  drain_exports(g);
   cc_close(g->cc);
+  g->cc = NULL;
+  pthread_mutex_lock(&g->exp_mu);
+  g->closed = 1;
+  int live = g->nexports;
+  pthread_mutex_unlock(&g->exp_mu);
+  if (live) return;        /* the last export's deleter closes the backend */
   g->be->close(g->be);
-  if (g->cfg.alloc) g->cfg.alloc(g->cfg.alloc_ud, g, sizeof *g, 0); else free(g);
+  ctx_free(g);
 }
 
 const char *gk_backend(gk_ctx *g) { return g ? g->be->name : "none"; }
@@ -154,14 +239,15 @@ const char *gk_backend(gk_ctx *g) { return g ? g->be->name : "none"; }
 void gk_interrupt(gk_ctx *g) { if (g) g->interrupt = 1; }
 
 int gk_option(gk_ctx *g, const char *name, int value) {
-  if (!g || !name) return GK_EMISUSE;
+  if (!g) return GK_EMISUSE;
   begin(g);
+  if (!name) return fail(g, GK_EMISUSE, "gk_option: name is NULL");
   if (!strcmp(name, "plan")) cc_option(g->cc, CC_OPT_PLAN, value);
   else if (!strcmp(name, "cuda")) cc_option(g->cc, CC_OPT_CUDA, value);
   else if (!strcmp(name, "fusion")) cc_option(g->cc, CC_OPT_FUSION, value);
   else if (!strcmp(name, "tf32")) cc_option(g->cc, CC_OPT_TF32, value);
   else if (!strcmp(name, "time")) { /* the command line measures time itself */ }
-  else return fail(g, GK_EMISUSE, "unknown option '%s'", name);
+  else return fail(g, GK_EMISUSE, "gk_option: unknown option '%s'", name);
   return GK_OK;
 }
 
@@ -172,6 +258,13 @@ static void *arena_hook(void *ud, void *p, size_t o, size_t n) {
   return m->fn(m->ud, p, o, n);
 }
 
+static void emit(gk_ctx *g, const char *text, size_t n) {
+  if (g->cfg.output) g->cfg.output(g->cfg.output_ud, text, n);
+  else fwrite(text, 1, n, stdout);
+}
+
+/* Runs the statements of prog in order, stopping at the first that fails;
+** earlier statements stay done, the failing one binds nothing (cc_exec). */
 static int run_program(gk_ctx *g, const char *src, size_t len, const char *name, const lang_program *prog) {
   int64_t k0 = cc_kernels(g->cc);
   int rc = GK_OK;
@@ -183,13 +276,13 @@ static int run_program(gk_ctx *g, const char *src, size_t len, const char *name,
     if (rc) {
       if (rc == GK_EINTERRUPT) snprintf(e.msg, sizeof e.msg, "interrupted");
       if (loc.line == 0) loc = prog->stmts[i]->loc;
-      located(g, rc, name, src, len, loc, e.msg[0] ? e.msg : "error");
+      located(g, rc, name, src, len, loc, e.msg[0] ? e.msg : gk_errstr(rc));
     }
   }
   if (cc_get_option(g->cc, CC_OPT_PLAN)) {
     char line[64];
     int n = snprintf(line, sizeof line, "kernels: %lld\n", (long long)(cc_kernels(g->cc) - k0));
-    if (g->cfg.output) g->cfg.output(g->cfg.output_ud, line, (size_t)n); else fwrite(line, 1, (size_t)n, stdout);
+    emit(g, line, (size_t)n);
   }
   if (!g->cfg.output) fflush(stdout);
   return rc;
@@ -225,6 +318,7 @@ int gk_is_complete(const char *src) {
   lang_arena_init(&a, arena_hook, &m);
   lang_program prog;
   lang_diag d;
+  memset(&prog, 0, sizeof prog);
   memset(&d, 0, sizeof d);
   int rc = lang_parse(&a, src, strlen(src), &prog, &d);
   lang_arena_free(&a);
@@ -236,12 +330,14 @@ int gk_is_complete(const char *src) {
 int gk_prepare(gk_ctx *g, const char *src, gk_stmt **out, const char **tail) {
   if (!g) return GK_EMISUSE;
   begin(g);
-  if (!out || !src) return fail(g, GK_EMISUSE, "gk_prepare: NULL argument");
-  *out = NULL;
+  if (out) *out = NULL;
+  if (!out || !src) return fail(g, GK_EMISUSE, "gk_prepare: %s is NULL", !out ? "stmt" : "src");
   size_t len = strlen(src);
-  if (len > LANG_MAX_SOURCE) return fail(g, GK_ELIMIT, "<expr>: error: source text too large\n");
+  if (tail) *tail = src;
+  if (len > LANG_MAX_SOURCE)
+    return fail(g, GK_ELIMIT, "<expr>: error: source text too large (%zu bytes; limit %u)\n", len, LANG_MAX_SOURCE);
   gk_stmt *s = rt_calloc(&g->mem, 1, sizeof *s);
-  if (!s) return fail(g, GK_ENOMEM, "out of memory");
+  if (!s) return fail(g, GK_ENOMEM, "gk_prepare: out of memory");
   s->g = g;
   lang_arena_init(&s->arena, arena_hook, &g->mem);
   lang_program prog;
@@ -249,29 +345,30 @@ int gk_prepare(gk_ctx *g, const char *src, gk_stmt **out, const char **tail) {
   memset(&prog, 0, sizeof prog);
   memset(&d, 0, sizeof d);
   int rc = lang_parse(&s->arena, src, len, &prog, &d);
-  if (rc) {
-    located(g, rc, "<expr>", src, len, d.loc, d.msg);
+  if (rc || prog.nstmts == 0) {
+    if (rc) located(g, rc, "<expr>", src, len, d.loc, d.msg);
+    else if (tail) *tail = src + len;
     lang_arena_free(&s->arena);
     rt_free(&g->mem, s, sizeof *s);
     return rc;
   }
-  if (prog.nstmts == 0) {
-    lang_arena_free(&s->arena);
-    rt_free(&g->mem, s, sizeof *s);
-    if (tail) *tail = src + len;
-    return GK_OK;
-  }
+  /* Keep only the first statement's text: its locations are offsets into it. */
   size_t end = (size_t)prog.stmt_end[0];
   if (end > len) end = len;
-  s->src = rt_alloc(&g->mem, len + 1);
+  s->src = rt_alloc(&g->mem, end + 1);
   if (!s->src) {
     lang_arena_free(&s->arena);
     rt_free(&g->mem, s, sizeof *s);
-    return fail(g, GK_ENOMEM, "out of memory");
+    return fail(g, GK_ENOMEM, "gk_prepare: out of memory");
   }
-  memcpy(s->src, src, len + 1);
-  s->len = len;
+  memcpy(s->src, src, end);
+  s->src[end] = 0;
+  s->len = end;
   s->stmt = prog.stmts[0];
+  s->next = g->stmts;
+  s->prevp = &g->stmts;
+  if (g->stmts) g->stmts->prevp = &s->next;
+  g->stmts = s;
   if (tail) *tail = src + end;
   *out = s;
   return GK_OK;
@@ -282,9 +379,10 @@ int gk_step(gk_stmt *s) {
   gk_ctx *g = s->g;
   begin(g);
   lang_program prog;
+  ast *one = (ast *)s->stmt;
   int end = (int)s->len;
   prog.nstmts = 1;
-  prog.stmts = (ast **)&s->stmt;
+  prog.stmts = &one;
   prog.stmt_end = &end;
   return run_program(g, s->src, s->len, "<expr>", &prog);
 }
@@ -292,6 +390,8 @@ int gk_step(gk_stmt *s) {
 void gk_finalize(gk_stmt *s) {
   if (!s) return;
   gk_ctx *g = s->g;
+  *s->prevp = s->next;
+  if (s->next) s->next->prevp = s->prevp;
   lang_arena_free(&s->arena);
   rt_free(&g->mem, s->src, s->len + 1);
   rt_free(&g->mem, s, sizeof *s);
@@ -313,10 +413,10 @@ static int check_array_args(gk_ctx *g, const char *fn, const char *name, gk_dtyp
   if (gk_dtype_size(t) == 0) return fail(g, GK_EMISUSE, "%s: invalid dtype %d", fn, (int)t);
   if (ndim < 0 || ndim > GK_MAX_DIMS) return fail(g, GK_EMISUSE, "%s: ndim must be 0..%d, got %d", fn, GK_MAX_DIMS, ndim);
   if (ndim > 0 && !shape) return fail(g, GK_EMISUSE, "%s: shape is NULL", fn);
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return fail(g, GK_EMISUSE, "%s: negative dimension %lld", fn, (long long)shape[i]);
   rt_err e; rt_err_clear(&e);
-  int64_t n; size_t bytes;
-  for (int i = 0; i < ndim; i++) if (shape[i] < 0) return fail(g, GK_EMISUSE, "%s: negative dimension %lld", fn, (long long)shape[i]);
-  if (rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e)) return fail(g, e.status, "%s: %s", fn, e.msg);
+  if (rt_shape_count(ndim, shape, gk_dtype_size(t), NULL, NULL, &e)) return fail(g, e.status, "%s: %s", fn, e.msg);
   return GK_OK;
 }
 
@@ -324,55 +424,112 @@ int gk_set(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *sha
   if (!g) return GK_EMISUSE;
   begin(g);
   if (check_array_args(g, "gk_set", name, t, ndim, shape)) return g->status;
+  int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
+  rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e);
+  if (bytes && !data) return fail(g, GK_EMISUSE, "gk_set: data is NULL");
   rt_value *v;
   rt_err_clear(&g->be->err);
   if (g->be->alloc_value(g->be, t, ndim, shape, &v)) return fail(g, g->be->err.status, "gk_set: %s", g->be->err.msg);
-  if (v->bytes && !data) { rt_value_unref(v); return fail(g, GK_EMISUSE, "gk_set: data is NULL"); }
   if (v->bytes && g->be->write(g->be, v, data)) { rt_value_unref(v); return fail(g, g->be->err.status, "gk_set: %s", g->be->err.msg); }
   if (t == GK_BOOL && v->where == RT_ON_HOST)   /* normalise to 0/1 */
     for (size_t i = 0; i < v->bytes; i++) ((uint8_t *)v->host)[i] = ((uint8_t *)v->host)[i] != 0;
-  rt_err e; rt_err_clear(&e);
   int rc = cc_bind_value(g->cc, name, v, &e);
   rt_value_unref(v);
   if (rc) return fail(g, rc, "gk_set: %s", e.msg);
   return GK_OK;
 }
 
+/* Binds `name` to a value whose storage is not gk's: v->release returns it.
+** Consumes v's creation reference (the variable keeps its own). */
+static int bind_borrowed(gk_ctx *g, const char *fn, const char *name, rt_value *v) {
+  rt_err e; rt_err_clear(&e);
+  int rc = cc_bind_value(g->cc, name, v, &e);
+  rt_value_unref(v);   /* on failure this is the last reference: release runs now */
+  if (rc) return fail(g, rc, "%s: %s", fn, e.msg);
+  return GK_OK;
+}
+
+/* A borrowed value around storage at host `data` or device `dev`.  NULL when
+** out of memory (the caller then releases the storage itself). */
+static rt_value *borrowed_value(gk_ctx *g, gk_dtype t, int ndim, const int64_t *shape, int where, void *data,
+                                uint64_t dev, void (*release)(void *, void *), void *ud) {
+  rt_value *v = rt_calloc(&g->mem, 1, sizeof *v);
+  if (!v) return NULL;
+  rt_err e; rt_err_clear(&e);
+  rt_shape_count(ndim, shape, gk_dtype_size(t), &v->n, &v->bytes, &e);
+  v->refs = 1; v->t = t; v->ndim = ndim;
+  if (ndim) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  v->where = where; v->host = data; v->dev = dev; v->be = g->be;
+  v->release = release; v->release_ud = ud;
+  return v;
+}
+
+static void keep_release(void *ud, void *data) { (void)ud; (void)data; }  /* borrowed, nothing to return */
+
+typedef struct host_release { void (*fn)(void *ud, void *data); void *ud; } host_release;
+
 int gk_borrow(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *shape, void *data,
               void (*release)(void *ud, void *data), void *ud) {
-  if (!g) return GK_EMISUSE;
+  if (!g) { if (release) release(ud, data); return GK_EMISUSE; }
   begin(g);
   if (check_array_args(g, "gk_borrow", name, t, ndim, shape)) { if (release) release(ud, data); return g->status; }
+  int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
+  rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e);
+  if (bytes && !data) { if (release) release(ud, data); return fail(g, GK_EMISUSE, "gk_borrow: data is NULL"); }
+  if (((uintptr_t)data) % gk_dtype_size(t)) {
+    if (release) release(ud, data);
+    return fail(g, GK_EMISUSE, "gk_borrow: data is not aligned to its %zu-byte elements", gk_dtype_size(t));
+  }
   if (strcmp(g->be->name, "cpu")) {
-    /* a device backend cannot read host memory in kernels: copy (documented) */
+    /* A device backend's kernels cannot read pageable host memory: copy now
+    ** and give the buffer back at once (documented in gk.h). */
     int rc = gk_set(g, name, t, ndim, shape, data);
     if (release) release(ud, data);
     return rc;
   }
-  rt_value *v = rt_calloc(&g->mem, 1, sizeof *v);
-  if (!v) { if (release) release(ud, data); return fail(g, GK_ENOMEM, "out of memory"); }
-  int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
-  rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e);
-  v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
-  if (ndim) memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
-  v->where = RT_ON_HOST; v->host = data; v->be = g->be;
-  v->release = release ? release : NULL;
-  v->release_ud = ud;
-  if (!release) v->release = NULL;
-  rt_err_clear(&e);
-  int rc = cc_bind_value(g->cc, name, v, &e);
-  if (!v->release) v->host = data;
-  rt_value_unref(v);   /* the variable keeps its reference; release runs when it goes */
-  if (rc) return fail(g, rc, "gk_borrow: %s", e.msg);
-  return GK_OK;
+  rt_value *v = borrowed_value(g, t, ndim, shape, RT_ON_HOST, data, 0, release ? release : keep_release, ud);
+  if (!v) { if (release) release(ud, data); return fail(g, GK_ENOMEM, "gk_borrow: out of memory"); }
+  return bind_borrowed(g, "gk_borrow", name, v);
+}
+
+/* A borrowed device buffer's release record: rt_value.release has the host
+** signature, so the user's device release is called through this. */
+typedef struct dev_release {
+  void (*fn)(void *ud, uint64_t dptr);
+  void *ud;
+  uint64_t dptr;
+  rt_mem *mem;
+} dev_release;
+
+static void call_dev_release(void *ud, void *data) {
+  (void)data;
+  dev_release *r = ud;
+  if (r->fn) r->fn(r->ud, r->dptr);
+  rt_free(r->mem, r, sizeof *r);
 }
 
 int gk_borrow_device(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *shape,
                      uint64_t device_ptr, void (*release)(void *ud, uint64_t dptr), void *ud) {
-  if (!g) return GK_EMISUSE;
+  if (!g) { if (release) release(ud, device_ptr); return GK_EMISUSE; }
   begin(g);
-  if (release) release(ud, device_ptr);
-  return fail(g, GK_EMISUSE, "gk_borrow_device: the %s backend cannot borrow device memory", g->be->name);
+  if (check_array_args(g, "gk_borrow_device", name, t, ndim, shape)) { if (release) release(ud, device_ptr); return g->status; }
+  if (strcmp(g->be->name, "cuda")) {
+    if (release) release(ud, device_ptr);
+    return fail(g, GK_EMISUSE, "gk_borrow_device: the %s backend cannot use device memory (open the context with \"cuda\")", g->be->name);
+  }
+  int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
+  rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e);
+  if (bytes && !device_ptr) { if (release) release(ud, device_ptr); return fail(g, GK_EMISUSE, "gk_borrow_device: device pointer is 0"); }
+  if (device_ptr % gk_dtype_size(t)) {
+    if (release) release(ud, device_ptr);
+    return fail(g, GK_EMISUSE, "gk_borrow_device: device pointer is not aligned to its %zu-byte elements", gk_dtype_size(t));
+  }
+  dev_release *r = rt_alloc(&g->mem, sizeof *r);
+  if (!r) { if (release) release(ud, device_ptr); return fail(g, GK_ENOMEM, "gk_borrow_device: out of memory"); }
+  r->fn = release; r->ud = ud; r->dptr = device_ptr; r->mem = &g->mem;
+  rt_value *v = borrowed_value(g, t, ndim, shape, RT_ON_DEVICE, NULL, device_ptr, call_dev_release, r);
+  if (!v) { call_dev_release(r, NULL); return fail(g, GK_ENOMEM, "gk_borrow_device: out of memory"); }
+  return bind_borrowed(g, "gk_borrow_device", name, v);
 }
 
 int gk_shape(gk_ctx *g, const char *name, gk_dtype *t, int *ndim, int64_t shape[GK_MAX_DIMS]) {
@@ -399,7 +556,7 @@ int gk_get(gk_ctx *g, const char *name, void *out, size_t out_bytes) {
   if (out_bytes < need) return fail(g, GK_EMISUSE, "gk_get: '%s' needs %zu bytes, the buffer has %zu", name, need, out_bytes);
   if (need && !out) return fail(g, GK_EMISUSE, "gk_get: output buffer is NULL");
   int rc = cc_lookup(g->cc, name, 1, &x, &e);
-  if (rc) return fail(g, rc, "%s", e.msg);
+  if (rc) return fail(g, rc, "gk_get: %s", e.msg[0] ? e.msg : gk_errstr(rc));
   if (!need) return GK_OK;
   rt_err_clear(&g->be->err);
   if (g->be->read(g->be, x->val, out)) return fail(g, g->be->err.status, "gk_get: %s", g->be->err.msg);
@@ -418,7 +575,7 @@ int gk_sync(gk_ctx *g) {
   begin(g);
   rt_err e; rt_err_clear(&e);
   int rc = cc_sync(g->cc, &e);
-  if (rc) return fail(g, rc, "%s", e.msg[0] ? e.msg : g->be->err.msg);
+  if (rc) return fail(g, rc, "gk_sync: %s", e.msg[0] ? e.msg : g->be->err.msg[0] ? g->be->err.msg : gk_errstr(rc));
   return GK_OK;
 }
 
@@ -442,14 +599,164 @@ int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud) {
   return GK_OK;
 }
 
-int gk_to_dlpack(gk_ctx *g, const char *name, void **t) {
-  if (!g) return GK_EMISUSE;
-  begin(g);
-  return fail(g, GK_EMISUSE, "gk_to_dlpack: not available in this build");
+/* ------------------------------------------------------------ DLPack */
+
+static void free_export(gk_ctx *g, gk_export *x) {
+  rt_value_unref(x->v);
+  rt_free(&g->mem, x, sizeof *x);
 }
 
-int gk_from_dlpack(gk_ctx *g, const char *name, void *t) {
+/* Frees the exports whose deleters have run.  Called by the owning thread
+** (begin, gk_close): only it touches values' reference counts. */
+static void drain_exports(gk_ctx *g) {
+  pthread_mutex_lock(&g->exp_mu);
+  gk_export *list = g->released;
+  g->released = NULL;
+  atomic_store_explicit(&g->has_released, 0, memory_order_release);
+  pthread_mutex_unlock(&g->exp_mu);
+  while (list) {
+    gk_export *next = list->next;
+    free_export(g, list);
+    list = next;
+  }
+}
+
+/* The deleter of every tensor gk_to_dlpack hands out.  Runs on any thread.
+** While the context is open it only queues the export for the owner; after
+** gk_close nobody else uses the context, so it frees the export here and the
+** last one closes the backend and frees the context. */
+static void export_deleter(DLManagedTensor *t) {
+  if (!t) return;
+  gk_export *x = t->manager_ctx;
+  gk_ctx *g = x->g;
+  pthread_mutex_lock(&g->exp_mu);
+  g->nexports--;
+  if (!g->closed) {
+    x->next = g->released;
+    g->released = x;
+    atomic_store_explicit(&g->has_released, 1, memory_order_release);
+    pthread_mutex_unlock(&g->exp_mu);
+    return;
+  }
+  free_export(g, x);
+  int last = g->nexports == 0;
+  pthread_mutex_unlock(&g->exp_mu);
+  if (last) {
+    g->be->close(g->be);
+    ctx_free(g);
+  }
+}
+
+int gk_to_dlpack(gk_ctx *g, const char *name, void **out) {
   if (!g) return GK_EMISUSE;
   begin(g);
-  return fail(g, GK_EMISUSE, "gk_from_dlpack: not available in this build");
+  if (out) *out = NULL;
+  if (!name || !out) return fail(g, GK_EMISUSE, "gk_to_dlpack: %s is NULL", !name ? "name" : "out");
+  rt_err e; rt_err_clear(&e);
+  rt_node *x;
+  if (cc_lookup(g->cc, name, 0, &x, &e)) return fail(g, GK_EMISUSE, "gk_to_dlpack: %s", e.msg);
+  int rc = cc_lookup(g->cc, name, 1, &x, &e);
+  if (rc) return fail(g, rc, "gk_to_dlpack: %s", e.msg[0] ? e.msg : gk_errstr(rc));
+  rt_err_clear(&g->be->err);
+  /* the consumer may read as soon as it has the tensor: finish the device's work */
+  if (g->be->sync(g->be)) return fail(g, g->be->err.status, "gk_to_dlpack: %s", g->be->err.msg);
+  rt_value *v = x->val;
+  gk_export *ex = rt_calloc(&g->mem, 1, sizeof *ex);
+  if (!ex) return fail(g, GK_ENOMEM, "gk_to_dlpack: out of memory");
+  ex->g = g;
+  ex->v = v;
+  rt_value_ref(v);
+  memcpy(ex->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+  DLTensor *t = &ex->t.dl_tensor;
+  if (v->where == RT_ON_HOST) {
+    t->data = v->host;
+    t->device.device_type = kDLCPU;
+  } else {
+    t->data = (void *)(uintptr_t)v->dev;
+    t->device.device_type = kDLCUDA;
+  }
+  t->device.device_id = 0;
+  t->ndim = v->ndim;
+  switch (v->t) {
+  case GK_BOOL: t->dtype.code = kDLBool; break;
+  case GK_I32: case GK_I64: t->dtype.code = kDLInt; break;
+  case GK_F32: case GK_F64: t->dtype.code = kDLFloat; break;
+  }
+  t->dtype.bits = (uint8_t)(8 * gk_dtype_size(v->t));
+  t->dtype.lanes = 1;
+  t->shape = ex->shape;
+  t->strides = NULL;     /* compact C order */
+  t->byte_offset = 0;
+  ex->t.manager_ctx = ex;
+  ex->t.deleter = export_deleter;
+  pthread_mutex_lock(&g->exp_mu);
+  g->nexports++;
+  pthread_mutex_unlock(&g->exp_mu);
+  *out = &ex->t;
+  return GK_OK;
+}
+
+/* rt_value.release of an imported tensor: the producer's deleter, once. */
+static void call_dl_deleter(void *ud, void *data) {
+  (void)data;
+  DLManagedTensor *t = ud;
+  if (t->deleter) t->deleter(t);
+}
+
+static int dl_reject(gk_ctx *g, DLManagedTensor *t, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int dl_reject(gk_ctx *g, DLManagedTensor *t, const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (t->deleter) t->deleter(t);
+  return fail(g, GK_EMISUSE, "gk_from_dlpack: %s", buf);
+}
+
+int gk_from_dlpack(gk_ctx *g, const char *name, void *tensor) {
+  DLManagedTensor *mt = tensor;
+  if (!g) { if (mt && mt->deleter) mt->deleter(mt); return GK_EMISUSE; }
+  begin(g);
+  if (!mt) return fail(g, GK_EMISUSE, "gk_from_dlpack: tensor is NULL");
+  const DLTensor *t = &mt->dl_tensor;
+  if (!valid_name(name)) return dl_reject(g, mt, "'%s' is not a valid variable name", name ? name : "(null)");
+  gk_dtype dt;
+  int c = t->dtype.code, bits = t->dtype.bits;
+  if (t->dtype.lanes != 1) return dl_reject(g, mt, "vector dtypes (lanes = %d) are not supported", t->dtype.lanes);
+  if (c == kDLBool && bits == 8) dt = GK_BOOL;
+  else if (c == kDLInt && bits == 32) dt = GK_I32;
+  else if (c == kDLInt && bits == 64) dt = GK_I64;
+  else if (c == kDLFloat && bits == 32) dt = GK_F32;
+  else if (c == kDLFloat && bits == 64) dt = GK_F64;
+  else return dl_reject(g, mt, "unsupported dtype (code %d, %d bits): gk takes bool, int32, int64, float32, float64", c, bits);
+  if (t->ndim < 0 || t->ndim > GK_MAX_DIMS) return dl_reject(g, mt, "ndim must be 0..%d, got %d", GK_MAX_DIMS, (int)t->ndim);
+  if (t->ndim > 0 && !t->shape) return dl_reject(g, mt, "shape is NULL");
+  for (int i = 0; i < t->ndim; i++)
+    if (t->shape[i] < 0) return dl_reject(g, mt, "negative dimension %lld", (long long)t->shape[i]);
+  int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
+  if (rt_shape_count(t->ndim, t->shape, gk_dtype_size(dt), &n, &bytes, &e)) return dl_reject(g, mt, "%s", e.msg);
+  if (t->strides && n > 0) {   /* compact C order; a dimension of 1 may have any stride */
+    int64_t want = 1;
+    for (int i = t->ndim - 1; i >= 0; i--) {
+      if (t->shape[i] != 1 && t->strides[i] != want)
+        return dl_reject(g, mt, "the tensor is not contiguous (dimension %d has stride %lld, C order needs %lld); "
+                                "make a contiguous copy first", i, (long long)t->strides[i], (long long)want);
+      want *= t->shape[i];
+    }
+  }
+  uintptr_t p = (uintptr_t)t->data + (uintptr_t)t->byte_offset;
+  if (bytes && !t->data) return dl_reject(g, mt, "data is NULL");
+  if (p % gk_dtype_size(dt)) return dl_reject(g, mt, "data is not aligned to its %zu-byte elements", gk_dtype_size(dt));
+  int dev = t->device.device_type, oncuda = !strcmp(g->be->name, "cuda");
+  rt_value *v;
+  if (!oncuda && (dev == kDLCPU || dev == kDLCUDAHost))
+    v = borrowed_value(g, dt, t->ndim, t->shape, RT_ON_HOST, (void *)p, 0, call_dl_deleter, mt);
+  else if (oncuda && (dev == kDLCUDA || dev == kDLCUDAManaged))
+    v = borrowed_value(g, dt, t->ndim, t->shape, RT_ON_DEVICE, NULL, (uint64_t)p, call_dl_deleter, mt);
+  else
+    return dl_reject(g, mt, "a tensor on device type %d cannot be used by the %s backend without a copy "
+                            "(cpu takes kDLCPU = 1, cuda takes kDLCUDA = 2)", dev, g->be->name);
+  if (!v) { if (mt->deleter) mt->deleter(mt); return fail(g, GK_ENOMEM, "gk_from_dlpack: out of memory"); }
+  return bind_borrowed(g, "gk_from_dlpack", name, v);
 }
