@@ -27,7 +27,7 @@
 #define MOVE_GRAIN 131072  /* elements per parallel filter/gather chunk */
 #define TR_TILE 32         /* transpose tile edge: 32x32 x 8 bytes = 8 KiB */
 #define HOST_MM_KB 256     /* matmul k block: f32 partial sums span this */
-#define HOST_MM_JB 512     /* matmul j block: one C row strip stays in L1 */
+#define HOST_MM_JB 512     /* matmul j block: B block (KB x JB) stays in L2 */
 #define HOST_MM_MR 4       /* matmul rows per micro-kernel */
 
 /* Keeps a*b+c as two roundings, like numpy, even where FMA is available. */
@@ -654,77 +654,104 @@ int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, cons
 
 /* ================================================================= matmul */
 
+/* B is first copied into column panels of JR columns (panel p holds
+** B[k][p*JR .. p*JR+JR) for every k, contiguously), so the micro-kernel
+** reads it sequentially instead of with stride N (with N a multiple of
+** 1024 the rows of B alias in the L1 cache).  Columns past the last full
+** panel are read from B directly.  Without memory for the copy the kernel
+** reads B in place (bp == NULL), slower but the same result. */
 typedef struct mm_job {
   const void *A, *B;
   void *C;
+  void *bp;           /* packed full panels of B, or NULL */
   int64_t M, N, K;
+  int64_t jr;         /* panel width for this dtype */
+  gk_dtype t;
 } mm_job;
 
-/* Rows [i0, i1) of C.  For each j strip and k block, HOST_MM_MR rows at a
-** time accumulate a*b into a strip of partial sums (type ACC) that is then
-** added into C: the order of additions is fixed by the sizes alone. */
-#define MM_DEF(NAME, T, ACC)                                                          \
+/* Rows [i0, i1) of C.  For each strip of HOST_MM_JB columns and block of
+** HOST_MM_KB k's, tiles of HOST_MM_MR rows x JR columns accumulate a*b in
+** registers (type ACC, over the k block), then are added into C; leftover
+** rows and columns take a plain loop with the same order of operations
+** per element.  The order of additions is fixed by the sizes alone. */
+#define MM_DEF(NAME, T, ACC, JR)                                                      \
+  static void NAME##_pack(const mm_job *m, int64_t p0, int64_t p1) {                  \
+    const T *B = m->B;                                                                \
+    T *bp = m->bp;                                                                    \
+    for (int64_t p = p0; p < p1; p++)                                                 \
+      for (int64_t k = 0; k < m->K; k++)                                              \
+        memcpy(bp + (p * m->K + k) * JR, B + k * m->N + p * JR, JR * sizeof(T));      \
+  }                                                                                   \
   static void NAME(const mm_job *m, int64_t i0, int64_t i1) {                         \
-    const T *A = m->A, *B = m->B;                                                     \
+    const T *A = m->A, *B = m->B, *bp = m->bp;                                        \
     T *C = m->C;                                                                      \
-    int64_t N = m->N, K = m->K;                                                       \
-    ACC acc[HOST_MM_MR][HOST_MM_JB];                                                  \
+    int64_t N = m->N, K = m->K, full = N / JR * JR;                                   \
     for (int64_t i = i0; i < i1; i++)                                                 \
       for (int64_t jj = 0; jj < N; jj++) C[i * N + jj] = 0;                           \
     for (int64_t j0 = 0; j0 < N; j0 += HOST_MM_JB) {                                  \
-      int64_t jw = min64(HOST_MM_JB, N - j0);                                         \
+      int64_t j1 = min64(j0 + HOST_MM_JB, N);                                         \
       for (int64_t k0 = 0; k0 < K; k0 += HOST_MM_KB) {                                \
         int64_t k1 = min64(k0 + HOST_MM_KB, K);                                       \
-        for (int64_t i = i0; i < i1; i += HOST_MM_MR) {                               \
-          int64_t mr = min64(HOST_MM_MR, i1 - i);                                     \
-          for (int64_t r = 0; r < mr; r++)                                            \
-            for (int64_t jj = 0; jj < jw; jj++) acc[r][jj] = 0;                       \
-          if (mr == HOST_MM_MR) {                                                     \
-            for (int64_t k = k0; k < k1; k++) {                                       \
-              const T *b = B + k * N + j0;                                            \
-              ACC a0 = A[(i + 0) * K + k], a1 = A[(i + 1) * K + k];                    \
-              ACC a2 = A[(i + 2) * K + k], a3 = A[(i + 3) * K + k];                    \
-              for (int64_t jj = 0; jj < jw; jj++) {                                   \
-                ACC bv = b[jj];                                                       \
-                acc[0][jj] += a0 * bv;                                                \
-                acc[1][jj] += a1 * bv;                                                \
-                acc[2][jj] += a2 * bv;                                                \
-                acc[3][jj] += a3 * bv;                                                \
+        int64_t i = i0;                                                               \
+        for (; i + HOST_MM_MR <= i1; i += HOST_MM_MR) {                               \
+          const T *a0 = A + i * K, *a1 = a0 + K, *a2 = a1 + K, *a3 = a2 + K;          \
+          int64_t j = j0;                                                             \
+          for (; j + JR <= j1 && j + JR <= full; j += JR) {                           \
+            ACC c0[JR] = {0}, c1[JR] = {0}, c2[JR] = {0}, c3[JR] = {0};               \
+            const T *b = bp ? bp + ((j / JR) * K + k0) * JR : B + k0 * N + j;         \
+            int64_t bs = bp ? JR : N;                                                 \
+            for (int64_t k = k0; k < k1; k++, b += bs) {                              \
+              ACC x0 = a0[k], x1 = a1[k], x2 = a2[k], x3 = a3[k];                     \
+              for (int q = 0; q < JR; q++) {                                          \
+                ACC bv = b[q];                                                        \
+                c0[q] += x0 * bv, c1[q] += x1 * bv, c2[q] += x2 * bv, c3[q] += x3 * bv; \
               }                                                                       \
             }                                                                         \
-          } else {                                                                    \
-            for (int64_t r = 0; r < mr; r++)                                          \
-              for (int64_t k = k0; k < k1; k++) {                                     \
-                const T *b = B + k * N + j0;                                          \
-                ACC a = A[(i + r) * K + k];                                           \
-                for (int64_t jj = 0; jj < jw; jj++) acc[r][jj] += a * (ACC)b[jj];     \
-              }                                                                       \
+            T *c = C + i * N + j;                                                     \
+            for (int q = 0; q < JR; q++) {                                            \
+              c[q] = (T)(c[q] + c0[q]), c[N + q] = (T)(c[N + q] + c1[q]);             \
+              c[2 * N + q] = (T)(c[2 * N + q] + c2[q]);                               \
+              c[3 * N + q] = (T)(c[3 * N + q] + c3[q]);                               \
+            }                                                                         \
           }                                                                           \
-          for (int64_t r = 0; r < mr; r++) {                                          \
-            T *c = C + (i + r) * N + j0;                                              \
-            for (int64_t jj = 0; jj < jw; jj++) c[jj] = (T)(c[jj] + acc[r][jj]);      \
-          }                                                                           \
+          for (int r = 0; r < HOST_MM_MR; r++)                                        \
+            for (int64_t jj = j; jj < j1; jj++) {                                     \
+              ACC acc = 0;                                                            \
+              for (int64_t k = k0; k < k1; k++) acc += (ACC)A[(i + r) * K + k] * B[k * N + jj]; \
+              C[(i + r) * N + jj] = (T)(C[(i + r) * N + jj] + acc);                   \
+            }                                                                         \
         }                                                                             \
+        for (; i < i1; i++)                                                           \
+          for (int64_t jj = j0; jj < j1; jj++) {                                      \
+            ACC acc = 0;                                                              \
+            for (int64_t k = k0; k < k1; k++) acc += (ACC)A[i * K + k] * B[k * N + jj]; \
+            C[i * N + jj] = (T)(C[i * N + jj] + acc);                                 \
+          }                                                                           \
       }                                                                               \
     }                                                                                 \
   }
-MM_DEF(mm_f32, float, float)
-MM_DEF(mm_f64, double, double)
-MM_DEF(mm_u32, uint32_t, uint32_t)
-MM_DEF(mm_u64, uint64_t, uint64_t)
+MM_DEF(mm_f32, float, float, 16)
+MM_DEF(mm_f64, double, double, 8)
+MM_DEF(mm_u32, uint32_t, uint32_t, 16)
+MM_DEF(mm_u64, uint64_t, uint64_t, 8)
 
-typedef struct mm_ctx {
-  mm_job m;
-  gk_dtype t;
-} mm_ctx;
+static void mm_pack_chunk(void *c, int64_t b, int64_t e) {
+  mm_job *m = c;
+  switch (m->t) {
+  case GK_F32: mm_f32_pack(m, b, e); break;
+  case GK_F64: mm_f64_pack(m, b, e); break;
+  case GK_I32: mm_u32_pack(m, b, e); break;
+  default: mm_u64_pack(m, b, e); break;
+  }
+}
 
 static void mm_chunk(void *c, int64_t b, int64_t e) {
-  mm_ctx *x = c;
-  switch (x->t) {
-  case GK_F32: mm_f32(&x->m, b, e); break;
-  case GK_F64: mm_f64(&x->m, b, e); break;
-  case GK_I32: mm_u32(&x->m, b, e); break; /* same bits as int32, wraps */
-  default: mm_u64(&x->m, b, e); break;
+  mm_job *m = c;
+  switch (m->t) {
+  case GK_F32: mm_f32(m, b, e); break;
+  case GK_F64: mm_f64(m, b, e); break;
+  case GK_I32: mm_u32(m, b, e); break; /* same bits as int32, wraps */
+  default: mm_u64(m, b, e); break;
   }
 }
 
@@ -732,11 +759,18 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
                 int64_t K) {
   if (t < GK_I32 || t > GK_F64 || M < 0 || N < 0 || K < 0) return GK_EMISUSE;
   if (M == 0 || N == 0) return GK_OK;
-  mm_ctx c = {{A, B, C, M, N, K}, t};
-  /* ~1 M multiply-adds per chunk, rows in multiples of the micro-kernel */
+  size_t es = esize(t);
+  mm_job m = {A, B, C, NULL, M, N, K, es == 4 ? 16 : 8, t};
+  int64_t panels = N / m.jr;
+  if (panels > 0 && K > 0 && M >= 2 * HOST_MM_MR) {
+    m.bp = malloc((size_t)(panels * K * m.jr) * es);
+    if (m.bp) par_for(panels, max64(1, MOVE_GRAIN / (K * m.jr)), mm_pack_chunk, &m);
+  }
+  /* ~4 M multiply-adds per chunk, rows in multiples of the micro-kernel */
   int64_t work = max64(1, N * max64(K, 1));
-  int64_t grain = max64(HOST_MM_MR, ((int64_t)1 << 20) / work / HOST_MM_MR * HOST_MM_MR);
-  par_for(M, grain, mm_chunk, &c);
+  int64_t grain = max64(HOST_MM_MR, ((int64_t)1 << 22) / work / HOST_MM_MR * HOST_MM_MR);
+  par_for(M, grain, mm_chunk, &m);
+  free(m.bp);
   return GK_OK;
 }
 

@@ -13,6 +13,7 @@
 #include "runtime/host.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -87,6 +88,24 @@ static double par_sum(const double *x, int64_t n, int64_t grain, int *ok) {
   return t;
 }
 
+typedef struct conc_arg {
+  const double *x;
+  int64_t n;
+  double want;
+  int ok;
+} conc_arg;
+
+static void *conc_main(void *p) {
+  conc_arg *a = p;
+  a->ok = 1;
+  for (int r = 0; r < 10; r++) {
+    int ok;
+    double got = par_sum(a->x, a->n, 1000, &ok);
+    if (!ok || memcmp(&got, &a->want, sizeof got) != 0) a->ok = 0;
+  }
+  return NULL;
+}
+
 static void test_par(void) {
   CHECK(par_threads() >= 1);
   int64_t n = 3000017;
@@ -98,6 +117,19 @@ static void test_par(void) {
   for (int r = 0; r < 20; r++) {
     double again = par_sum(x, n, 1000, &ok);
     CHECKF(ok && memcmp(&again, &first, sizeof first) == 0, "par_for run %d not bit-identical", r);
+  }
+  /* several threads (contexts) at once: each gets the same answer */
+  {
+    pthread_t th[4];
+    conc_arg a[4];
+    for (int k = 0; k < 4; k++) {
+      a[k].x = x, a[k].n = n, a[k].want = first, a[k].ok = 0;
+      pthread_create(&th[k], NULL, conc_main, &a[k]);
+    }
+    for (int k = 0; k < 4; k++) {
+      pthread_join(th[k], NULL);
+      CHECKF(a[k].ok, "concurrent par_for caller %d", k);
+    }
   }
   CHECK(par_nchunks(10, 100) == 1 && par_nchunks(0, 5) == 0 && par_nchunks(200, 100) == 2);
   CHECK(par_chunk_size(1000000, 1) * PAR_MAX_CHUNKS >= 1000000);
@@ -732,9 +764,22 @@ static void test_hist(void) {
             {GK_I32, 1000003, 64, 0, -1e9, 1e9},  {GK_I64, 1000, 10, 1, 0, 0}};
   for (size_t k = 0; k < sizeof cs / sizeof cs[0]; k++) {
     void *x = xmalloc(cs[k].n * 8);
+    /* a fifth of the values on bin edges (as float64 and as float32
+    ** linspace computes them) or one ulp either side; x[0], x[1] set the
+    ** automatic range to exactly (-0.4, 0.8) */
+    double lo = cs[k].autorange ? -0.4 : cs[k].lo, hi = cs[k].autorange ? 0.8 : cs[k].hi;
+    float flo = (float)lo, fstep = ((float)hi - flo) / (float)cs[k].nb;
     for (int64_t i = 0; i < cs[k].n; i++) {
-      double u = tunif() * 1.2 - 0.4;
-      if (i % 5 == 0) u = -0.3 + (double)(tnext() % 11) / 10; /* on and near edges */
+      double w = hi - lo, u = cs[k].autorange ? lo + tunif() * w : lo - 0.1 * w + 1.2 * w * tunif();
+      if (i % 5 == 0) {
+        int64_t b = (int64_t)(tnext() % (uint64_t)(cs[k].nb + 1));
+        u = tnext() & 1 ? lo + (double)b * (w / (double)cs[k].nb) : (double)((float)b * fstep + flo);
+        int d = (int)(tnext() % 3) - 1;
+        if (cs[k].t == GK_F32) u = d ? nextafterf((float)u, d * INFINITY) : (float)u;
+        else if (d) u = nextafter(u, d * INFINITY);
+        if (cs[k].autorange && (u < lo || u > hi)) u = lo;
+      }
+      if (cs[k].autorange && i < 2) u = i ? hi : lo;
       if (cs[k].t == GK_F32) ((float *)x)[i] = (float)u;
       else if (cs[k].t == GK_F64) ((double *)x)[i] = u;
       else if (cs[k].t == GK_I32) ((int32_t *)x)[i] = (int32_t)tnext();
