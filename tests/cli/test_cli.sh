@@ -139,6 +139,8 @@ fi
 
 # --- the REPL through a pseudo-terminal ----------------------------------------
 if command -v python3 >/dev/null 2>&1; then
+  i=1
+  while [ $i -le 1005 ]; do echo "old $i"; i=$((i + 1)); done >"$T/history"
   GK="$GK" python3 - >"$T/out" 2>"$T/err" <<'EOF'
 import os, pty, select, sys, time
 
@@ -182,6 +184,8 @@ os.write(fd, b"\x03")
 log += read_until(b"gk> ")
 send("x + 3")
 log += read_until(b"gk> ")
+os.write(fd, b"\x10\r")                  # Ctrl-P: the previous line again
+log += read_until(b"gk> ")
 send(":quit")
 time.sleep(0.2)
 _, status = os.waitpid(pid, 0)
@@ -196,8 +200,10 @@ EOF
   t "REPL: :vars lists x" '[ $rc -eq 0 ] && grep -q "^name  *dtype  *shape  *bytes  *where" "$T/out" && grep -q "^x  " "$T/out"'
   t "REPL: unknown command" '[ $rc -eq 0 ] && has out "unknown command '"':foo'"' (type :help)"'
   t "REPL: Ctrl-C drops the line, the session goes on" '[ $rc -eq 0 ] && grep -q "^43\$" "$T/out"'
+  t "REPL: Ctrl-P recalls the previous line" '[ $rc -eq 0 ] && [ "$(grep -c "^43\$" "$T/out")" -eq 2 ]'
   t "REPL: :quit exits 0" '[ $rc -eq 0 ] && has out "EXIT 0"'
-  t "REPL: history file written" '[ -f "$T/history" ] && grep -q "^x = 40\$" "$T/history"'
+  t "REPL: history file appended, cut to 1000 entries at start" \
+    '[ "$(head -n 1 "$T/history")" = "old 6" ] && grep -q "^x = 40\$" "$T/history" && grep -q "^:quit\$" "$T/history"'
 else
   echo "test_cli: python3 not found, REPL tests skipped"
 fi
