@@ -21,7 +21,7 @@
 #include "compiler/cc_int.h"
 #include "runtime/host.h"
 
-#define CC_MAX_ELEMENTS ((int64_t)1 << 40) /* elements in one array: keeps byte sizes and loops sane */
+#define CC_MAX_ELEMENTS ((int64_t)1 << 34) /* elements in one array (64 GiB of f32): bigger is beyond any one machine here, and a lazy loop over it would run for minutes */
 #define CC_MAX_EVAL_DEPTH (4 * LANG_MAX_DEPTH) /* recursion of the checker, user functions included */
 
 /* ------------------------------------------------------------ small helpers */
@@ -352,6 +352,7 @@ static int dim_value(cc_session *s, const cval *v, lang_loc loc, const char *wha
   if (rt_is_float(v->x->t)) {
     if (f != f || f < 0 || f != floor(f) || f > 9.2e18) {
       char buf[64]; snprintf(buf, sizeof buf, "%g", f);
+      if (f != f) snprintf(buf, sizeof buf, "nan");
       return cc_error(s, loc, GK_ETYPE, "%s must be a non-negative integer, got %s", what, buf);
     }
     i = (int64_t)f;
@@ -1195,7 +1196,7 @@ static int lit_walk(cc_session *s, const ast *e, litbuf *b, int depth) {
       if (b->n > 0) return cc_error(s, e->loc, GK_ETYPE, "ragged list: mixes numbers and lists");
       b->ndim = depth + 1; b->shape[depth] = e->nkids;
     } else if (b->shape[depth] != e->nkids)
-      return cc_error(s, e->loc, GK_ETYPE, "ragged list: %d elements where %lld were expected", e->nkids, (long long)b->shape[depth]);
+      return cc_error(s, e->loc, GK_ETYPE, "ragged list: %d element%s where %lld were expected", e->nkids, e->nkids == 1 ? "" : "s", (long long)b->shape[depth]);
     for (int i = 0; i < e->nkids; i++) if (lit_walk(s, e->kids[i], b, depth + 1)) return s->err->status;
     return GK_OK;
   }
@@ -1354,6 +1355,8 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
                         b->name, e->kwname[i]);
     }
     if (slot >= LANG_MAX_ARGS) return cc_error(s, l, GK_ELIMIT, "too many arguments");
+    if (isscan && slot == 1 && e->kids[i]->kind == AST_NAME && rop_named(e->kids[i]->str) < 0 && !cc_findvar(s, e->kids[i]->str))
+      return cc_error(s, l, GK_ETYPE, "'%s' takes an operator: sum, prod, max or min, got '%s'", b->name, e->kids[i]->str);
     if (isscan && slot == 1 && e->kids[i]->kind == AST_NAME && rop_named(e->kids[i]->str) >= 0) {
       memset(&a->v[slot], 0, sizeof a->v[slot]);
       a->v[slot].kind = K_OPNAME;

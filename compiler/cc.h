@@ -20,6 +20,7 @@
 #define CC_MAX_PENDING 20000   /* pending nodes before a statement forces evaluation: bounds memory of long scripts */
 #define CC_MAX_INLINE_DEPTH 64 /* nested user-function expansion */
 #define CC_MAX_VARS 100000     /* variables in one session */
+#define CC_MAX_FUSE_DEPTH 256  /* elementwise ops chained into one kernel: evaluation and code generation recurse on it */
 
 typedef struct cc_session cc_session;
 

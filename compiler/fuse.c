@@ -275,6 +275,17 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     p.parent[i] = i;
   }
   for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
+  /* bound the depth of inlined chains: evaluation recurses on it */
+  for (i = 0; i < n; i++) {
+    rt_node *x = p.post[i];
+    int d = 0;
+    for (j = 0; j < x->nin; j++) {
+      rt_node *c = x->in[j];
+      if (is_pending(s, c) && !G(c)->anchor && G(c)->post >= 0 && gid[G(c)->post] > d) d = gid[G(c)->post];
+    }
+    gid[i] = d + 1;   /* gid doubles as chain depth until step 4 */
+    if (gid[i] > CC_MAX_FUSE_DEPTH && !G(x)->anchor) { G(x)->anchor = 1; gid[i] = 0; }
+  }
 
   /* 2. direct anchor dependencies of every anchor */
   {

@@ -3,6 +3,7 @@
 # "N passed, M failed" lines.  Called by `make test` (no GPU needed),
 # `make test-gpu` (--gpu) and `make asan` (--asan).  B is the build dir.
 B=${B:-build}
+B=$(cd "$B" 2>/dev/null && pwd || echo "$B")
 mode=${1:-}
 export B
 total_p=0; total_f=0; bad=""
