@@ -69,7 +69,7 @@ void rng_fill_normal(uint64_t seed, uint64_t offset, float *out, int64_t n);
 #define FMT_MAX_BYTES ((size_t)1 << 30) /* 1 GiB: no printout is bigger */
 
 typedef struct fmt_buf {
-  char *data;   /* NUL-terminated text, NULL until the first append */
+  char *data;   /* NUL-terminated text; NULL until the first append */
   size_t len;   /* bytes of text, not counting the NUL */
   size_t cap;   /* bytes allocated at data */
   int status;   /* GK_OK, or the first failure (GK_ENOMEM / GK_ELIMIT) */
@@ -174,18 +174,22 @@ int host_transpose(gk_dtype t, const void *x, int64_t rows, int64_t cols, void *
 int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, const int *axes,
                  void *out);
 
-/* C (M x N) = A (M x K) @ B (K x N), row-major.  f32 accumulates in f32
-** over k blocks of HOST_MM_KB (then adds block sums in f32), f64 in f64,
-** i32/i64 exactly with wraparound.  K = 0 gives zeros.  Parallel over
-** row blocks; deterministic.  C must not alias A or B. */
+/* C (M x N) = A (M x K) @ B (K x N), row-major.  f32 accumulates in f32:
+** each element sums its products over blocks of 256 k's in f32, and the
+** block sums are added into C in f32 (HOST_MM_KB in host_ops.c); f64
+** likewise in f64; i32/i64 exactly, with
+** wraparound.  K = 0 gives zeros.  Parallel over row blocks, B packed into
+** column panels first (a temporary copy of B; without memory for it, it
+** runs unpacked); deterministic.  C must not alias A or B. */
 int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, int64_t N,
                 int64_t K);
 
-/* out[i] = x[idx[i]] for i < n; idx values must lie in [0, xn) (GK_EVALUE
-** naming the first bad index otherwise; negative indices are NOT wrapped:
-** the caller normalises them).  All dtypes. */
+/* out[i] = x[idx[i]] for i < n.  Every idx value must lie in [0, xn): else
+** GK_EVALUE and nothing is written (negative indices are NOT wrapped: the
+** caller normalises them and reports which one was bad).  All dtypes. */
 int host_gather(gk_dtype t, const void *x, int64_t xn, const int64_t *idx, int64_t n, void *out);
-/* Copies rows or a strided slice: out[i] = x[start + i*step] for i < n. */
+/* A strided slice: out[i] = x[start + i*step] for i < n (step may be
+** negative).  The caller guarantees every position is inside x.  All dtypes. */
 int host_slice(gk_dtype t, const void *x, int64_t start, int64_t step, int64_t n, void *out);
 
 #endif /* GK_RUNTIME_HOST_H */
