@@ -360,8 +360,10 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
   case RT_RAND: case RT_RANDN: {
     float *f = scratch(c, (size_t)n * sizeof(float));
     if (!f) return NULL;
-    for (int64_t j = 0; j < n; j++) {
-      uint64_t k = x->offset + (uint64_t)(ix->idx ? ix->idx[j] : ix->start + j);
+    if (!ix->idx && x->op == RT_RAND) rng_fill_uniform(x->seed, x->offset + (uint64_t)ix->start, f, n);
+    else if (!ix->idx) rng_fill_normal(x->seed, x->offset + (uint64_t)ix->start, f, n);
+    else for (int64_t j = 0; j < n; j++) {
+      uint64_t k = x->offset + (uint64_t)ix->idx[j];
       f[j] = x->op == RT_RAND ? rng_uniform_at(x->seed, k) : rng_normal_at(x->seed, k);
     }
     o = f;
