@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int npass, nfail;
 
@@ -338,8 +339,10 @@ static void test_fmt_numpy(void) {
   if (!dir) {
     dir = "build/test_host_fmt";
     mkdir("build", 0777);
-    if (system("python3 -c 'import numpy' 2>/dev/null") != 0) {
-      printf("fmt: python3 with numpy not found; numpy comparison skipped\n");
+    if (access("tests/unit/fmt_check.py", R_OK) != 0 ||
+        system("python3 -c 'import numpy' 2>/dev/null") != 0) {
+      printf("fmt: python3 with numpy or tests/unit/fmt_check.py not found (run from the "
+             "repository root); numpy comparison skipped\n");
       return;
     }
     if (system("python3 tests/unit/fmt_check.py build/test_host_fmt") != 0) {
