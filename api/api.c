@@ -222,9 +222,9 @@ gk_ctx *gk_open(const char *backend) {
 void gk_close(gk_ctx *g) {
   if (!g) return;
   while (g->stmts) gk_finalize(g->stmts);
-  drain_exports(g);
-  cc_close(g->cc);
+  cc_close(g->cc);         /* may release imports of gk's own exports: they queue */
   g->cc = NULL;
+  drain_exports(g);
   pthread_mutex_lock(&g->exp_mu);
   g->closed = 1;
   int live = g->nexports;

@@ -128,7 +128,9 @@ static const char *kind_name(const cval *v) {
 }
 
 static int need_array(cc_session *s, const cval *v, lang_loc loc, const char *what) {
-  if (v->kind == K_ARRAY) return GK_OK;
+  if (v->kind == K_ARRAY && v->x) return GK_OK;
+  if (v->kind == K_ARRAY)   /* a node that could not be made (out of memory, already reported) */
+    return s->err->status ? s->err->status : cc_error(s, loc, GK_ENOMEM, "out of memory");
   return cc_error(s, loc, GK_ETYPE, "%s needs an array, got %s", what, kind_name(v));
 }
 
