@@ -172,19 +172,27 @@ def read_until(token, timeout=20.0):
     return got.decode("utf-8", "replace")
 
 def send(line):
+    # Let libedit put the tty in raw mode after its prompt: bytes that
+    # arrive before that are taken by the cooked line discipline.
+    time.sleep(0.1)
     os.write(fd, line.encode() + b"\r")
 
 log = read_until(b"gk> ")                  # banner + first prompt
 for line in ["x = 40", "x + nope", "x + 2", "(x +", "", "1)", ":vars", ":foo"]:
     send(line)
     log += read_until(b"... " if line in ("(x +", "") else b"gk> ")
+time.sleep(0.1)
 os.write(fd, b"partial")                   # Ctrl-C drops a half-typed line
 time.sleep(0.2)
 os.write(fd, b"\x03")
 log += read_until(b"gk> ")
 send("x + 3")
 log += read_until(b"gk> ")
-os.write(fd, b"\x10\r")                  # Ctrl-P: the previous line again
+time.sleep(0.1)
+os.write(fd, b"\x10")                     # Ctrl-P: the previous line again
+log += read_until(b"gk> x + 3")            # libedit redraws the line
+send("")
+log += read_until(b"\n")
 log += read_until(b"gk> ")
 send(":quit")
 time.sleep(0.2)
