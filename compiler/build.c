@@ -775,6 +775,7 @@ static int b_hist(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (!lo || !hi || !x.x) return s->err->status;
   rt_node r = blank(RT_HIST, GK_I64, 1, &nb);
   r.nin = 3; r.in[0] = x.x; r.in[1] = lo; r.in[2] = hi; r.nbins = nb;
+  r.excl = (uint8_t)!a->have[2];   /* range from the data: numpy's arithmetic differs (host_hist_auto) */
   rt_node *z = cc_node(s, &r);
   if (!z) return s->err->status;
   *out = arr(z, V_NONE, 0);

@@ -775,7 +775,8 @@ static int run_hist(rt_backend *b, rt_node *x) {
   if (!rc) {
     lo = *(double *)pl; hi = *(double *)ph;
     memset(x->val->host, 0, x->val->bytes);
-    rc = host_hist(x->in[0]->t, v, x->in[0]->n, x->nbins, lo, hi, x->val->host);
+    rc = x->excl ? host_hist_auto(x->in[0]->t, v, x->in[0]->n, x->nbins, x->val->host)
+                 : host_hist(x->in[0]->t, v, x->in[0]->n, x->nbins, lo, hi, x->val->host);
     if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
   }
   if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));

@@ -98,7 +98,7 @@ typedef struct rt_node {
   uint8_t op;                    /* rt_opcode */
   uint8_t rop;                   /* REDUCE / SCAN: rt_rop */
   int8_t axis;                   /* REDUCE / SCAN: -1 whole array, 1 per row, 0 per column */
-  uint8_t excl;                  /* SCAN: exclusive */
+  uint8_t excl;                  /* SCAN: exclusive; HIST: range taken from the data (numpy.histogram without range) */
   gk_dtype t;                    /* element type of the result */
   int ndim;                      /* 0..GK_MAX_DIMS */
   int64_t shape[GK_MAX_DIMS];    /* dims */
@@ -139,6 +139,20 @@ typedef struct rt_group {
   rt_node **ins;
   char *src;               /* generated CUDA source (cuda backend), or NULL */
   char kname[32];          /* kernel name in src */
+  /* Launch description, filled by compiler/lower.c for the cuda backend.
+  ** Kernel parameters: device pointers of ins[] in order, then outs[] in
+  ** order, then the temp pointer (0 when temp_bytes is 0). */
+  uint32_t grid[3], block[3];
+  uint32_t smem;           /* dynamic shared memory bytes */
+  int64_t temp_bytes;      /* device temp buffer for the launch */
+  uint8_t temp_zero;       /* zero temp before every launch */
+  uint8_t outs_zero;       /* zero every output before the launch (hist counts) */
+  uint8_t nokernel;        /* no kernel to launch (empty work, or gemm only) */
+  uint8_t gemm;            /* MATMUL: cu_gemm after the kernel */
+  uint8_t gemm_tf32;       /* gemm may use TF32 tensor cores */
+  int8_t gemm_a, gemm_b;   /* ins index of A / B, or -1: in temp at gemm_aoff / gemm_boff */
+  int64_t gemm_aoff, gemm_boff, gemm_m, gemm_n, gemm_k;
+  int nlaunch;             /* device launches this group costs (kernel + gemm) */
 } rt_group;
 
 typedef struct rt_plan {
