@@ -2,7 +2,7 @@
 ** tests/api/dlpack.c -- DLPack exchange through gk.h: export, import into a
 ** second context, data checked, and every deleter called exactly once --
 ** on success, on every rejected tensor, after gk_close, and from another
-** thread.  The DLPack v0.8 structs are declared here as a consumer's own
+** thread.  The DLPack v0.8 structs come from dl.h, as a consumer's own
 ** dlpack.h would declare them (gk.h passes them as void*).
 */
 #include <gk.h>
@@ -11,18 +11,7 @@
 #include <pthread.h>
 #include "check.h"
 
-/* ---- DLPack v0.8 ABI, as in dmlc/dlpack's dlpack.h ---- */
-typedef struct { int32_t device_type; int32_t device_id; } DLDevice;
-typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-typedef struct {
-  void *data; DLDevice device; int32_t ndim; DLDataType dtype;
-  int64_t *shape; int64_t *strides; uint64_t byte_offset;
-} DLTensor;
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor; void *manager_ctx; void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-enum { kDLCPU = 1, kDLCUDA = 2 };
-enum { kDLInt = 0, kDLUInt = 1, kDLFloat = 2, kDLBool = 6 };
+#include "dl.h"
 
 /* A producer's tensor whose deleter counts its calls and, when it wraps a
 ** tensor from gk, calls that one's deleter (a consumer's duty). */
