@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "compiler/cc_int.h"
+#include "compiler/lower.h"
 #include "runtime/host.h"
 
 typedef struct planner {
@@ -457,8 +458,9 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   for (int k = 0; k < ngroups && !rc; k++) {
     rt_group *g = &groups[order[k]];
     s->kernels++;
-    if (s->opt_plan) print_group(s, g, s->kernels);
     rt_err_clear(&s->be->err);
+    if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
+    if (s->opt_plan) print_group(s, g, s->kernels);
     rc = s->be->run_group(s->be, g);
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
   }

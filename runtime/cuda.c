@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include "runtime/rt.h"
 #include "runtime/cu.h"
+#include "compiler/lower.h"
 
 int rt_cuda_available(char *why, size_t len) { return cu_available(why, len); }
 
@@ -15,3 +16,5 @@ int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
   (void)mem; (void)out;
   return rt_seterr(e, GK_EDEVICE, "cuda backend unavailable: not built into this version");
 }
+
+int rt_cuda_sms(rt_backend *b) { (void)b; return 132; }

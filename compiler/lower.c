@@ -1,0 +1,1413 @@
+/*
+** compiler/lower.c -- one fused group (runtime/plan.h) to CUDA C source.
+**
+** The fuser generates functors, not kernels: every group becomes one struct
+** K holding the kernel parameters and the generated load / lift / combine /
+** store code, and one extern "C" __global__ wrapper that hands K to a
+** kernels/ primitive:
+**
+**   MAP        grid-stride elementwise loop over the outputs (staged kernel, 0 stages)
+**   REDUCE     one stage: gk_grid_reduce with a tuple accumulator and a scalar
+**              epilogue run by the last block; dependent chains: the staged
+**              kernel (co-resident grid, a grid barrier between stages)
+**   ROWS       axis 1, up to two dependent stages: gk_row_cached / _stream /
+**              _split as gk_rows_plan says; anything else: the staged kernel
+**   SCAN       gk_scan (look-back), gk_row_scan, gk_col_scan
+**   FILTER     gk_select; PARTITION adds the stable tail reversal, done by
+**              the last block to finish (a ticket), so one launch
+**   HIST       gk_hist (shared bins) or global atomics for many bins
+**   TRANSPOSE  gk_transpose (2-d) or gk_permute
+**   MATMUL     cu_gemm (f32/f64; a prologue kernel materializes computed
+**              operands), a generated kernel for integers
+**
+** Element code is table driven: optab[] maps each op to a C expression per
+** dtype class (the cpu backend's semantics, runtime/cpu.c).  Every node value
+** needed at one index becomes one `const T tN = ...;` (memoised per scope).
+** Float sums, products and variances accumulate in double, as the cpu
+** backend does.  The kernel name is gk_<16 hex digits of the FNV-1a hash of
+** the text written with a zero name>.
+*/
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "compiler/lower.h"
+#include "runtime/host.h"
+#include "runtime/cu.h"
+#include "kernels/launch.h"
+
+#define LW_MEMO 1024           /* memoised (node, index) values per scope */
+#define LW_NAME 160            /* longest index expression kept */
+#define STAGED_THREADS 256     /* block of the staged kernel: 2 blocks per SM co-resident */
+#define MAP_THREADS 256
+#define HIST_SMEM_MAX (96 << 10) /* more bins than this in shared memory: global atomics */
+
+enum { TAG_OTHER, TAG_BASE, TAG_ROW, TAG_COL };
+enum { RM_STORAGE, RM_REG };
+
+typedef struct ixv { char s[LW_NAME]; int tag; } ixv;
+
+typedef struct lw {
+  rt_group *g;
+  fmt_buf *o;                  /* the body being written */
+  int i64;                     /* index type is 64-bit */
+  int sms;
+  /* scope */
+  struct { const rt_node *x; char ix[LW_NAME]; char v[24]; } *memo;
+  int nmemo, ntmp;
+  /* context */
+  int rowctx;                  /* element (row, col) of an R x C matrix */
+  int64_t R, C;
+  const char *row, *col;       /* their expressions in this scope */
+  int64_t base_n;              /* fields apply to inputs of this element count read at TAG_BASE */
+  const char *xf;              /* field prefix ("x." / "x[kk].") or NULL */
+  int used_field[64];          /* ins index -> read as a field */
+  int lift_row;                /* the scope used the row through the X field r */
+  int in_lift;                 /* row expression comes from x.r */
+  /* reductions */
+  int rmode;
+  int rtag;                    /* RM_REG: tag a per-row read must have */
+  const char *acc[4];          /* RM_REG: accumulator variable of stage s (1-based) */
+  int avail;                   /* stages readable here: stage <= avail */
+  int *stage;                  /* per g->nodes index: reduce stage (0: not a reduce) */
+  int *field;                  /* per g->nodes index: field in its stage's tuple */
+  int fail;
+  char err[256];
+} lw;
+
+/* ------------------------------------------------------------- helpers */
+
+static const char *ctype(gk_dtype t) {
+  switch (t) {
+  case GK_BOOL: return "gk_u8";
+  case GK_I32: return "int";
+  case GK_I64: return "gk_i64";
+  case GK_F32: return "float";
+  default: return "double";
+  }
+}
+static const char *utype(gk_dtype t) {
+  return t == GK_I64 ? "gk_u64" : "unsigned";
+}
+static int isf(gk_dtype t) { return t == GK_F32 || t == GK_F64; }
+
+static int node_index(const rt_group *g, const rt_node *x) {
+  for (int i = 0; i < g->nnodes; i++) if (g->nodes[i] == x) return i;
+  return -1;
+}
+static int in_index(const rt_group *g, const rt_node *x) {
+  for (int i = 0; i < g->nin; i++) if (g->ins[i] == x) return i;
+  return -1;
+}
+static int out_index(const rt_group *g, const rt_node *x) {
+  for (int i = 0; i < g->nout; i++) if (g->outs[i] == x) return i;
+  return -1;
+}
+static int is_red(const rt_node *x) { return x->op == RT_REDUCE; }
+static int same_shape2(const rt_node *x, int64_t R, int64_t C) {
+  return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
+}
+
+static void lw_fail(lw *L, const char *why) {
+  if (!L->fail) { L->fail = 1; snprintf(L->err, sizeof L->err, "%s", why); }
+}
+
+/* A literal of dtype t with value from x->c, exact. */
+static void literal(fmt_buf *b, gk_dtype t, double f, int64_t i) {
+  switch (t) {
+  case GK_BOOL: fmt_printf(b, "((gk_u8)%d)", i != 0); break;
+  case GK_I32: fmt_printf(b, "((int)%lldLL)", (long long)(int32_t)i); break;
+  case GK_I64:
+    if (i == INT64_MIN) fmt_puts(b, "((gk_i64)0x8000000000000000ULL)");
+    else fmt_printf(b, "((gk_i64)%lldLL)", (long long)i);
+    break;
+  case GK_F32: {
+    float v = (float)f;
+    if (!isfinite(v)) { uint32_t u; memcpy(&u, &v, 4); fmt_printf(b, "__int_as_float(0x%08x)", u); break; }
+    char s[64]; snprintf(s, sizeof s, "%.9g", (double)v);
+    if (!strpbrk(s, ".en")) strcat(s, ".0");
+    fmt_printf(b, "(%sf)", s);
+    break;
+  }
+  default: {
+    if (!isfinite(f)) { uint64_t u; memcpy(&u, &f, 8); fmt_printf(b, "__longlong_as_double(0x%016llxLL)", (unsigned long long)u); break; }
+    char s[64]; snprintf(s, sizeof s, "%.17g", f);
+    if (!strpbrk(s, ".en")) strcat(s, ".0");
+    fmt_printf(b, "(%s)", s);
+  }
+  }
+}
+
+/* --------------------------------------------------------- the op table */
+
+/* Templates: $a $b $c operands, $T result C type, $U unsigned type of the
+** operands.  Columns: f32, f64, integers (i32/i64), bool.  NULL: identity. */
+typedef struct opdef { int op; const char *f, *d, *i, *b; } opdef;
+static const opdef optab[] = {
+  {RT_NEG, "(-$a)", "(-$a)", "(($T)(($U)0 - ($U)$a))", "$a"},
+  {RT_NOT, "$a", "$a", "$a", "((gk_u8)!$a)"},
+  {RT_ABS, "fabsf($a)", "fabs($a)", "($a < 0 ? ($T)(($U)0 - ($U)$a) : $a)", "$a"},
+  {RT_EXP, "expf($a)", "exp($a)", "$a", "$a"},
+  {RT_LOG, "logf($a)", "log($a)", "$a", "$a"},
+  {RT_SQRT, "sqrtf($a)", "sqrt($a)", "$a", "$a"},
+  {RT_RSQRT, "(1.0f / sqrtf($a))", "(1.0 / sqrt($a))", "$a", "$a"},
+  {RT_SIN, "sinf($a)", "sin($a)", "$a", "$a"},
+  {RT_COS, "cosf($a)", "cos($a)", "$a", "$a"},
+  {RT_TANH, "tanhf($a)", "tanh($a)", "$a", "$a"},
+  {RT_SIGMOID, "(1.0f / (1.0f + expf(-$a)))", "(1.0 / (1.0 + exp(-$a)))", "$a", "$a"},
+  {RT_RELU, "($a != $a ? $a : $a > 0.0f ? $a : 0.0f)", "($a != $a ? $a : $a > 0.0 ? $a : 0.0)",
+   "($a > 0 ? $a : ($T)0)", "$a"},
+  {RT_FLOOR, "floorf($a)", "floor($a)", "$a", "$a"},
+  {RT_CEIL, "ceilf($a)", "ceil($a)", "$a", "$a"},
+  {RT_ROUND, "rintf($a)", "rint($a)", "$a", "$a"},
+  {RT_SIGN, "($a > 0.0f ? 1.0f : $a < 0.0f ? -1.0f : $a)", "($a > 0.0 ? 1.0 : $a < 0.0 ? -1.0 : $a)",
+   "(($T)(($a > 0) - ($a < 0)))", "$a"},
+  {RT_ISFINITE, "((gk_u8)isfinite($a))", "((gk_u8)isfinite($a))", "((gk_u8)1)", "((gk_u8)1)"},
+  {RT_ADD, "($a + $b)", "($a + $b)", "(($T)(($U)$a + ($U)$b))", NULL},
+  {RT_SUB, "($a - $b)", "($a - $b)", "(($T)(($U)$a - ($U)$b))", NULL},
+  {RT_MUL, "($a * $b)", "($a * $b)", "(($T)(($U)$a * ($U)$b))", NULL},
+  {RT_DIV, "($a / $b)", "($a / $b)", "($b ? ($T)($a / $b) : ($T)0)", NULL},
+  {RT_MOD, "gkl_fmod($a, $b)", "gkl_fmod($a, $b)", "(($T)gkl_imod((gk_i64)$a, (gk_i64)$b))", NULL},
+  {RT_POW, "powf($a, $b)", "pow($a, $b)", "(($T)gkl_ipow((gk_i64)$a, (gk_i64)$b))", NULL},
+  {RT_MAXIMUM, "gkl_nanmax($a, $b)", "gkl_nanmax($a, $b)", "($a > $b ? $a : $b)", NULL},
+  {RT_MINIMUM, "gkl_nanmin($a, $b)", "gkl_nanmin($a, $b)", "($a < $b ? $a : $b)", NULL},
+  {RT_EQ, "((gk_u8)($a == $b))", NULL, NULL, NULL},
+  {RT_NE, "((gk_u8)($a != $b))", NULL, NULL, NULL},
+  {RT_LT, "((gk_u8)($a < $b))", NULL, NULL, NULL},
+  {RT_LE, "((gk_u8)($a <= $b))", NULL, NULL, NULL},
+  {RT_GT, "((gk_u8)($a > $b))", NULL, NULL, NULL},
+  {RT_GE, "((gk_u8)($a >= $b))", NULL, NULL, NULL},
+  {RT_AND, "((gk_u8)($a && $b))", NULL, NULL, NULL},
+  {RT_OR, "((gk_u8)($a || $b))", NULL, NULL, NULL},
+  {RT_WHERE, "($a ? $b : $c)", NULL, NULL, NULL},
+};
+
+/* Writes template tp with the operands substituted. */
+static void subst(fmt_buf *b, const char *tp, const char *a, const char *bb, const char *c,
+                  const char *T, const char *U) {
+  for (const char *p = tp; *p; p++) {
+    if (*p == '$' && p[1]) {
+      const char *r = NULL;
+      switch (p[1]) {
+      case 'a': r = a; break;
+      case 'b': r = bb; break;
+      case 'c': r = c; break;
+      case 'T': r = T; break;
+      case 'U': r = U; break;
+      }
+      if (r) { fmt_puts(b, r); p++; continue; }
+    }
+    fmt_putc(b, *p);
+  }
+}
+
+/* ------------------------------------------------------- element code */
+
+static const char *emit_val(lw *L, const rt_node *x, const ixv *ix);
+
+static const char *memo_get(lw *L, const rt_node *x, const char *ix) {
+  for (int k = L->nmemo - 1; k >= 0; k--)
+    if (L->memo[k].x == x && !strcmp(L->memo[k].ix, ix)) return L->memo[k].v;
+  return NULL;
+}
+static const char *memo_put(lw *L, const rt_node *x, const char *ix, const char *v) {
+  if (L->nmemo == LW_MEMO) { lw_fail(L, "too many values in one kernel"); return "0"; }
+  int k = L->nmemo++;
+  L->memo[k].x = x;
+  snprintf(L->memo[k].ix, LW_NAME, "%s", ix);
+  snprintf(L->memo[k].v, sizeof L->memo[k].v, "%s", v);
+  return L->memo[k].v;
+}
+static void scope_reset(lw *L) { L->nmemo = 0; }
+
+/* The row expression; in a lift it comes from the X field r. */
+static const char *row_expr(lw *L) {
+  if (L->in_lift) L->lift_row = 1;
+  return L->row;
+}
+
+/* Index handle of VIEW x's input for x's own index ix. */
+static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
+  const rt_node *in = x->in[0];
+  int nd = x->ndim;
+  /* identity view: contiguous strides, no offset */
+  if (x->voff == 0 && x->n == in->n) {
+    int id = 1; int64_t st = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+      if (x->shape[d] != 1 && x->vstride[d] != st) { id = 0; break; }
+      st *= x->shape[d];
+    }
+    if (id) { *out = *ix; return; }
+  }
+  out->tag = TAG_OTHER;
+  if (nd == 0 || x->n == 1) { snprintf(out->s, LW_NAME, "(I)%lld", (long long)x->voff); return; }
+  fmt_buf b; fmt_init(&b);
+  if (L->rowctx && ix->tag == TAG_BASE && nd == 2 && x->shape[0] == L->R && x->shape[1] == L->C) {
+    int64_t s0 = x->vstride[0], s1 = x->vstride[1];
+    if (x->voff == 0 && s0 == 1 && s1 == 0 && in->n == L->R) out->tag = TAG_ROW;
+    if (x->voff == 0 && s0 == 0 && s1 == 1 && in->n == L->C) out->tag = TAG_COL;
+    if (out->tag == TAG_ROW) fmt_printf(&b, "%s", row_expr(L));
+    else if (out->tag == TAG_COL) fmt_printf(&b, "%s", L->col);
+    else {
+      fmt_printf(&b, "((I)%lld", (long long)x->voff);
+      if (s0) fmt_printf(&b, " + (I)%s * (I)%lld", row_expr(L), (long long)s0);
+      if (s1) fmt_printf(&b, " + (I)%s * (I)%lld", L->col, (long long)s1);
+      fmt_puts(&b, ")");
+    }
+  } else {
+    if ((ix->tag == TAG_ROW || ix->tag == TAG_COL) && nd == 1 && x->voff == 0 && x->vstride[0] == 1)
+      out->tag = ix->tag;
+    fmt_printf(&b, "((I)%lld", (long long)x->voff);
+    int64_t div = 1;
+    for (int d = nd - 1; d >= 0; d--) {
+      if (x->shape[d] != 1 && x->vstride[d] != 0) {
+        fmt_puts(&b, " + ");
+        if (div == 1 && d == 0) fmt_printf(&b, "(%s)", ix->s);
+        else if (div == 1) fmt_printf(&b, "(%s) %% (I)%lld", ix->s, (long long)x->shape[d]);
+        else if (d == 0) fmt_printf(&b, "(%s) / (I)%lld", ix->s, (long long)div);
+        else fmt_printf(&b, "(%s) / (I)%lld %% (I)%lld", ix->s, (long long)div, (long long)x->shape[d]);
+        fmt_printf(&b, " * (I)%lld", (long long)x->vstride[d]);
+      }
+      div *= x->shape[d];
+    }
+    fmt_puts(&b, ")");
+  }
+  /* name it */
+  if (b.status || b.len >= 60) {
+    char v[24]; snprintf(v, sizeof v, "j%d", L->ntmp++);
+    fmt_printf(L->o, "    const I %s = %s;\n", v, b.data ? b.data : "0");
+    snprintf(out->s, LW_NAME, "%s", v);
+  } else snprintf(out->s, LW_NAME, "%s", b.data);
+  fmt_free(&b);
+}
+
+/* Finalized value of a reduce node from its accumulator expression acc. */
+static void red_final(fmt_buf *b, const rt_node *x, const char *acc) {
+  const char *T = ctype(x->t);
+  gk_dtype ti = x->in[0]->t;
+  switch (x->rop) {
+  case ROP_SUM: case ROP_PROD:
+    if (isf(ti)) fmt_printf(b, "((%s)%s)", T, acc);
+    else if (x->t == GK_BOOL) fmt_printf(b, "((gk_u8)(%s != 0))", acc);
+    else if (isf(x->t)) fmt_printf(b, "((%s)(gk_i64)%s)", T, acc);
+    else fmt_printf(b, "((%s)(gk_i64)%s)", T, acc);
+    break;
+  case ROP_MAX: case ROP_MIN:
+    if (x->t == GK_BOOL) fmt_printf(b, "((gk_u8)(%s != 0))", acc);
+    else fmt_printf(b, "((%s)%s)", T, acc);
+    break;
+  case ROP_ARGMAX: case ROP_ARGMIN:
+    fmt_printf(b, "((%s)(%s.i == GK_I64_MAX ? 0 : %s.i))", T, acc, acc);
+    break;
+  case ROP_ANY: case ROP_ALL:
+    fmt_printf(b, "((%s)%s)", T, acc);
+    break;
+  default: /* VAR */
+    fmt_printf(b, "(%s.n > 0.0 ? (%s)(%s.m2 / %s.n) : (%s)__longlong_as_double(0x7ff8000000000000LL))", acc, T, acc, acc, T);
+  }
+}
+
+/* Accumulator type, combining op type and lift expression of reduce node x. */
+static const char *red_acc(const rt_node *x, char *buf, size_t n) {
+  gk_dtype ti = x->in[0]->t;
+  switch (x->rop) {
+  case ROP_SUM: case ROP_PROD: return isf(ti) ? "double" : "gk_u64";
+  case ROP_MAX: case ROP_MIN: return ctype(ti);
+  case ROP_ARGMAX: case ROP_ARGMIN: snprintf(buf, n, "gk_vi<%s>", ctype(ti)); return buf;
+  case ROP_ANY: case ROP_ALL: return "gk_u8";
+  default: return "gk_welford<double>";
+  }
+}
+static const char *red_op(const rt_node *x, char *buf, size_t n) {
+  const char *A = red_acc(x, buf, n);
+  static const char *names[] = {"gk_op_sum", "gk_op_prod", "gk_op_max", "gk_op_min", "gk_op_argmax", "gk_op_argmin",
+                                "gkl_op_any", "gkl_op_all", "gk_op_welford"};
+  char tmp[96];
+  gk_dtype ti = x->in[0]->t;
+  switch (x->rop) {
+  case ROP_ARGMAX: case ROP_ARGMIN: case ROP_MAX: case ROP_MIN: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], ctype(ti)); break;
+  case ROP_ANY: case ROP_ALL: snprintf(tmp, sizeof tmp, "%s", names[x->rop]); break;
+  case ROP_VAR: snprintf(tmp, sizeof tmp, "gk_op_welford<double>"); break;
+  default: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], A);
+  }
+  snprintf(buf, n, "%s", tmp);
+  return buf;
+}
+static void red_lift(fmt_buf *b, const rt_node *x, const char *v, const char *idx) {
+  gk_dtype ti = x->in[0]->t;
+  switch (x->rop) {
+  case ROP_SUM: case ROP_PROD: fmt_printf(b, "(%s)%s", isf(ti) ? "double" : "gk_u64", v); break;
+  case ROP_MAX: case ROP_MIN: fmt_printf(b, "%s", v); break;
+  case ROP_ARGMAX: case ROP_ARGMIN: fmt_printf(b, "gk_vi<%s>{%s, (gk_i64)(%s)}", ctype(ti), v, idx); break;
+  case ROP_ANY: case ROP_ALL: fmt_printf(b, "(gk_u8)(%s != 0)", v); break;
+  default: fmt_printf(b, "gk_welford<double>{1.0, (double)%s, 0.0}", v);
+  }
+}
+
+/* Name of the storage pointer of reduce node x (staged kernels). */
+static void red_store_name(lw *L, const rt_node *x, char *buf, size_t n) {
+  int o = out_index(L->g, x);
+  if (o >= 0) snprintf(buf, n, "out%d", o);
+  else snprintf(buf, n, "rv%d", x->id);
+}
+
+static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
+  int k = node_index(L->g, x);
+  int st = k >= 0 ? L->stage[k] : 0;
+  if (st == 0 || st > L->avail) { lw_fail(L, "reduction read before it is computed"); return "0"; }
+  char v[24];
+  snprintf(v, sizeof v, "r%d_%d", x->id, L->ntmp++);
+  if (L->rmode == RM_STORAGE) {
+    char p[32]; red_store_name(L, x, p, sizeof p);
+    if (x->n == 1) fmt_printf(L->o, "    const %s %s = gkl_ld(%s);\n", ctype(x->t), v, p);
+    else fmt_printf(L->o, "    const %s %s = gkl_ld(%s + (%s));\n", ctype(x->t), v, p, ix->s);
+  } else {
+    if (x->n != 1 && ix->tag != L->rtag) { lw_fail(L, "per-row value read at another index"); return "0"; }
+    char acc[48];
+    snprintf(acc, sizeof acc, "%s.f%d", L->acc[st], L->field[k]);
+    fmt_printf(L->o, "    const %s %s = ", ctype(x->t), v);
+    red_final(L->o, x, acc);
+    fmt_puts(L->o, ";\n");
+  }
+  return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
+}
+
+static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
+  const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
+  if (m) return m;
+  if (L->fail) return "0";
+  const char *T = ctype(x->t);
+  char v[24];
+  int k = in_index(L->g, x);
+  if (k >= 0) {
+    snprintf(v, sizeof v, "t%d", L->ntmp++);
+    if (x->n == 1) {
+      fmt_printf(L->o, "    const %s %s = in%d[0];\n", T, v, k);
+      return memo_put(L, x, "", v);
+    }
+    if (L->xf && ix->tag == TAG_BASE && x->n == L->base_n && k < 64) {
+      L->used_field[k] = 1;
+      fmt_printf(L->o, "    const %s %s = %sf%d;\n", T, v, L->xf, k);
+    } else fmt_printf(L->o, "    const %s %s = in%d[%s];\n", T, v, k, ix->s);
+    return memo_put(L, x, ix->s, v);
+  }
+  if (is_red(x)) return emit_red_ref(L, x, ix);
+  if (rt_op_info[x->op].cls == RC_HEAVY) { lw_fail(L, "heavy node read inside a kernel"); return "0"; }
+  if (x->op == RT_VIEW) {
+    ixv j; view_index(L, x, ix, &j);
+    const char *r = emit_val(L, x->in[0], &j);
+    return memo_put(L, x, ix->s, r);
+  }
+  if (x->op == RT_RESHAPE) return memo_put(L, x, ix->s, emit_val(L, x->in[0], ix));
+  /* operands first */
+  const char *a[3] = {"", "", ""};
+  for (int q = 0; q < x->nin; q++) a[q] = emit_val(L, x->in[q], ix);
+  snprintf(v, sizeof v, "t%d", L->ntmp++);
+  fmt_buf *o = L->o;
+  fmt_printf(o, "    const %s %s = ", T, v);
+  switch (x->op) {
+  case RT_CONST: literal(o, x->t, x->c.f, x->c.i); break;
+  case RT_IOTA: fmt_printf(o, "(%s)(%s)", T, ix->s); break;
+  case RT_RAND: fmt_printf(o, "gkl_rand(%lluULL, %lluULL + (gk_u64)(%s))", (unsigned long long)x->seed, (unsigned long long)x->offset, ix->s); break;
+  case RT_RANDN: fmt_printf(o, "gkl_randn(%lluULL, %lluULL + (gk_u64)(%s))", (unsigned long long)x->seed, (unsigned long long)x->offset, ix->s); break;
+  case RT_CAST: {
+    gk_dtype f = x->in[0]->t;
+    if (x->t == GK_BOOL) fmt_printf(o, "(gk_u8)(%s != 0)", a[0]);
+    else if (f == GK_BOOL) fmt_printf(o, "(%s)(%s != 0)", T, a[0]);
+    else if (isf(f) && x->t == GK_I32) fmt_printf(o, "gkl_f2i32((double)%s)", a[0]);
+    else if (isf(f) && x->t == GK_I64) fmt_printf(o, "gkl_f2i64((double)%s)", a[0]);
+    else fmt_printf(o, "(%s)%s", T, a[0]);
+    break;
+  }
+  default: {
+    const opdef *d = NULL;
+    for (size_t q = 0; q < sizeof optab / sizeof optab[0]; q++) if (optab[q].op == x->op) d = &optab[q];
+    if (!d) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
+    gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
+    const char *tp = d->f;
+    if (ti == GK_F64 && d->d) tp = d->d;
+    else if ((ti == GK_I32 || ti == GK_I64) && d->i) tp = d->i;
+    else if (ti == GK_BOOL) tp = d->b ? d->b : d->i ? d->i : d->f;
+    if (ti == GK_BOOL && !d->b && d->i) subst(o, tp, a[0], a[1], a[2], "gk_u8", "unsigned");
+    else subst(o, tp, a[0], a[1], a[2], T, utype(ti));
+  }
+  }
+  fmt_puts(o, ";\n");
+  return memo_put(L, x, ix->s, v);
+}
+
+/* ------------------------------------------------------------ preamble */
+
+static const char preamble[] =
+  "__device__ __forceinline__ float gkl_nanmax(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a > b ? a : b; }\n"
+  "__device__ __forceinline__ double gkl_nanmax(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a > b ? a : b; }\n"
+  "__device__ __forceinline__ float gkl_nanmin(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a < b ? a : b; }\n"
+  "__device__ __forceinline__ double gkl_nanmin(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a < b ? a : b; }\n"
+  "__device__ __forceinline__ gk_i64 gkl_imod(gk_i64 a, gk_i64 b) {\n"
+  "  if (b == 0 || b == -1) return 0;\n"
+  "  gk_i64 r = a % b;\n"
+  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+  "  return r;\n}\n"
+  "__device__ __forceinline__ double gkl_fmod(double a, double b) {\n"
+  "  double r = fmod(a, b);\n"
+  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
+  "  else if (r == 0) r = copysign(0.0, b);\n"
+  "  return r;\n}\n"
+  "__device__ __forceinline__ float gkl_fmod(float a, float b) { return (float)gkl_fmod((double)a, (double)b); }\n"
+  "__device__ __forceinline__ gk_i64 gkl_ipow(gk_i64 b, gk_i64 e) {\n"
+  "  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
+  "  gk_u64 r = 1, x = (gk_u64)b;\n"
+  "  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }\n"
+  "  return (gk_i64)r;\n}\n"
+  "__device__ __forceinline__ int gkl_f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? (int)0x80000000 : (int)v; }\n"
+  "__device__ __forceinline__ gk_i64 gkl_f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? (gk_i64)0x8000000000000000ULL : (gk_i64)v; }\n"
+  "template <class T> __device__ __forceinline__ T gkl_ld(const T *p) { return *(const volatile T *)p; }\n"
+  "template <class T> __device__ __forceinline__ void gkl_st(T *p, T v) { *(volatile T *)p = v; }\n"
+  "struct gkl_op_any { typedef gk_u8 A; __device__ A identity() const { return 0; }\n"
+  "  __device__ A operator()(A a, A b) const { return a | b; }\n"
+  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n"
+  "struct gkl_op_all { typedef gk_u8 A; __device__ A identity() const { return 1; }\n"
+  "  __device__ A operator()(A a, A b) const { return a & b; }\n"
+  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n";
+
+static const char preamble_rng[] =
+  "__device__ __forceinline__ void gkl_philox(unsigned c[4], unsigned k0, unsigned k1) {\n"
+  "#pragma unroll\n"
+  "  for (int r = 0; r < 10; ++r) {\n"
+  "    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }\n"
+  "    unsigned lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);\n"
+  "    unsigned lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);\n"
+  "    unsigned n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;\n"
+  "    c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;\n"
+  "  }\n}\n"
+  "__device__ __forceinline__ float gkl_rand(gk_u64 seed, gk_u64 c) {\n"
+  "  gk_u64 b = c >> 2;\n"
+  "  unsigned w[4] = {(unsigned)b, (unsigned)(b >> 32), 0u, 0u};\n"
+  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
+  "  unsigned x = w[c & 3];\n"
+  "  return (float)(x >> 8) * (1.0f / 16777216.0f);\n}\n"
+  "__device__ __forceinline__ float gkl_randn(gk_u64 seed, gk_u64 c) {\n"
+  "  unsigned w[4] = {(unsigned)c, (unsigned)(c >> 32), 1u, 0u};\n"
+  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
+  "  double u1 = ((double)(w[0] >> 8) + 1.0) * (1.0 / 16777216.0);\n"
+  "  double u2 = (double)(w[1] >> 8) * (1.0 / 16777216.0);\n"
+  "  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2));\n}\n";
+
+static const char preamble_sync[] =
+  "/* grid barrier of a co-resident grid; *bar is zero at launch */\n"
+  "__device__ __forceinline__ void gkl_grid_sync(unsigned *bar, unsigned &goal) {\n"
+  "  __syncthreads();\n"
+  "  if (threadIdx.x == 0) {\n"
+  "    goal += gridDim.x;\n"
+  "    __threadfence();\n"
+  "    atomicAdd(bar, 1u);\n"
+  "    while (*(volatile unsigned *)bar < goal) { }\n"
+  "    __threadfence();\n"
+  "  }\n"
+  "  __syncthreads();\n}\n";
+
+/* An upper bound of sizeof(S<s>) for a stage of nf reductions (24 bytes is the widest accumulator). */
+static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ? nf : 1)); }
+
+static int uses_op(const rt_group *g, int op) {
+  for (int i = 0; i < g->nnodes; i++) if (g->nodes[i]->op == op) return 1;
+  return 0;
+}
+
+static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
+  fmt_printf(b, "#include \"%s\"\n", inc);
+  fmt_printf(b, "typedef %s I;\n", L->i64 ? "gk_i64" : "int");
+  fmt_puts(b, preamble);
+  if (uses_op(L->g, RT_RAND) || uses_op(L->g, RT_RANDN)) fmt_puts(b, preamble_rng);
+  if (sync) fmt_puts(b, preamble_sync);
+}
+
+/* The parameter members of K and the kernel's parameter list. */
+static void members(lw *L, fmt_buf *b) {
+  rt_group *g = L->g;
+  for (int i = 0; i < g->nin; i++) fmt_printf(b, "  const %s *__restrict__ in%d;\n", ctype(g->ins[i]->t), i);
+  for (int i = 0; i < g->nout; i++) fmt_printf(b, "  %s *__restrict__ out%d;\n", ctype(g->outs[i]->t), i);
+  fmt_puts(b, "  char *tmp;\n");
+}
+static void params(lw *L, fmt_buf *b) {
+  rt_group *g = L->g;
+  for (int i = 0; i < g->nin; i++) fmt_printf(b, "const %s *in%d, ", ctype(g->ins[i]->t), i);
+  for (int i = 0; i < g->nout; i++) fmt_printf(b, "%s *out%d, ", ctype(g->outs[i]->t), i);
+  fmt_puts(b, "char *tmp");
+}
+static void init_k(lw *L, fmt_buf *b) {
+  rt_group *g = L->g;
+  fmt_puts(b, "  K k;\n");
+  for (int i = 0; i < g->nin; i++) fmt_printf(b, "  k.in%d = in%d;\n", i, i);
+  for (int i = 0; i < g->nout; i++) fmt_printf(b, "  k.out%d = out%d;\n", i, i);
+  fmt_puts(b, "  k.tmp = tmp;\n");
+}
+
+/* Stores output o's value at index expression ix (scope already set). */
+static void store_out(lw *L, int o, const ixv *ix) {
+  const char *v = emit_val(L, L->g->outs[o], ix);
+  fmt_printf(L->o, "    out%d[%s] = %s;\n", o, ix->s, v);
+}
+
+static void set_launch(rt_group *g, int64_t gx, int64_t gy, int64_t gz, int bx, int by, int64_t smem) {
+  g->grid[0] = (uint32_t)gx; g->grid[1] = (uint32_t)gy; g->grid[2] = (uint32_t)gz;
+  g->block[0] = (uint32_t)bx; g->block[1] = (uint32_t)by; g->block[2] = 1;
+  g->smem = (uint32_t)smem;
+}
+
+/* ---------------------------------------------------- stage analysis */
+
+/* Fills L->stage (reduce nodes: 1 + the deepest reduce they read) and
+** L->field (index within its stage).  Returns the number of stages. */
+static int stages(lw *L, int *nper) {
+  rt_group *g = L->g;
+  int n = g->nnodes, maxs = 0;
+  int *dep = calloc((size_t)n + 1, sizeof(int));
+  if (!dep) { lw_fail(L, "out of memory"); return 0; }
+  for (int i = 0; i < n; i++) {
+    const rt_node *x = g->nodes[i];
+    int d = 0;
+    for (int q = 0; q < x->nin; q++) {
+      int k = node_index(g, x->in[q]);
+      if (k < 0 || in_index(g, x->in[q]) >= 0) continue;
+      int s = L->stage[k] ? L->stage[k] : dep[k];
+      if (s > d) d = s;
+    }
+    dep[i] = d;
+    if (is_red(x) && in_index(g, x) < 0) {
+      L->stage[i] = d + 1;
+      if (d + 1 > maxs) maxs = d + 1;
+    }
+  }
+  for (int s = 0; s <= maxs && s < 8; s++) nper[s] = 0;
+  for (int i = 0; i < n; i++) if (L->stage[i]) L->field[i] = nper[L->stage[i] < 8 ? L->stage[i] : 7]++;
+  free(dep);
+  return maxs;
+}
+
+/* struct S<s> { A f0; ... } and struct O<s> combining op for stage s. */
+static void stage_structs(lw *L, fmt_buf *b, int s) {
+  rt_group *g = L->g;
+  char buf[96], buf2[96];
+  fmt_printf(b, "struct alignas(8) S%d {", s);
+  int any = 0;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+    fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
+    any = 1;
+  }
+  if (!any) fmt_puts(b, " char f_;");
+  fmt_puts(b, " };\n");
+  fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s)
+    fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
+  fmt_puts(b, "  __device__ A identity() const { A r;");
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
+  fmt_puts(b, " return r; }\n  __device__ A operator()(const A &a, const A &b) const { A r;");
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) fmt_printf(b, " r.f%d = o%d(a.f%d, b.f%d);", L->field[i], L->field[i], L->field[i], L->field[i]);
+  fmt_puts(b, " return r; }\n  template <class X, class J> __device__ A lift(const X &, J) const { return identity(); }\n};\n");
+}
+
+/* Writes into L->o the lift of stage s at index ix into "A r". idxexpr is
+** the index argmax reports (flat, column or row). */
+static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
+  rt_group *g = L->g;
+  fmt_buf *o = L->o;
+  fmt_printf(o, "    S%d r;\n", s);
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+    const char *v = emit_val(L, g->nodes[i]->in[0], ix);
+    fmt_printf(o, "    r.f%d = ", L->field[i]);
+    red_lift(o, g->nodes[i], v, idxexpr);
+    fmt_puts(o, ";\n");
+  }
+}
+
+/* ------------------------------------------------------ staged kernel */
+
+/* Any MAP / REDUCE / ROWS group: reductions in dependency stages (whole
+** array: block partials, grid barrier, block 0 combines; per row / column:
+** a warp per row / column), a grid barrier after each stage, then every
+** elementwise output by a grid-stride loop.  Reduce results live in their
+** output buffer or in temp. */
+static int lower_staged(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  int nper[8];
+  memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
+  int ns = stages(L, nper);
+  if (ns > 6) { lw_fail(L, "too many dependent reduction stages"); return -1; }
+  L->rmode = RM_STORAGE;
+  fmt_buf body; fmt_init(&body);
+  L->o = &body;
+  /* temp layout: barrier counter, then partials per whole stage, then result slots */
+  int64_t off = 256, grid;
+  int has_whole = 0;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] && g->nodes[i]->axis < 0) has_whole = 1;
+  int64_t maxn = 1;
+  for (int o = 0; o < g->nout; o++) if (g->outs[o]->n > maxn) maxn = g->outs[o]->n;
+  if (ns > 0) grid = (int64_t)L->sms * 2;
+  else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
+  fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if (!L->stage[i] || out_index(g, x) >= 0) continue;
+    fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %lld);\n", ctype(x->t), x->id, ctype(x->t), (long long)off);
+    off += gk_align16(x->n * (int64_t)gk_dtype_size(x->t));
+  }
+  int64_t part_off = off;
+  int maxper = 1;
+  for (int q = 1; q <= ns; q++) if (nper[q] > maxper) maxper = nper[q];
+  if (has_whole) off += grid * acc_bound(maxper);
+  for (int s = 1; s <= ns; s++) {
+    L->avail = s - 1;
+    /* whole-array reductions of this stage */
+    int whole = 0, rowsred = 0;
+    const rt_node *w0 = NULL;
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+      if (g->nodes[i]->axis < 0) { whole = 1; w0 = g->nodes[i]; } else rowsred = 1;
+    }
+    fmt_printf(&body, "  /* stage %d */\n", s);
+    if (whole) {
+      int64_t len = w0->in[0]->n;
+      fmt_printf(&body, "  {\n    O%d op;\n    S%d acc = op.identity();\n", s, s);
+      fmt_printf(&body, "    for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
+                 STAGED_THREADS, (long long)len, STAGED_THREADS);
+      scope_reset(L); L->rowctx = 0;
+      ixv ix = {"i", TAG_BASE};
+      /* only this stage's whole reductions */
+      fmt_printf(&body, "    S%d r;\n", s);
+      for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && g->nodes[i]->axis < 0) {
+        const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+        fmt_printf(&body, "    r.f%d = ", L->field[i]);
+        red_lift(&body, g->nodes[i], v, "i");
+        fmt_puts(&body, ";\n");
+      }
+      fmt_puts(&body, "    acc = op(acc, r);\n    }\n");
+      fmt_printf(&body, "    __shared__ typename gk_block_reduce<%d, O%d>::TempStorage ts;\n", STAGED_THREADS, s);
+      fmt_printf(&body, "    acc = gk_block_reduce<%d, O%d>(ts).reduce(acc, op);\n", STAGED_THREADS, s);
+      fmt_printf(&body, "    S%d *part = (S%d *)(tmp + %lld);\n", s, s, (long long)part_off);
+      fmt_puts(&body, "    if (threadIdx.x == 0) gk_st_cg(part + blockIdx.x, acc);\n");
+      fmt_puts(&body, "    gkl_grid_sync(bar, goal);\n");
+      fmt_puts(&body, "    if (blockIdx.x == 0) {\n      acc = op.identity();\n");
+      fmt_printf(&body, "      for (unsigned b = threadIdx.x; b < gridDim.x; b += %d) acc = op(acc, gk_ld_cg(part + b));\n", STAGED_THREADS);
+      fmt_printf(&body, "      __shared__ typename gk_block_reduce<%d, O%d>::TempStorage ts2;\n", STAGED_THREADS, s);
+      fmt_printf(&body, "      acc = gk_block_reduce<%d, O%d>(ts2).reduce(acc, op);\n", STAGED_THREADS, s);
+      fmt_puts(&body, "      if (threadIdx.x == 0) {\n");
+      for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && g->nodes[i]->axis < 0) {
+        char p[32], a[32]; red_store_name(L, g->nodes[i], p, sizeof p);
+        snprintf(a, sizeof a, "acc.f%d", L->field[i]);
+        fmt_printf(&body, "        gkl_st(%s, ", p);
+        red_final(&body, g->nodes[i], a);
+        fmt_puts(&body, ");\n");
+      }
+      fmt_puts(&body, "      }\n    }\n  }\n");
+    }
+    if (rowsred) {
+      /* a warp per row (axis 1) or per column (axis 0); one loop per matrix shape */
+      char *done = calloc((size_t)g->nnodes + 1, 1);
+      if (!done) { lw_fail(L, "out of memory"); break; }
+      for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && g->nodes[i]->axis >= 0 && !done[i]) {
+        const rt_node *x = g->nodes[i];
+        int64_t R = x->in[0]->shape[0], C = x->in[0]->shape[1];
+        int ax = x->axis;
+        for (int q = i; q < g->nnodes; q++)
+          if (L->stage[q] == s && g->nodes[q]->axis == ax && same_shape2(g->nodes[q]->in[0], R, C)) done[q] = (char)(i + 1 == 0 ? 1 : 2);
+        fmt_printf(&body, "  {\n    O%d op;\n    const int lane = threadIdx.x & 31;\n", s);
+        fmt_printf(&body, "    for (I seg = ((I)blockIdx.x * %d + threadIdx.x) >> 5; seg < (I)%lldLL; seg += ((I)gridDim.x * %d) >> 5) {\n",
+                   STAGED_THREADS, (long long)(ax == 1 ? R : C), STAGED_THREADS);
+        fmt_printf(&body, "      S%d acc = op.identity();\n", s);
+        fmt_printf(&body, "      for (I e = lane; e < (I)%lldLL; e += 32) {\n", (long long)(ax == 1 ? C : R));
+        scope_reset(L);
+        L->rowctx = 1; L->R = R; L->C = C;
+        L->row = ax == 1 ? "seg" : "e"; L->col = ax == 1 ? "e" : "seg";
+        fmt_printf(&body, "    const I fi = %s * (I)%lldLL + %s;\n", L->row, (long long)C, L->col);
+        ixv ix = {"fi", TAG_BASE};
+        fmt_printf(&body, "    S%d r = op.identity();\n", s);
+        for (int q = i; q < g->nnodes; q++) if (done[q] == 2) {
+          const char *v = emit_val(L, g->nodes[q]->in[0], &ix);
+          fmt_printf(&body, "    r.f%d = ", L->field[q]);
+          red_lift(&body, g->nodes[q], v, "e");
+          fmt_puts(&body, ";\n");
+        }
+        L->rowctx = 0;
+        fmt_puts(&body, "        acc = op(acc, r);\n      }\n");
+        fmt_printf(&body, "      acc = gk_warp_reduce<32>(acc, op);\n      if (lane == 0) {\n");
+        for (int q = i; q < g->nnodes; q++) if (done[q] == 2) {
+          char p[32], a[32]; red_store_name(L, g->nodes[q], p, sizeof p);
+          snprintf(a, sizeof a, "acc.f%d", L->field[q]);
+          fmt_printf(&body, "        gkl_st(%s + seg, ", p);
+          red_final(&body, g->nodes[q], a);
+          fmt_puts(&body, ");\n");
+          done[q] = 1;
+        }
+        fmt_puts(&body, "      }\n    }\n  }\n");
+      }
+      free(done);
+    }
+    fmt_puts(&body, "  gkl_grid_sync(bar, goal);\n");
+  }
+  /* elementwise outputs */
+  L->avail = ns;
+  for (int o = 0; o < g->nout; o++) {
+    const rt_node *x = g->outs[o];
+    if (is_red(x) && node_index(g, x) >= 0 && L->stage[node_index(g, x)]) continue;
+    int first = 1;
+    for (int p = 0; p < o; p++) {
+      const rt_node *y = g->outs[p];
+      if (!(is_red(y) && L->stage[node_index(g, y)]) && y->n == x->n) first = 0;
+    }
+    if (!first) continue;
+    fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
+               MAP_THREADS, (long long)x->n, MAP_THREADS);
+    scope_reset(L); L->rowctx = 0;
+    ixv ix = {"i", TAG_BASE};
+    for (int p = o; p < g->nout; p++) {
+      const rt_node *y = g->outs[p];
+      if (is_red(y) && L->stage[node_index(g, y)]) continue;
+      if (y->n == x->n) store_out(L, p, &ix);
+    }
+    fmt_puts(&body, "  }\n");
+  }
+  /* assemble */
+  head(L, src, "gk_reduce.cuh", ns > 0);
+  for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d%s) gk_0000000000000000(", ns ? STAGED_THREADS : MAP_THREADS, ns ? ", 2" : "");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  fmt_puts(src, body.data ? body.data : "");
+  fmt_puts(src, "}\n");
+  fmt_free(&body);
+  set_launch(g, grid, 1, 1, ns ? STAGED_THREADS : MAP_THREADS, 1, 0);
+  g->temp_bytes = ns ? off : 0;
+  g->temp_zero = ns > 0;
+  if (ns == 0 && maxn == 0) g->nokernel = 1;
+  return L->fail ? -1 : 0;
+}
+
+/* ------------------------------------------------- reduce fast path */
+
+/* One stage of whole-array reductions: gk_grid_reduce, K is load, op and
+** epilogue at once. */
+static int lower_reduce1(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  int nper[8];
+  memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
+  int ns = stages(L, nper);
+  if (ns != 1) return -1;
+  int64_t len = -1;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    if (g->nodes[i]->axis >= 0) return -1;
+    if (len < 0) len = g->nodes[i]->in[0]->n;
+    else if (len != g->nodes[i]->in[0]->n) return -1;
+  }
+  for (int o = 0; o < g->nout; o++) if (!(is_red(g->outs[o])) && g->outs[o]->n > 64) return -1;
+  fmt_buf lift, epi; fmt_init(&lift); fmt_init(&epi);
+  memset(L->used_field, 0, sizeof L->used_field);
+  /* lift */
+  L->o = &lift; scope_reset(L); L->rowctx = 0;
+  L->xf = "x."; L->base_n = len; L->avail = 0; L->rmode = RM_REG;
+  ixv ix = {"i", TAG_BASE};
+  stage_lift(L, 1, &ix, "i");
+  /* epilogue */
+  L->o = &epi; scope_reset(L); L->xf = NULL; L->avail = 1; L->acc[1] = "t"; L->rtag = TAG_BASE;
+  for (int o = 0; o < g->nout; o++) {
+    const rt_node *x = g->outs[o];
+    for (int64_t e = 0; e < x->n; e++) {
+      ixv ie; snprintf(ie.s, sizeof ie.s, "(I)%lld", (long long)e); ie.tag = TAG_OTHER;
+      const char *v = emit_val(L, x, &ie);
+      fmt_printf(&epi, "    out%d[%lld] = %s;\n", o, (long long)e, v);
+    }
+  }
+  head(L, src, "gk_reduce.cuh", 0);
+  stage_structs(L, src, 1);
+  fmt_puts(src, "struct XF {");
+  int nf = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nf++; }
+  if (!nf) fmt_puts(src, " char f_;");
+  fmt_puts(src, " };\nstruct K : O1 {\n  typedef XF X;\n  using O1::operator();\n");
+  members(L, src);
+  fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + i);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
+               ctype(g->ins[k]->t), k, k);
+  fmt_puts(src, "  }\n  template <class XX, class J> __device__ S1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n");
+  fmt_puts(src, lift.data ? lift.data : "");
+  fmt_puts(src, "    return r;\n  }\n  __device__ void operator()(const S1 &t) const {\n");
+  fmt_puts(src, epi.data ? epi.data : "");
+  fmt_puts(src, "  }\n};\n");
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  int64_t ab = acc_bound(nper[1]);
+  gk_launch gl = gk_reduce_launch(len, 1, L->sms, ab);
+  int64_t coff = gk_reduce_counter_offset(&gl, ab);
+  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_v4>((I)%lldLL, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n",
+             (long long)len, (long long)coff);
+  fmt_free(&lift); fmt_free(&epi);
+  set_launch(g, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
+  g->temp_bytes = coff + 16;
+  g->temp_zero = 1;
+  return L->fail ? -1 : 0;
+}
+
+/* --------------------------------------------------- row fast path */
+
+static int same_rc(const rt_node *x, int64_t R, int64_t C) {
+  return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
+}
+
+/* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
+** the matrix shape, per-row outputs: one row program. */
+static int lower_rows(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  int nper[8];
+  memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
+  int ns = stages(L, nper);
+  if (ns < 1 || ns > 2) return -1;
+  int64_t R = -1, C = -1;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    const rt_node *x = g->nodes[i];
+    if (x->axis != 1) return -1;
+    if (R < 0) { R = x->in[0]->shape[0]; C = x->in[0]->shape[1]; }
+    else if (!same_rc(x->in[0], R, C)) return -1;
+  }
+  int has_store = 0;
+  for (int o = 0; o < g->nout; o++) {
+    const rt_node *x = g->outs[o];
+    if (same_rc(x, R, C) && !is_red(x)) has_store = 1;
+    else if (x->n != R) return -1;
+  }
+  if (R == 0 || C == 0) return -1;
+  fmt_buf la, lb, st, ro; fmt_init(&la); fmt_init(&lb); fmt_init(&st); fmt_init(&ro);
+  memset(L->used_field, 0, sizeof L->used_field);
+  L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
+  L->lift_row = 0;
+  char flat[96];
+  /* lift_a */
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col";
+  snprintf(flat, sizeof flat, "(%s * (I)%lldLL + col)", "x.r", (long long)C);
+  ixv ix; snprintf(ix.s, sizeof ix.s, "%s", flat); ix.tag = TAG_BASE;
+  int fi = 0;
+  /* the flat index mentions x.r: only emit it when needed */
+  (void)fi;
+  {
+    /* stage 1 lift */
+    fmt_buf *o = L->o;
+    fmt_puts(o, "    S1 r;\n");
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+      const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+      fmt_printf(o, "    r.f%d = ", L->field[i]);
+      red_lift(o, g->nodes[i], v, "col");
+      fmt_puts(o, ";\n");
+    }
+  }
+  if (strstr(la.data ? la.data : "", "x.r")) L->lift_row = 1;
+  if (ns == 2) {
+    L->o = &lb; scope_reset(L); L->avail = 1; L->acc[1] = "a";
+    fmt_puts(&lb, "    S2 r;\n");
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 2) {
+      const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+      fmt_printf(&lb, "    r.f%d = ", L->field[i]);
+      red_lift(&lb, g->nodes[i], v, "col");
+      fmt_puts(&lb, ";\n");
+    }
+    if (strstr(lb.data ? lb.data : "", "x.r")) L->lift_row = 1;
+  }
+  L->in_lift = 0;
+  /* store */
+  L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
+  if (has_store) {
+    L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c";
+    ixv is = {"fi", TAG_BASE};
+    for (int o = 0; o < g->nout; o++) {
+      const rt_node *x = g->outs[o];
+      if (!same_rc(x, R, C) || is_red(x)) continue;
+      const char *v = emit_val(L, x, &is);
+      fmt_printf(&st, "    v%d[kk] = %s;\n", o, v);
+    }
+  }
+  /* row_out */
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0";
+  L->rowctx = 0;
+  {
+    ixv ir = {"row", TAG_ROW};
+    for (int o = 0; o < g->nout; o++) {
+      const rt_node *x = g->outs[o];
+      if (same_rc(x, R, C) && !is_red(x)) continue;
+      const char *v = emit_val(L, x, &ir);
+      fmt_printf(&ro, "    out%d[row] = %s;\n", o, v);
+    }
+  }
+  L->rowctx = 0;
+  if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
+  /* plan */
+  int vec = C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
+  int threads = pl.block[0];
+  /* assemble */
+  head(L, src, "gk_rows.cuh", 0);
+  for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
+  fmt_puts(src, "struct XF {");
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k);
+  if (L->lift_row) fmt_puts(src, " I r;");
+  fmt_puts(src, " char f_; };\n");
+  fmt_printf(src, "struct K {\n  typedef XF X;\n  typedef O1 OpA;\n  typedef %s OpB;\n", ns == 2 ? "O2" : "gk_op_nop");
+  fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
+  members(L, src);
+  fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+  fmt_printf(src, "    const I base = row * (I)%lldLL + col;\n    (void)base;\n", (long long)C);
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
+               ctype(g->ins[k]->t), k, k);
+  if (L->lift_row) fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) d[kk].r = row;\n");
+  fmt_puts(src, "  }\n  __device__ OpA::A lift_a(const X &x, I col) const {\n");
+  fmt_puts(src, la.data ? la.data : "");
+  fmt_puts(src, "    return r;\n  }\n  __device__ OpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n");
+  if (ns == 2) { fmt_puts(src, lb.data ? lb.data : ""); fmt_puts(src, "    return r;\n"); }
+  else fmt_puts(src, "    return OpB::A();\n");
+  fmt_puts(src, "  }\n  template <int N> __device__ void store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {\n");
+  if (has_store) {
+    for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
+      fmt_printf(src, "    %s v%d[N];\n", ctype(g->outs[o]->t), o);
+    fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n");
+    fmt_printf(src, "    const I c = col + kk;\n    const I fi = row * (I)%lldLL + c;\n    (void)fi;\n", (long long)C);
+    fmt_puts(src, st.data ? st.data : "");
+    fmt_puts(src, "    }\n");
+    for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
+      fmt_printf(src, "    gk_st<N>(out%d + row * (I)%lldLL + col, v%d);\n", o, (long long)C, o);
+  }
+  fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
+  fmt_puts(src, ro.data ? ro.data : "");
+  fmt_puts(src, "  }\n};\n");
+  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
+  fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  if (pl.mode == GK_ROWS_SPLIT)
+    fmt_printf(src, "  %s<POL>((I)%lldLL, (I)%lldLL, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n", fn, (long long)R, (long long)C,
+               (long long)gk_align16(R * pl.grid[0] * acc_bound(nper[1])));
+  else fmt_printf(src, "  %s<POL>((I)%lldLL, (I)%lldLL, k);\n}\n", fn, (long long)R, (long long)C);
+  fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
+  set_launch(g, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
+  if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
+    g->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
+    g->temp_zero = 1;
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------------- scan */
+
+static const rt_node *the_heavy(const rt_group *g, int op) {
+  for (int i = 0; i < g->nnodes; i++) if (g->nodes[i]->op == op && in_index(g, g->nodes[i]) < 0) return g->nodes[i];
+  return NULL;
+}
+
+static int lower_scan(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  const rt_node *x = the_heavy(g, RT_SCAN);
+  if (!x || out_index(g, x) != 0 || g->nout != 1) { lw_fail(L, "scan group shape"); return -1; }
+  if (x->n == 0) { g->nokernel = 1; }
+  const char *T = ctype(x->t);
+  gk_dtype ti = x->in[0]->t;
+  const char *A, *op;
+  char opb[64];
+  switch (x->rop) {
+  case ROP_SUM: A = isf(ti) ? "double" : "gk_u64"; snprintf(opb, sizeof opb, "gk_op_sum<%s>", A); break;
+  case ROP_PROD: A = isf(ti) ? "double" : "gk_u64"; snprintf(opb, sizeof opb, "gk_op_prod<%s>", A); break;
+  case ROP_MAX: A = ctype(ti); snprintf(opb, sizeof opb, "gk_op_max<%s>", A); break;
+  case ROP_MIN: A = ctype(ti); snprintf(opb, sizeof opb, "gk_op_min<%s>", A); break;
+  default: lw_fail(L, "scan operator without a lowering"); return -1;
+  }
+  op = opb;
+  int64_t R = x->axis < 0 ? 1 : x->shape[0], C = x->axis < 0 ? x->n : x->shape[1];
+  fmt_buf ld; fmt_init(&ld);
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  if (x->axis < 0) {
+    ixv ix = {"i", TAG_BASE};
+    const char *v = emit_val(L, x->in[0], &ix);
+    fmt_printf(&ld, "    d[0] = %s;\n", v);
+  } else {
+    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
+    fmt_printf(&ld, "    const I fi = row * (I)%lldLL + col;\n", (long long)C);
+    ixv ix = {"fi", TAG_BASE};
+    const char *v = emit_val(L, x->in[0], &ix);
+    fmt_printf(&ld, "    d[0] = %s;\n", v);
+    L->rowctx = 0;
+  }
+  head(L, src, "gk_rows.cuh", 0);
+  fmt_puts(src, "#include \"gk_scan.cuh\"\n");
+  fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
+  members(L, src);
+  char fin[128];
+  if (!strcmp(A, "double") || !strcmp(A, "gk_u64")) snprintf(fin, sizeof fin, "(%s)%sv[0]", T, !strcmp(A, "gk_u64") ? "(gk_i64)" : "");
+  else snprintf(fin, sizeof fin, "(%s)v[0]", T);
+  if (x->axis < 0) {
+    fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
+    fmt_puts(src, ld.data ? ld.data : "");
+    fmt_printf(src, "  }\n  template <int N> __device__ void store(I i, const %s *v) const { out0[i] = %s; }\n};\n", A, fin);
+  } else {
+    fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+    fmt_puts(src, ld.data ? ld.data : "");
+    fmt_printf(src, "  }\n  template <int N> __device__ void store(I row, I col, const %s *v) const { out0[row * (I)%lldLL + col] = %s; }\n};\n",
+               A, (long long)C, fin);
+  }
+  fmt_free(&ld);
+  int threads;
+  if (x->axis < 0) {
+    gk_launch gl = gk_scan_launch(x->n, 8);
+    threads = GK_SCAN_THREADS;
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_scan<gk_scan_policy_default, %s>((I)%lldLL, k, %s(), k, (void *)tmp, 1u);\n}\n",
+               x->excl ? "true" : "false", (long long)x->n, op);
+    set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
+    g->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
+    g->temp_zero = 1;
+  } else if (x->axis == 1) {
+    gk_launch gl = gk_row_scan_plan(R, C, 1, L->sms);
+    threads = gl.block[0];
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, 1, 1> POL;\n", threads, gl.width);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_row_scan<POL, %s>((I)%lldLL, (I)%lldLL, k, %s(), k);\n}\n", x->excl ? "true" : "false",
+               (long long)R, (long long)C, op);
+    set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
+  } else {
+    gk_launch gl = gk_col_scan_plan(R, C);
+    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_col_scan<256, %s>((I)%lldLL, (I)%lldLL, k, %s(), k);\n}\n", x->excl ? "true" : "false",
+               (long long)R, (long long)C, op);
+    set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+  }
+  return L->fail ? -1 : 0;
+}
+
+/* ------------------------------------------------- filter / partition */
+
+static int lower_select(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  int part = g->kind == RG_PARTITION;
+  const rt_node *x = the_heavy(g, part ? RT_PARTITION : RT_FILTER);
+  if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "select group shape"); return -1; }
+  int64_t n = x->in[0]->n;
+  if (n == 0 || x->n == 0) g->nokernel = 1;
+  fmt_buf ld; fmt_init(&ld);
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
+  ixv ix = {"i", TAG_BASE};
+  const char *m = emit_val(L, x->in[1], &ix);
+  const char *v = emit_val(L, x->in[0], &ix);
+  fmt_printf(&ld, "    v = %s;\n    return %s != 0;\n", v, m);
+  head(L, src, "gk_select.cuh", 0);
+  fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->t));
+  members(L, src);
+  fmt_puts(src, "  __device__ bool operator()(I i, X &v) const {\n");
+  fmt_puts(src, ld.data ? ld.data : "");
+  fmt_puts(src, "  }\n  __device__ void operator()(I dst, const X &v, I) const { out0[dst] = v; }\n};\n");
+  fmt_free(&ld);
+  gk_launch gl = gk_select_launch(n);
+  int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
+  int64_t cnt = gk_align16(ts), tick = cnt + 16;
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  fmt_printf(src, "  gk_select<gk_select_policy_default, %s>((I)%lldLL, k, k, (gk_i64 *)(tmp + %lld), (void *)tmp, 1u);\n",
+             part ? "true" : "false", (long long)n, (long long)cnt);
+  if (part) {
+    /* the last block to finish restores the order of the unselected tail */
+    fmt_printf(src,
+      "  __shared__ int last;\n  __syncthreads();\n"
+      "  if (threadIdx.x == 0) { __threadfence(); last = atomicAdd((unsigned *)(tmp + %lld), 1u) == gridDim.x - 1; }\n"
+      "  __syncthreads();\n  if (!last) return;\n  __threadfence();\n"
+      "  const I lo = (I)gkl_ld((const gk_i64 *)(tmp + %lld)), hi = (I)%lldLL, half = (hi - lo) / 2;\n"
+      "  for (I q = threadIdx.x; q < half; q += blockDim.x) {\n"
+      "    %s a = gkl_ld(out0 + lo + q), b = gkl_ld(out0 + hi - 1 - q);\n"
+      "    out0[lo + q] = b; out0[hi - 1 - q] = a;\n  }\n",
+      (long long)tick, (long long)cnt, (long long)n, ctype(x->t));
+  }
+  fmt_puts(src, "}\n");
+  set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+  g->temp_bytes = tick + 16;
+  g->temp_zero = 1;
+  return L->fail ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- hist */
+
+static int lower_hist(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  const rt_node *x = the_heavy(g, RT_HIST);
+  if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "hist group shape"); return -1; }
+  int64_t n = x->in[0]->n;
+  int nb = (int)x->nbins;
+  fmt_buf ld, lh; fmt_init(&ld); fmt_init(&lh);
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
+  ixv ix = {"i", TAG_BASE};
+  const char *v = emit_val(L, x->in[0], &ix);
+  fmt_printf(&ld, "    d[0] = %s;\n", v);
+  L->o = &lh; scope_reset(L);
+  ixv z = {"(I)0", TAG_OTHER};
+  const char *lo = emit_val(L, x->in[1], &z);
+  const char *hi = emit_val(L, x->in[2], &z);
+  fmt_printf(&lh, "  double lo = (double)%s, hi = (double)%s;\n", lo, hi);
+  head(L, src, "gk_hist.cuh", 0);
+  fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->in[0]->t));
+  members(L, src);
+  fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n#pragma unroll\n  for (int kk = 0; kk < N; ++kk) {\n    const I ii = i + kk;\n");
+  {
+    /* per element of the pack: re-emit with index ii */
+    fmt_buf l2; fmt_init(&l2);
+    L->o = &l2; scope_reset(L);
+    ixv i2 = {"ii", TAG_BASE};
+    const char *v2 = emit_val(L, x->in[0], &i2);
+    fmt_printf(&l2, "    d[kk] = %s;\n", v2);
+    fmt_puts(src, l2.data);
+    fmt_free(&l2);
+  }
+  fmt_puts(src, "  }\n  }\n};\n");
+  int shared = gk_hist_smem(nb) <= HIST_SMEM_MAX;
+  gk_launch gl = gk_hist_launch(n, nb, 1, L->sms);
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_HIST_THREADS);
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  fmt_puts(src, lh.data ? lh.data : "");
+  fmt_puts(src, "  if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi)) return;\n  if (lo == hi) { lo -= 0.5; hi += 0.5; }\n");
+  if (shared)
+    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%lldLL, k, lo, hi, %d, out0);\n}\n", (long long)n, nb);
+  else
+    fmt_printf(src,
+      "  const double scale = %d / (hi - lo), step = (hi - lo) / %d;\n"
+      "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * blockDim.x) {\n"
+      "    K::X v[1]; k.load<1>(v, i);\n"
+      "    int b = gk_hist_bin((double)v[0], lo, hi, %d, scale, step);\n"
+      "    if (b >= 0) atomicAdd((unsigned long long *)(out0 + b), 1ull);\n  }\n}\n",
+      nb, nb, (long long)n, nb);
+  fmt_free(&ld); fmt_free(&lh);
+  set_launch(g, gl.grid[0], 1, 1, GK_HIST_THREADS, 1, shared ? gl.smem : 0);
+  g->outs_zero = 1;
+  return L->fail ? -1 : 0;
+}
+
+/* ------------------------------------------------------------ transpose */
+
+static int lower_transpose(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  const rt_node *x = g->outs[0];
+  if (g->nout != 1 || x->op != RT_VIEW || in_index(g, x->in[0]) != 0) return lower_staged(L, src);
+  const char *T = ctype(x->t);
+  head(L, src, "gk_transpose.cuh", 0);
+  if (x->ndim == 2 && x->vstride[0] == 1 && x->vstride[1] == x->shape[0] && x->shape[0] > 1 && x->shape[1] > 1 &&
+      gk_cdiv64(x->shape[1], 32) <= 65535) {
+    int64_t Rin = x->shape[1], Cin = x->shape[0];
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(const %s *in0, %s *out0, char *tmp) {\n", T, T);
+    fmt_printf(src, "  gk_transpose<%s>(in0, out0, (I)%lldLL, (I)%lldLL);\n}\n", T, (long long)Rin, (long long)Cin);
+    gk_launch gl = gk_transpose_launch(Rin, Cin, 1);
+    set_launch(g, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
+  } else {
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(const %s *in0, %s *out0, char *tmp) {\n", T, T);
+    fmt_printf(src, "  gk_permute_args a;\n  a.nd = %d;\n", x->ndim);
+    for (int d = 0; d < x->ndim; d++)
+      fmt_printf(src, "  a.odims[%d] = %lldLL; a.istride[%d] = %lldLL;\n", d, (long long)x->shape[d], d, (long long)x->vstride[d]);
+    fmt_printf(src, "  gk_permute<%s>(in0, out0, (I)%lldLL, a);\n}\n", T, (long long)x->n);
+    gk_launch gl = gk_permute_launch(x->n, L->sms);
+    set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+  }
+  if (x->n == 0) g->nokernel = 1;
+  return 0;
+}
+
+/* --------------------------------------------------------------- matmul */
+
+static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
+  rt_group *g = L->g;
+  const rt_node *x = the_heavy(g, RT_MATMUL);
+  if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "matmul group shape"); return -1; }
+  const rt_node *a = x->in[0], *b = x->in[1];
+  int64_t M = a->ndim == 2 ? a->shape[0] : 1, K = a->ndim == 2 ? a->shape[1] : a->shape[0];
+  int64_t N = b->ndim == 2 ? b->shape[1] : 1;
+  g->gemm_m = M; g->gemm_n = N; g->gemm_k = K;
+  L->rmode = RM_STORAGE; L->avail = 0; L->xf = NULL; L->rowctx = 0;
+  fmt_buf body; fmt_init(&body);
+  L->o = &body;
+  if (isf(x->t)) {
+    int ia = in_index(g, a), ib = in_index(g, b);
+    g->gemm = 1; g->gemm_tf32 = (uint8_t)(tf32 != 0);
+    g->gemm_a = (int8_t)ia; g->gemm_b = (int8_t)ib;
+    int64_t off = 0;
+    if (ia < 0) { g->gemm_aoff = off; off += gk_align16(a->n * (int64_t)gk_dtype_size(a->t)) + 256; }
+    if (ib < 0) { g->gemm_boff = off; off += gk_align16(b->n * (int64_t)gk_dtype_size(b->t)); }
+    g->temp_bytes = off;
+    if (ia >= 0 && ib >= 0) { g->nokernel = 1; fmt_free(&body); fmt_puts(src, "/* cuBLAS gemm only */\n"); return 0; }
+    /* prologue: materialize the computed operands into temp */
+    const rt_node *ops[2] = {a, b};
+    int64_t offs[2] = {g->gemm_aoff, g->gemm_boff};
+    int idx[2] = {ia, ib};
+    int64_t mx = 0;
+    for (int q = 0; q < 2; q++) if (idx[q] < 0) {
+      if (ops[q]->n > mx) mx = ops[q]->n;
+      fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
+                 MAP_THREADS, (long long)ops[q]->n, MAP_THREADS);
+      scope_reset(L);
+      ixv ix = {"i", TAG_BASE};
+      const char *v = emit_val(L, ops[q], &ix);
+      fmt_printf(&body, "    ((%s *)(tmp + %lld))[i] = %s;\n  }\n", ctype(ops[q]->t), (long long)offs[q], v);
+    }
+    head(L, src, "gk_common.cuh", 0);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", MAP_THREADS);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    fmt_puts(src, body.data ? body.data : "");
+    fmt_puts(src, "}\n");
+    set_launch(g, gk_max64(1, gk_min64(gk_cdiv64(mx, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
+    fmt_free(&body);
+    return L->fail ? -1 : 0;
+  }
+  /* integers: one thread per output element, wrapping sums */
+  fmt_printf(&body, "  for (I o = (I)blockIdx.x * %d + threadIdx.x; o < (I)%lldLL; o += (I)gridDim.x * %d) {\n",
+             MAP_THREADS, (long long)(M * N), MAP_THREADS);
+  fmt_printf(&body, "    const I m = o / (I)%lldLL, n = o %% (I)%lldLL;\n    gk_u64 acc = 0;\n", (long long)N, (long long)N);
+  fmt_printf(&body, "    for (I q = 0; q < (I)%lldLL; ++q) {\n", (long long)K);
+  scope_reset(L);
+  ixv ia, ib;
+  snprintf(ia.s, sizeof ia.s, "(m * (I)%lldLL + q)", (long long)K); ia.tag = TAG_OTHER;
+  snprintf(ib.s, sizeof ib.s, "(q * (I)%lldLL + n)", (long long)N); ib.tag = TAG_OTHER;
+  const char *va = emit_val(L, a, &ia);
+  const char *vb = emit_val(L, b, &ib);
+  fmt_printf(&body, "      acc += (gk_u64)(gk_i64)%s * (gk_u64)(gk_i64)%s;\n    }\n", va, vb);
+  fmt_printf(&body, "    out0[o] = (%s)(gk_i64)acc;\n  }\n", ctype(x->t));
+  head(L, src, "gk_common.cuh", 0);
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", MAP_THREADS);
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  fmt_puts(src, body.data ? body.data : "");
+  fmt_puts(src, "}\n");
+  fmt_free(&body);
+  set_launch(g, gk_max64(1, gk_min64(gk_cdiv64(M * N, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
+  if (M * N == 0) g->nokernel = 1;
+  return L->fail ? -1 : 0;
+}
+
+/* ---------------------------------------------------------------- entry */
+
+static uint64_t fnv64(const char *s, size_t n) {
+  uint64_t h = 1469598103934665603ULL;
+  for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
+  return h;
+}
+
+static void reset_launch(rt_group *g) {
+  memset(g->grid, 0, sizeof g->grid); memset(g->block, 0, sizeof g->block);
+  g->smem = 0; g->temp_bytes = 0; g->temp_zero = 0; g->outs_zero = 0; g->nokernel = 0;
+  g->gemm = 0; g->gemm_tf32 = 0; g->gemm_a = g->gemm_b = -1;
+  g->gemm_aoff = g->gemm_boff = g->gemm_m = g->gemm_n = g->gemm_k = 0;
+}
+
+int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
+  lw L;
+  memset(&L, 0, sizeof L);
+  L.g = g; L.sms = sms > 0 ? sms : 132;
+  int64_t mx = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if (x->n > mx) mx = x->n;
+    for (int q = 0; q < x->nin; q++) if (x->in[q]->n > mx) mx = x->in[q]->n;
+  }
+  for (int i = 0; i < g->nin; i++) if (g->ins[i]->n > mx) mx = g->ins[i]->n;
+  L.i64 = gk_need_i64(mx * 2 + 65536);
+  L.memo = calloc(LW_MEMO, sizeof *L.memo);
+  L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
+  L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
+  if (!L.memo || !L.stage || !L.field) {
+    free(L.memo); free(L.stage); free(L.field);
+    return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
+  }
+  fmt_buf src; fmt_init(&src);
+  reset_launch(g);
+  int rc = -1;
+  switch (g->kind) {
+  case RG_REDUCE:
+    rc = lower_reduce1(&L, &src);
+    if (rc) { fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; rc = lower_staged(&L, &src); }
+    break;
+  case RG_ROWS:
+    rc = lower_rows(&L, &src);
+    if (rc) { fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL; rc = lower_staged(&L, &src); }
+    break;
+  case RG_MAP: rc = lower_staged(&L, &src); break;
+  case RG_SCAN: rc = lower_scan(&L, &src); break;
+  case RG_FILTER: case RG_PARTITION: rc = lower_select(&L, &src); break;
+  case RG_HIST: rc = lower_hist(&L, &src); break;
+  case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
+  case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
+  }
+  free(L.memo); free(L.stage); free(L.field);
+  if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
+  if (rc || L.fail) {
+    fmt_free(&src);
+    return rt_seterr(e, GK_EMISUSE, "internal error: cannot lower the %s group: %s", rt_group_name[g->kind],
+                     L.err[0] ? L.err : "unsupported pattern");
+  }
+  g->nlaunch = (g->nokernel ? 0 : 1) + (g->gemm ? 1 : 0);
+  /* name = hash of the text written with the zero name */
+  char name[32];
+  snprintf(name, sizeof name, "gk_%016llx", (unsigned long long)fnv64(src.data, src.len));
+  char *p = strstr(src.data, "gk_0000000000000000");
+  if (p) memcpy(p, name, 19);
+  if (g->src) rt_free(mem, g->src, strlen(g->src) + 1);
+  g->src = rt_alloc(mem, src.len + 1);
+  if (!g->src) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory"); }
+  memcpy(g->src, src.data, src.len + 1);
+  snprintf(g->kname, sizeof g->kname, "%s", name);
+  fmt_free(&src);
+  return GK_OK;
+}
+
+/* ------------------------------------------------------- the fuse hook */
+
+#define NVRTC_SEEN 4096   /* distinct kernels remembered per process (compiled once) */
+static struct { uint64_t seen[NVRTC_SEEN]; int nseen; long ok, bad; int registered; } nv;
+
+static void nvrtc_summary(void) {
+  fprintf(stderr, "gk-nvrtc: %ld compiled, %ld failed\n", nv.ok, nv.bad);
+}
+
+static void nvrtc_check(const rt_group *g) {
+  if (!g->src || g->nokernel) return;
+  uint64_t h = fnv64(g->src, strlen(g->src));
+  for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
+  if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
+  if (!nv.registered) { nv.registered = 1; atexit(nvrtc_summary); }
+  char *bin = NULL, *log = NULL; size_t len = 0;
+  int rc = cu_nvrtc_compile(g->src, g->kname, "sm_90", &bin, &len, &log);
+  if (rc == GK_OK) nv.ok++;
+  else if (rc == GK_EDEVICE) {
+    static int said;
+    if (!said) { said = 1; fprintf(stderr, "gk-nvrtc: skipped: %s\n", log ? log : "NVRTC not found"); }
+  } else {
+    nv.bad++;
+    fprintf(stderr, "gk-nvrtc: FAILED %s (%s group)\n%s\n--- source ---\n%s\n", g->kname, rt_group_name[g->kind],
+            log ? log : "", g->src);
+  }
+  free(bin); free(log);
+}
+
+int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
+  static int check = -1;
+  if (check < 0) { const char *v = getenv("GK_NVRTC_CHECK"); check = v && *v && strcmp(v, "0"); }
+  int cuda = !strcmp(be->name, "cuda");
+  if (!cuda && !check) return GK_OK;
+  int rc = lower_group(g, mem, cuda ? rt_cuda_sms(be) : 132, tf32, &be->err);
+  if (rc) return rc;
+  if (check) nvrtc_check(g);
+  return GK_OK;
+}
