@@ -1,20 +1,290 @@
 /*
-** runtime/cuda.c -- the cuda backend: runs plan groups as generated CUDA
-** kernels through runtime/cu.h.  (Being written: until it lands, opening it
-** reports that the backend is unavailable.)
+** runtime/cuda.c -- the cuda backend: values in device memory, plan groups
+** run as the kernels compiler/lower.c generated for them, through the device
+** layer runtime/cu.h.
+**
+** run_group: cu_kernel(g->src, g->kname) (a memory cache hit costs about a
+** microsecond), temp from the caching allocator (zeroed when the group says
+** so), cu_launch with the group's launch description, then cu_gemm for a
+** matmul.  Everything is enqueued on the device's one stream: nothing waits
+** until a value is read (read -> cu_download) or sync is asked for.
+**
+** GK_PROFILE=1 times every launch with CUDA events and prints, when the
+** backend closes, one line per kernel on stderr:
+**   gk-profile: KNAME KIND launches=N median_us=M min_us=m bytes=B
+** (B = the group's inputs read once plus its outputs written once).
 */
+#include <dlfcn.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include "runtime/rt.h"
 #include "runtime/cu.h"
 #include "compiler/lower.h"
 
+#define PROF_MAX_KERNELS 256   /* distinct kernels profiled */
+#define PROF_MAX_TIMES 512     /* launch times kept per kernel */
+#define PROF_PENDING 256       /* event pairs in flight before they are harvested */
+
+typedef struct prof_k {
+  char kname[32];
+  const char *kind;
+  int64_t bytes;
+  int n;
+  float t[PROF_MAX_TIMES];     /* ms */
+} prof_k;
+
+typedef struct prof {
+  int on;
+  void *stream;                /* the device's CUstream */
+  int (*create)(void **, unsigned);
+  int (*record)(void *, void *);
+  int (*sync)(void *);
+  int (*elapsed)(float *, void *, void *);
+  int (*destroy)(void *);
+  struct { void *a, *b; int k; } pend[PROF_PENDING];
+  int npend;
+  prof_k *ks;
+  int nk;
+} prof;
+
+typedef struct cuda_be {
+  rt_backend b;
+  cu_dev *d;
+  prof pf;
+} cuda_be;
+
+static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
+
 int rt_cuda_available(char *why, size_t len) { return cu_available(why, len); }
 
-int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
-  char why[256] = "";
-  if (!cu_available(why, sizeof why)) return rt_seterr(e, GK_EDEVICE, "cuda backend unavailable: %s", why);
-  (void)mem; (void)out;
-  return rt_seterr(e, GK_EDEVICE, "cuda backend unavailable: not built into this version");
+int rt_cuda_sms(rt_backend *b) {
+  if (b && b->name && !strcmp(b->name, "cuda") && CB(b)->d) return cu_sm_count(CB(b)->d);
+  return 132;
 }
 
-int rt_cuda_sms(rt_backend *b) { (void)b; return 132; }
+static int fail_dev(rt_backend *b, int rc) {
+  return rt_seterr(&b->err, rc ? rc : GK_EDEVICE, "%s", cu_errmsg(CB(b)->d));
+}
+
+/* ------------------------------------------------------------ profiling */
+
+/* The device's stream: cu_dev's fourth member (runtime/cu_dev.c: ordinal,
+** dev, ctx, stream).  Read only when GK_PROFILE is set. */
+struct cu_dev_head { int ordinal; int dev; void *ctx; void *stream; };
+
+static void prof_open(cuda_be *c) {
+  const char *v = getenv("GK_PROFILE");
+  if (!v || !*v || !strcmp(v, "0")) return;
+  void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+  if (!h) return;
+  prof *p = &c->pf;
+  p->create = (int (*)(void **, unsigned))dlsym(h, "cuEventCreate");
+  p->record = (int (*)(void *, void *))dlsym(h, "cuEventRecord");
+  p->sync = (int (*)(void *))dlsym(h, "cuEventSynchronize");
+  p->elapsed = (int (*)(float *, void *, void *))dlsym(h, "cuEventElapsedTime_v2");
+  if (!p->elapsed) p->elapsed = (int (*)(float *, void *, void *))dlsym(h, "cuEventElapsedTime");
+  p->destroy = (int (*)(void *))dlsym(h, "cuEventDestroy_v2");
+  p->ks = calloc(PROF_MAX_KERNELS, sizeof(prof_k));
+  p->stream = ((struct cu_dev_head *)c->d)->stream;
+  p->on = p->create && p->record && p->sync && p->elapsed && p->destroy && p->ks;
+}
+
+static void prof_harvest(prof *p) {
+  for (int i = 0; i < p->npend; i++) {
+    float ms = 0;
+    p->sync(p->pend[i].b);
+    if (p->elapsed(&ms, p->pend[i].a, p->pend[i].b) == 0) {
+      prof_k *k = &p->ks[p->pend[i].k];
+      if (k->n < PROF_MAX_TIMES) k->t[k->n++] = ms;
+    }
+    p->destroy(p->pend[i].a); p->destroy(p->pend[i].b);
+  }
+  p->npend = 0;
+}
+
+static void *prof_begin(prof *p) {
+  if (!p->on) return NULL;
+  if (p->npend == PROF_PENDING) prof_harvest(p);
+  void *a = NULL;
+  if (p->create(&a, 0) || p->record(a, p->stream)) return NULL;
+  return a;
+}
+
+static void prof_end(prof *p, void *a, const rt_group *g) {
+  if (!a) return;
+  void *b = NULL;
+  if (p->create(&b, 0) || p->record(b, p->stream)) { p->destroy(a); return; }
+  int k;
+  for (k = 0; k < p->nk; k++) if (!strcmp(p->ks[k].kname, g->kname)) break;
+  if (k == p->nk) {
+    if (p->nk == PROF_MAX_KERNELS) { p->destroy(a); p->destroy(b); return; }
+    p->nk++;
+    snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", g->kname);
+    p->ks[k].kind = rt_group_name[g->kind];
+    int64_t bytes = 0;
+    for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)gk_dtype_size(g->ins[i]->t);
+    for (int i = 0; i < g->nout; i++) bytes += g->outs[i]->n * (int64_t)gk_dtype_size(g->outs[i]->t);
+    p->ks[k].bytes = bytes;
+  }
+  p->pend[p->npend].a = a; p->pend[p->npend].b = b; p->pend[p->npend].k = k;
+  p->npend++;
+}
+
+static int fcmp(const void *a, const void *b) {
+  float x = *(const float *)a, y = *(const float *)b;
+  return x < y ? -1 : x > y;
+}
+
+static void prof_close(prof *p) {
+  if (!p->on) return;
+  prof_harvest(p);
+  for (int k = 0; k < p->nk; k++) {
+    prof_k *q = &p->ks[k];
+    if (!q->n) continue;
+    qsort(q->t, (size_t)q->n, sizeof(float), fcmp);
+    fprintf(stderr, "gk-profile: %s %s launches=%d median_us=%.2f min_us=%.2f bytes=%lld\n", q->kname, q->kind, q->n,
+            q->t[q->n / 2] * 1000.0, q->t[0] * 1000.0, (long long)q->bytes);
+  }
+  free(p->ks);
+  p->on = 0;
+}
+
+/* --------------------------------------------------------------- values */
+
+static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
+  int64_t n; size_t bytes;
+  int rc = rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &b->err);
+  if (rc) return rc;
+  rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
+  if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  cu_ptr p = 0;
+  rc = cu_alloc(CB(b)->d, bytes, &p);
+  if (rc) { rt_free(b->mem, v, sizeof *v); return fail_dev(b, rc); }
+  v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
+  memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
+  v->where = RT_ON_DEVICE; v->dev = p; v->be = b;
+  *out = v;
+  return GK_OK;
+}
+
+static void cuda_free_storage(rt_backend *b, rt_value *v) {
+  if (v->release) v->release(v->release_ud, v->host);
+  else if (v->where == RT_ON_DEVICE) cu_free(CB(b)->d, v->dev);
+  else if (v->host) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
+  rt_free(b->mem, v, sizeof *v);
+}
+
+static int cuda_read(rt_backend *b, rt_value *v, void *dst) {
+  if (v->where == RT_ON_HOST) { memcpy(dst, v->host, v->bytes); return GK_OK; }
+  if (!v->bytes) return GK_OK;
+  int rc = cu_download(CB(b)->d, dst, v->dev, v->bytes);
+  return rc ? fail_dev(b, rc) : GK_OK;
+}
+
+static int cuda_write(rt_backend *b, rt_value *v, const void *src) {
+  if (v->where == RT_ON_HOST) { memcpy(v->host, src, v->bytes); return GK_OK; }
+  if (!v->bytes) return GK_OK;
+  int rc = cu_upload(CB(b)->d, v->dev, src, v->bytes);
+  return rc ? fail_dev(b, rc) : GK_OK;
+}
+
+static int cuda_sync(rt_backend *b) {
+  int rc = cu_sync(CB(b)->d);
+  return rc ? fail_dev(b, rc) : GK_OK;
+}
+
+/* ---------------------------------------------------------- run a group */
+
+#define MAX_PARAMS 256
+
+static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
+
+static int cuda_run_group(rt_backend *b, rt_group *g) {
+  cuda_be *c = CB(b);
+  cu_dev *d = c->d;
+  int rc = GK_OK, i;
+  if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
+  if (g->nin + g->nout + 1 > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  for (i = 0; i < g->nin; i++)
+    if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)
+      return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
+  for (i = 0; i < g->nout && !rc; i++) {
+    rt_node *x = g->outs[i];
+    if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
+  }
+  cu_ptr temp = 0;
+  cu_fn *fn = NULL;
+  if (!rc && !g->nokernel) {
+    rc = cu_kernel(d, g->src, g->kname, &fn);
+    if (rc) rc = fail_dev(b, rc);
+  }
+  if (!rc && g->temp_bytes > 0) {
+    rc = cu_alloc(d, (size_t)g->temp_bytes, &temp);
+    if (!rc && g->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)g->temp_bytes);
+    if (rc) rc = fail_dev(b, rc);
+  }
+  if (!rc && g->outs_zero)
+    for (i = 0; i < g->nout && !rc; i++)
+      if (g->outs[i]->val->bytes && (rc = cu_memset_async(d, g->outs[i]->val->dev, 0, g->outs[i]->val->bytes))) rc = fail_dev(b, rc);
+  if (!rc && !g->nokernel) {
+    cu_ptr pv[MAX_PARAMS];
+    void *args[MAX_PARAMS];
+    int np = 0;
+    for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
+    for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
+    pv[np++] = temp;
+    for (i = 0; i < np; i++) args[i] = &pv[i];
+    void *ev = prof_begin(&c->pf);
+    rc = cu_launch(d, fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, args);
+    if (rc) rc = fail_dev(b, rc);
+    else prof_end(&c->pf, ev, g);
+  }
+  if (!rc && g->gemm) {
+    cu_ptr pa = g->gemm_a >= 0 ? dev_of(g->ins[g->gemm_a]) : temp + (cu_ptr)g->gemm_aoff;
+    cu_ptr pb = g->gemm_b >= 0 ? dev_of(g->ins[g->gemm_b]) : temp + (cu_ptr)g->gemm_boff;
+    if (g->gemm_m && g->gemm_n) {
+      if (!g->gemm_k) rc = cu_memset_async(d, dev_of(g->outs[0]), 0, g->outs[0]->val->bytes);
+      else rc = cu_gemm(d, g->outs[0]->t, g->gemm_m, g->gemm_n, g->gemm_k, pa, pb, dev_of(g->outs[0]), g->gemm_tf32);
+      if (rc) rc = fail_dev(b, rc);
+    }
+  }
+  if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
+  if (rc) for (i = 0; i < g->nout; i++) {
+    rt_node *x = g->outs[i];
+    if (x->val) { rt_value_unref(x->val); x->val = NULL; }
+  }
+  return rc;
+}
+
+static void cuda_close(rt_backend *b) {
+  cuda_be *c = CB(b);
+  prof_close(&c->pf);
+  cu_close(c->d);
+  rt_free(b->mem, c, sizeof *c);
+}
+
+int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
+  char why[512] = "";
+  if (!cu_available(why, sizeof why)) return rt_seterr(e, GK_EDEVICE, "cuda backend unavailable: %s", why);
+  cuda_be *c = rt_calloc(mem, 1, sizeof *c);
+  if (!c) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  if (cu_open(&c->d, why, sizeof why) != GK_OK) {
+    rt_free(mem, c, sizeof *c);
+    return rt_seterr(e, GK_EDEVICE, "cuda backend unavailable: %s", why);
+  }
+  rt_backend *b = &c->b;
+  b->name = "cuda";
+  b->mem = mem;
+  b->alloc_value = cuda_alloc_value;
+  b->run_group = cuda_run_group;
+  b->read = cuda_read;
+  b->write = cuda_write;
+  b->sync = cuda_sync;
+  b->free_storage = cuda_free_storage;
+  b->close = cuda_close;
+  b->impl = c;
+  prof_open(c);
+  *out = b;
+  return GK_OK;
+}

@@ -1,0 +1,113 @@
+#!/bin/sh
+# tests/run_gpu.sh -- the GPU suites on the cuda backend (needs a GPU).
+#   1. the golden suite:        python3 tests/run_gk.py --backend cuda
+#   2. numpy cross-check:       python3 tests/numpy_check.py --backend cuda
+#   3. cpu vs cuda:             every golden case gives the same stdout and
+#                               exit status on both backends (a case marked
+#                               `# gpu: differs` is skipped)
+#   4. sizes past 2^31:         sum, argmax, scan, filter on 2^31 + 7 elements
+#   5. determinism:             float reductions, row programs and scans run
+#                               twice give bit-identical .npy files
+#   6. compute-sanitizer:       memcheck and racecheck on a subset of cases
+# Each section prints its own `N passed, M failed`; the last line sums them.
+# GPU_QUICK=1 skips sections 4 and 6.  OUT=dir keeps logs there.
+B=${B:-build}
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+GK=$ROOT/$B/gk
+LOGD=${OUT:-$(mktemp -d)}
+mkdir -p "$LOGD"
+TP=0; TF=0
+count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
+  l=$(grep -E '^[0-9]+ passed, [0-9]+ failed' "$2" | tail -1)
+  p=$(echo "$l" | sed 's/ passed.*//'); f=$(echo "$l" | sed 's/.*passed, \([0-9]*\) failed/\1/')
+  [ -z "$l" ] && { p=0; f=1; }
+  echo "[$1] ${p:-0} passed, ${f:-1} failed"
+  TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
+}
+
+# 1 + 2
+B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j 8 > "$LOGD/golden_cuda.log" 2>&1
+count golden "$LOGD/golden_cuda.log"
+B=$B python3 "$ROOT/tests/numpy_check.py" --backend cuda > "$LOGD/numpy_cuda.log" 2>&1
+count numpy "$LOGD/numpy_cuda.log"
+
+# 3: cpu vs cuda on every case
+p=0; f=0
+: > "$LOGD/compare.log"
+for t in $(find "$ROOT/tests/gk" -name '*.gk' | sort); do
+  grep -q '# gpu: differs' "$t" && continue
+  d=$(dirname "$t"); n=$(basename "$t")
+  a=$(cd "$d" && timeout 60 "$GK" --backend cpu "$n" 2>/dev/null; echo "rc=$?")
+  b=$(cd "$d" && timeout 60 "$GK" --backend cuda "$n" 2>/dev/null; echo "rc=$?")
+  if [ "$a" = "$b" ]; then p=$((p+1)); else f=$((f+1)); { echo "DIFF $t"; echo "$a" > /tmp/gk_a; echo "$b" > /tmp/gk_b; diff /tmp/gk_a /tmp/gk_b | head -10; } >> "$LOGD/compare.log"; fi
+done
+echo "$p passed, $f failed" >> "$LOGD/compare.log"
+count cpu-vs-cuda "$LOGD/compare.log"
+
+# 4: past 2^31 elements
+if [ -z "$GPU_QUICK" ]; then
+  W=$(mktemp -d)
+  cat > "$W/big.gk" <<'GK'
+n = 2147483655
+x = rand(n)
+print(abs(sum(x) / n - 0.5) < 0.001)
+y = where(iota(n) == 2147483650, 2.0, x)
+print(argmax(y))
+c = scan(i64(fill(1, n)))
+print(c[n - 1])
+print(c[2147483648])
+z = iota(n)
+f = z[z > 5]
+print(len(f))
+print(f[2147483640])
+GK
+  printf 'true\n2147483650\n2147483655\n2147483649\n2147483649\n2147483646\n' > "$W/want"
+  (cd "$W" && timeout 300 "$GK" --backend cuda big.gk > got 2> err)
+  if cmp -s "$W/want" "$W/got"; then echo "1 passed, 0 failed" > "$LOGD/big.log"
+  else { echo "big: got"; cat "$W/got" "$W/err"; echo "0 passed, 1 failed"; } > "$LOGD/big.log"; fi
+  count big-2^31+7 "$LOGD/big.log"
+  rm -rf "$W"
+fi
+
+# 5: determinism
+W=$(mktemp -d)
+cat > "$W/det.gk" <<'GK'
+seed(7)
+x = randn(10000019)
+m = randn(4099, 1031)
+save("a.npy", sum(x))
+save("b.npy", logsumexp(x))
+save("c.npy", var(x))
+save("d.npy", softmax(rows(m)))
+save("e.npy", layernorm(rows(m)))
+save("f.npy", scan(x))
+save("g.npy", sum(cols(m)))
+save("h.npy", sum(exp(x - max(x))))
+GK
+p=0; f=0
+(cd "$W" && mkdir r1 r2 && cp det.gk r1 && cp det.gk r2 && (cd r1 && "$GK" --backend cuda det.gk) && (cd r2 && "$GK" --backend cuda det.gk)) > "$LOGD/det.log" 2>&1
+for o in a b c d e f g h; do
+  if [ -f "$W/r1/$o.npy" ] && cmp -s "$W/r1/$o.npy" "$W/r2/$o.npy"; then p=$((p+1)); else f=$((f+1)); echo "nondeterministic: $o" >> "$LOGD/det.log"; fi
+done
+echo "$p passed, $f failed" >> "$LOGD/det.log"
+count determinism "$LOGD/det.log"
+rm -rf "$W"
+
+# 6: compute-sanitizer on one case per topic
+CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+if [ -z "$GPU_QUICK" ] && [ -n "$CS" ]; then
+  for tool in memcheck racecheck; do
+    p=0; f=0
+    for dir in $(ls -d "$ROOT"/tests/gk/*/); do
+      for t in $(ls "$dir"*.gk | head -3); do
+        grep -q 'expect error' "$t" && continue
+        if (cd "$dir" && timeout 120 "$CS" --tool $tool --error-exitcode 99 "$GK" --backend cuda "$(basename "$t")" > /dev/null 2> "$LOGD/cs.err"); then p=$((p+1))
+        else f=$((f+1)); { echo "FAIL $tool $t"; grep -v '^=* *$' "$LOGD/cs.err" | head -15; } >> "$LOGD/sanitizer_$tool.log"; fi
+      done
+    done
+    echo "$p passed, $f failed" >> "$LOGD/sanitizer_$tool.log"
+    count "sanitizer-$tool" "$LOGD/sanitizer_$tool.log"
+  done
+fi
+echo "$TP passed, $TF failed"
+[ "$TF" -eq 0 ]
