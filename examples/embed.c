@@ -9,7 +9,7 @@
 ** checks the result of the last batch against a plain C computation.
 **
 ** Build against an installed gk:
-**     cc embed.c $(pkg-config --cflags --libs gk) -o embed
+**     cc embed.c $(pkg-config --cflags --libs gk) -lm -o embed
 ** or in the source tree:
 **     cc -I. examples/embed.c build/libgk.a -ldl -lpthread -lm -o build/embed
 **
