@@ -947,9 +947,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
   fmt_puts(src, "struct XF {");
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k);
-  if (L->lift_row) fmt_puts(src, " I r;");
-  fmt_puts(src, " char f_; };\n");
+  int nfx = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
+  if (L->lift_row) { fmt_puts(src, " I r;"); nfx++; }
+  fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
   fmt_printf(src, "struct K {\n  typedef XF X;\n  typedef O1 OpA;\n  typedef %s OpB;\n", ns == 2 ? "O2" : "gk_op_nop");
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);

@@ -6,7 +6,7 @@
 # Prints `N passed, M failed` (N = kernels compiled); exit 1 on any failure.
 # Without libnvrtc: a skip line and `0 passed, 0 failed`.
 B=${B:-build}
-GK=$(cd "$(dirname "$0")/.." && pwd)/$B/gk
+case "$B" in /*) GK=$B/gk;; *) GK=$(cd "$(dirname "$0")/.." && pwd)/$B/gk;; esac
 ROOT=$(cd "$(dirname "$0")" && pwd)
 LOG=$(mktemp -d "${TMPDIR:-/tmp}/gk-nvrtc.XXXXXX")
 trap 'rm -rf "$LOG"' EXIT
