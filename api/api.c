@@ -427,6 +427,8 @@ int gk_set(gk_ctx *g, const char *name, gk_dtype t, int ndim, const int64_t *sha
   int64_t n; size_t bytes; rt_err e; rt_err_clear(&e);
   rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &e);
   if (bytes && !data) return fail(g, GK_EMISUSE, "gk_set: data is NULL");
+  static const int64_t no_dims[1] = {0};
+  if (!shape) shape = no_dims;   /* 0-d: the backend may copy 0 dims from it */
   rt_value *v;
   rt_err_clear(&g->be->err);
   if (g->be->alloc_value(g->be, t, ndim, shape, &v)) return fail(g, g->be->err.status, "gk_set: %s", g->be->err.msg);
