@@ -134,6 +134,7 @@ static int located(gk_ctx *g, int status, const char *file, const char *src, siz
 }
 
 static void drain_exports(gk_ctx *g);
+static void free_export(gk_ctx *g, gk_export *x);
 
 /* Every entry point that can fail starts here: clears the last status and
 ** frees the exports whose deleters ran since the last call. */
@@ -224,9 +225,16 @@ void gk_close(gk_ctx *g) {
   while (g->stmts) gk_finalize(g->stmts);
   cc_close(g->cc);         /* may release imports of gk's own exports: they queue */
   g->cc = NULL;
-  drain_exports(g);
+  /* From here deleters free their export themselves (under exp_mu); the ones
+  ** queued until now -- by this thread or by a deleter racing with the
+  ** close -- are freed here, under the same lock. */
   pthread_mutex_lock(&g->exp_mu);
   g->closed = 1;
+  while (g->released) {
+    gk_export *x = g->released;
+    g->released = x->next;
+    free_export(g, x);
+  }
   int live = g->nexports;
   pthread_mutex_unlock(&g->exp_mu);
   if (live) return;        /* the last export's deleter closes the backend */
