@@ -506,6 +506,8 @@ class Runner:
                                stdin=subprocess.DEVNULL, timeout=self.timeout)
         except subprocess.TimeoutExpired:
             return None, "timed out after %g s" % self.timeout
+        except OSError as e:
+            return None, "cannot run gk: %s" % e
         return p.returncode, p.stderr.decode("utf-8", "replace").strip()
 
     def program(self, inp, checks, base):

@@ -93,6 +93,8 @@ def run_once(gk, case, args, env_extra=None):
         out = (e.stdout or b"").decode("utf-8", "replace")
         err = (e.stderr or b"").decode("utf-8", "replace")
         return None, out, err
+    except OSError as e:
+        return -1000, "", "run_gk.py: cannot run %s: %s\n" % (gk, e)
     return (p.returncode,
             p.stdout.decode("utf-8", "replace"),
             p.stderr.decode("utf-8", "replace"))
@@ -125,6 +127,9 @@ def check(gk, case, args):
         errlines.pop()
     if rc is None:
         problems.append("timed out after %g s" % args.timeout)
+        return problems
+    if rc == -1000:
+        problems.append(err.strip())
         return problems
     if rc < 0:
         problems.append("killed by signal %d" % -rc)
