@@ -476,15 +476,16 @@ static int b_norm(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   return unary(s, RT_SQRT, sm, loc, "norm", out);
 }
 
-/* max of x, made safe to subtract: non-finite maxima (all -inf, nan) become 0 */
-static int safe_max(cc_session *s, cval x, lang_loc loc, const char *name, cval *out) {
-  cval m, fin;
+/* max of x, made safe to subtract.  lse: non-finite maxima become 0
+** (scipy's logsumexp); otherwise only -inf does (an all -inf row), so an
+** infinite element makes its softmax NaN as in torch. */
+static int safe_max(cc_session *s, cval x, lang_loc loc, const char *name, int lse, cval *out) {
+  cval m, ok;
   if (reduce(s, ROP_MAX, x, loc, name, &m)) return s->err->status;
-  if (unary(s, RT_ISFINITE, m, loc, name, &fin)) return s->err->status;
-  fin.x = unop(s, RT_ISFINITE, GK_BOOL, m.x);
-  if (!fin.x) return s->err->status;
+  if (lse) { ok = m; ok.x = unop(s, RT_ISFINITE, GK_BOOL, m.x); if (!ok.x) return s->err->status; }
+  else if (binop(s, RT_GT, m, konst(s, m.x->t, -INFINITY), loc, &ok)) return s->err->status;
   bargs w; memset(&w, 0, sizeof w);
-  w.v[0] = fin; w.v[1] = m; w.v[2] = konst(s, m.x->t, 0);
+  w.v[0] = ok; w.v[1] = m; w.v[2] = konst(s, m.x->t, 0);
   w.call = NULL;
   return b_where(s, 0, &w, loc, out);
 }
@@ -498,7 +499,7 @@ static int b_logsumexp(cc_session *s, int code, bargs *a, lang_loc loc, cval *ou
     if (reduce(s, ROP_SUM, x, loc, "logsumexp", &z)) return s->err->status;
     return unary(s, RT_LOG, z, loc, "logsumexp", out);
   }
-  if (safe_max(s, x, loc, "logsumexp", &m) || binop(s, RT_SUB, x, with_view(m, x.view), loc, &d) ||
+  if (safe_max(s, x, loc, "logsumexp", 1, &m) || binop(s, RT_SUB, x, with_view(m, x.view), loc, &d) ||
       unary(s, RT_EXP, d, loc, "logsumexp", &e) || reduce(s, ROP_SUM, e, loc, "logsumexp", &sm) ||
       unary(s, RT_LOG, sm, loc, "logsumexp", &l))
     return s->err->status;
@@ -558,7 +559,7 @@ static int b_softmax(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
   cval x = float_of(s, A(0)), m, d, e, sm, l;
   if (!x.x) return s->err->status;
   if (reduced_len(&x) == 0) { *out = x; return GK_OK; }
-  if (safe_max(s, x, loc, name, &m) || binop(s, RT_SUB, x, m, loc, &d) || unary(s, RT_EXP, d, loc, name, &e) ||
+  if (safe_max(s, x, loc, name, 0, &m) || binop(s, RT_SUB, x, m, loc, &d) || unary(s, RT_EXP, d, loc, name, &e) ||
       reduce(s, ROP_SUM, e, loc, name, &sm))
     return s->err->status;
   if (!code) return binop(s, RT_DIV, e, sm, loc, out);
@@ -1016,7 +1017,7 @@ static int b_save(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   const void *d; void *tmp;
   rt_node *x = A(1).x;
   if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
-  char err[512] = "";
+  char err[8192] = "";
   int rc = npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
   if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
   if (rc) return cc_error(s, loc, rc, "%s", err);
@@ -1034,6 +1035,18 @@ static void emit(cc_session *s, const char *t, size_t n) {
 static int format_value(cc_session *s, cval *v, lang_loc loc, fmt_buf *b) {
   if (v->kind == K_STR) return fmt_append(b, v->str, v->len);
   if (v->kind != K_ARRAY) return GK_OK;
+  if (v->x->op == RT_CONST && v->x->n == 1) {   /* a known constant: no kernel */
+    unsigned char buf[8];
+    const rt_node *c = v->x;
+    switch (c->t) {
+    case GK_BOOL: buf[0] = c->c.i != 0; break;
+    case GK_I32: { int32_t q = (int32_t)c->c.i; memcpy(buf, &q, 4); break; }
+    case GK_I64: memcpy(buf, &c->c.i, 8); break;
+    case GK_F32: { float q = (float)c->c.f; memcpy(buf, &q, 4); break; }
+    case GK_F64: memcpy(buf, &c->c.f, 8); break;
+    }
+    return fmt_array(b, c->t, c->ndim, c->shape, buf) ? cc_error(s, loc, GK_ENOMEM, "out of memory formatting a value") : GK_OK;
+  }
   const void *d; void *tmp;
   rt_node *x = v->x;
   if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
@@ -1046,7 +1059,8 @@ static int format_value(cc_session *s, cval *v, lang_loc loc, fmt_buf *b) {
 int cc_print_values(cc_session *s, cval *v, int n, lang_loc loc) {
   rt_node *xs[LANG_MAX_ARGS];
   int nx = 0;
-  for (int i = 0; i < n; i++) if (v[i].kind == K_ARRAY) xs[nx++] = v[i].x;
+  for (int i = 0; i < n; i++)
+    if (v[i].kind == K_ARRAY && !(v[i].x->op == RT_CONST && v[i].x->n == 1)) xs[nx++] = v[i].x;
   if (nx && cc_compute(s, xs, nx)) return s->err->status;   /* one plan for all of them */
   fmt_buf b; fmt_init(&b);
   for (int i = 0; i < n && !s->err->status; i++) {
@@ -1339,12 +1353,18 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   int npos = 0, maxp = 0;
   while (maxp < 5 && b->params[maxp]) maxp++;
   for (int i = 0; i < e->nkids; i++) if (!e->kwname || !e->kwname[i]) npos++;
-  if (npos < b->min || (b->max >= 0 && npos > b->max)) {
+  int nkw_req = 0;   /* keyword arguments naming a required parameter count towards the arity */
+  for (int i = 0; i < e->nkids; i++)
+    if (e->kwname && e->kwname[i])
+      for (int k = npos; k < maxp && k < b->min; k++) if (!strcmp(b->params[k], e->kwname[i])) nkw_req++;
+  int given = npos + nkw_req;
+  if (given < b->min || (b->max >= 0 && npos > b->max)) {
+    int got = given < b->min ? given : npos;
     if (b->min == b->max)
-      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", npos);
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
     if (b->max < 0)
-      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", npos);
-    return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, npos);
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
+    return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, got);
   }
   int isscan = b->fn == b_scan;
   for (int i = 0; i < e->nkids; i++) {
@@ -1376,6 +1396,16 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   cfn *f = cc_findfn(s, e->str);
   if (f) {
     if (f->expanding) return cc_error(s, e->loc, GK_ETYPE, "recursive function '%s'", f->name);
+    int inl = 0;
+    for (frame *q = cur_frame; q; q = q->up) inl++;
+    if (inl >= CC_MAX_INLINE_DEPTH)
+      return cc_error(s, e->loc, GK_ELIMIT, "functions nested too deeply (limit %d)", CC_MAX_INLINE_DEPTH);
+    for (int i = 0; e->kwname && i < e->nkids; i++) {
+      int known = 0;
+      if (!e->kwname[i]) continue;
+      for (int k = 0; k < f->nparams; k++) if (!strcmp(f->params[k], e->kwname[i])) known = 1;
+      if (!known) return cc_error(s, e->loc, GK_ETYPE, "'%s' has no argument '%s'", f->name, e->kwname[i]);
+    }
     if (e->nkids != f->nparams)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", f->name, f->nparams, f->nparams == 1 ? "" : "s", e->nkids);
     frame fr;
