@@ -66,7 +66,7 @@ $(G)/grammar.h: $(G)/grammar.c
 
 $(G)/kernels_embed.c: $(KERNELS) Makefile
 	@mkdir -p $(G)
-	@{ echo '/* generated from kernels/*.cuh by the Makefile; do not edit */'; \
+	@{ echo '/* generated from the kernels/ headers by the Makefile; do not edit */'; \
 	   n=0; for f in $(KERNELS); do \
 	     echo "static const char k$$n[] ="; \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
@@ -108,7 +108,10 @@ $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
-unit: $(UNIT_BIN) $(API_BIN)
+unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
+
+$(B)/embed: examples/embed.c $(B)/libgk.a gk.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
 # --- running -----------------------------------------------------------------
 run: all

@@ -194,6 +194,7 @@ static int bshape(cc_session *s, lang_loc loc, const cval *a, const cval *b, int
 }
 
 static int join_view(cc_session *s, lang_loc loc, int va, int vb, int *v) {
+  *v = V_NONE;
   if (va && vb && va != vb) return cc_error(s, loc, GK_ETYPE, "cannot combine a rows() view with a cols() view");
   *v = va ? va : vb;
   return GK_OK;
@@ -202,7 +203,7 @@ static int join_view(cc_session *s, lang_loc loc, int va, int vb, int *v) {
 /* a OP b with dtype promotion and broadcasting. */
 static int binop(cc_session *s, int op, cval a, cval b, lang_loc loc, cval *out) {
   if (need_array(s, &a, loc, opsym(op)) || need_array(s, &b, loc, opsym(op))) return s->err->status;
-  int view;
+  int view = V_NONE;
   if (join_view(s, loc, a.view, b.view, &view)) return s->err->status;
   gk_dtype t = promote(&a, &b), rt;
   if (op == RT_AND || op == RT_OR) {
@@ -254,7 +255,6 @@ static int unary(cc_session *s, int op, cval a, lang_loc loc, const char *name, 
 
 /* ------------------------------------------------------------- reductions */
 
-static const char *rop_label(int rop) { return rt_rop_name[rop]; }
 
 /* Reduces a (whole array, or per row / column of a view) with rop. */
 static int reduce(cc_session *s, int rop, cval a, lang_loc loc, const char *name, cval *out) {
@@ -422,7 +422,7 @@ static int b_where(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   cval c = A(0), x = A(1), y = A(2);
   if (need_array(s, &c, loc, "where") || need_array(s, &x, loc, "where") || need_array(s, &y, loc, "where"))
     return s->err->status;
-  int view, v2;
+  int view = V_NONE, v2 = V_NONE;
   if (join_view(s, loc, x.view, y.view, &view) || join_view(s, loc, view, c.view, &v2)) return s->err->status;
   gk_dtype t = promote(&x, &y);
   int nd, pa, pb, nd2, pc, pd; int64_t sh[GK_MAX_DIMS], sh2[GK_MAX_DIMS];
@@ -1333,7 +1333,7 @@ static int eval_index(cc_session *s, const ast *e, cval *out) {
     if (eval(s, p, &iv)) return s->err->status;
     if (iv.kind != K_ARRAY || iv.x->n != 1 || iv.x->ndim != 0 || rt_is_float(iv.x->t) || iv.x->t == GK_BOOL)
       return cc_error(s, p->loc, GK_ETYPE, "an index must be an integer, a slice or a bool mask");
-    int64_t i, j;
+    int64_t i = 0, j = 0;
     if (scalar_value(s, &iv, p->loc, "an index", NULL, &i) || norm_index(s, e->loc, i, x->shape[d], &j))
       return s->err->status;
     r.voff += j * st[d];

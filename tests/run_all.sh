@@ -35,7 +35,7 @@ case "$mode" in
   run gpu sh tests/run_gpu.sh
   ;;
 --asan)
-  for t in "$B"/tests/test_*; do [ -x "$t" ] && run "asan-$(basename "$t")" "$t"; done
+  for t in "$B"/tests/test_* "$B"/tests/api_*; do [ -x "$t" ] && run "asan-$(basename "$t")" "$t"; done
   run asan-golden python3 tests/run_gk.py --timeout 120
   ;;
 *)
