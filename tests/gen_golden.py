@@ -968,14 +968,14 @@ case(T + "no_final_newline", "a script without a final newline", "5", 5, final_n
 
 # ---------------------------------------------------------------- errors
 T = "errors/"
-err(T + "unexpected_rparen", "a stray ) is a syntax error", "1 + )", 1, 5, "unexpected ')'")
+err(T + "unexpected_rparen", "a stray ) is a syntax error", "1 + )", 1, 5, "expected expression after '+'")
 err(T + "unexpected_rparen_caret", "the error shows the source line and a caret", "x = (1 + 2))",
     1, 12, "unexpected ')'", caret=True)
 err(T + "end_of_input", "an unclosed parenthesis at the end of the file", "x = (1 + 2", 1, 11,
     "unexpected end of input", final_newline=False)
 err(T + "unterminated_string", "an unterminated string", 'load("abc', 1, 6, "unterminated string")
 err(T + "unexpected_rbracket", "a stray ]", "x = 1]", 1, 6, "unexpected ']'")
-err(T + "unexpected_comma", "a stray comma", "x = , 1", 1, 5, "unexpected ','")
+err(T + "unexpected_comma", "a stray comma", "x = , 1", 1, 5, "expected expression after '='")
 err(T + "unknown_name", "an unknown name", "x = 1\nx + q", 2, 5, "unknown name 'q'")
 err(T + "unknown_name_caret", "an unknown name with its caret", "y = 2 * zz", 1, 9, "unknown name 'zz'",
     caret=True)
@@ -1140,7 +1140,7 @@ err(T + "shapes_rows_view", "a vector matching neither axis of a rows(m) view",
     "m = [[1, 2, 3], [4, 5, 6]]\nrows(m) + [1, 2, 3, 4]", 2, 9, "shapes [2, 3] and [4] do not broadcast")
 err(T + "index_negative_range", "a negative index past the start", "x = [1, 2, 3]\nx[-4]", 2, 2,
     "index -4 out of range for length 3")
-err(T + "unexpected_eq", "a doubled =", "x = = 1", 1, 5, "unexpected '='")
+err(T + "unexpected_eq", "a doubled =", "x = = 1", 1, 5, "expected expression after '='")
 err(T + "dtype_not", "not needs a bool (wording not fixed by the brief; gk's)", "not 1.5", 1, 1,
     "'not' needs a bool operand, got f32")
 
