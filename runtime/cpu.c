@@ -20,6 +20,7 @@
 #include "runtime/host.h"
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
+#define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
 #define CPU_MEMO 64             /* memoised (node, index set) pairs per chunk evaluation */
 #define CPU_ARENA_BLOCK (256u << 10) /* scratch block size of one evaluation context */
 
@@ -440,7 +441,10 @@ static void job_run(void *ctx, int64_t begin, int64_t end) {
 }
 
 static int job_go(job *j, int64_t nchunks) {
-  if (nchunks > 0) par_for(nchunks, 1, job_run, j);
+  int64_t work = j->x->n, in = j->x->nin ? j->x->in[0]->n : 0;
+  if (in > work) work = in;
+  if (nchunks > 0 && work < CPU_PAR_MIN) job_run(j, 0, nchunks);   /* waking the pool costs more */
+  else if (nchunks > 0) par_for(nchunks, 1, job_run, j);
   if (j->failed == GK_EINTERRUPT) return rt_seterr(&j->b->err, GK_EINTERRUPT, "interrupted");
   if (j->failed) return rt_seterr(&j->b->err, GK_ENOMEM, "out of memory");
   return GK_OK;
