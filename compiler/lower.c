@@ -348,7 +348,7 @@ static void red_lift(fmt_buf *b, const rt_node *x, const char *v, const char *id
 static void red_store_name(lw *L, const rt_node *x, char *buf, size_t n) {
   int o = out_index(L->g, x);
   if (o >= 0) snprintf(buf, n, "out%d", o);
-  else snprintf(buf, n, "rv%d", x->id);
+  else snprintf(buf, n, "rv%d", node_index(L->g, x));
 }
 
 static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
@@ -356,7 +356,11 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
   int st = k >= 0 ? L->stage[k] : 0;
   if (st == 0 || st > L->avail) { lw_fail(L, "reduction read before it is computed"); return "0"; }
   char v[24];
-  snprintf(v, sizeof v, "r%d_%d", x->id, L->ntmp++);
+  snprintf(v, sizeof v, "r%d", L->ntmp++);
+  if (L->rmode == RM_STORAGE && x->n == 1) {
+    snprintf(v, sizeof v, "h%d", k);             /* hoisted by the staged kernel */
+    return memo_put(L, x, "", v);
+  }
   if (L->rmode == RM_STORAGE) {
     char p[32]; red_store_name(L, x, p, sizeof p);
     if (x->n == 1) fmt_printf(L->o, "    const %s %s = gkl_ld(%s);\n", ctype(x->t), v, p);
@@ -623,6 +627,17 @@ static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
 
 /* ------------------------------------------------------ staged kernel */
 
+/* Declares h<k> = the value of every whole-array reduction of stage <= upto
+** (computed earlier in this launch), once per block scope. */
+static void hoist(lw *L, fmt_buf *b, int upto) {
+  for (int i = 0; i < L->g->nnodes; i++) {
+    const rt_node *x = L->g->nodes[i];
+    if (L->stage[i] <= 0 || L->stage[i] > upto || x->n != 1) continue;
+    char p[32]; red_store_name(L, x, p, sizeof p);
+    fmt_printf(b, "    const %s h%d = gkl_ld(%s);\n", ctype(x->t), i, p);
+  }
+}
+
 /* Any MAP / REDUCE / ROWS group: reductions in dependency stages (whole
 ** array: block partials, grid barrier, block 0 combines; per row / column:
 ** a warp per row / column), a grid barrier after each stage, then every
@@ -649,7 +664,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
     if (!L->stage[i] || out_index(g, x) >= 0) continue;
-    fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %lld);\n", ctype(x->t), x->id, ctype(x->t), (long long)off);
+    fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %lld);\n", ctype(x->t), i, ctype(x->t), (long long)off);
     off += gk_align16(x->n * (int64_t)gk_dtype_size(x->t));
   }
   int64_t part_off = off;
@@ -667,9 +682,13 @@ static int lower_staged(lw *L, fmt_buf *src) {
     fmt_printf(&body, "  /* stage %d */\n", s);
     if (whole) {
       int64_t len = w0->in[0]->n;
-      fmt_printf(&body, "  {\n    O%d op;\n    S%d acc = op.identity();\n", s, s);
-      fmt_printf(&body, "    for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
-                 STAGED_THREADS, (long long)len, STAGED_THREADS);
+      fmt_printf(&body, "  {\n    O%d op;\n    S%d acc = op.identity(), accu[4];\n", s, s);
+      hoist(L, &body, s - 1);
+      fmt_puts(&body, "#pragma unroll\n    for (int u = 0; u < 4; ++u) accu[u] = op.identity();\n");
+      fmt_printf(&body, "    for (I i0 = (I)blockIdx.x * %d + threadIdx.x; i0 < (I)%lldLL; i0 += (I)gridDim.x * %d) {\n",
+                 STAGED_THREADS * 4, (long long)len, STAGED_THREADS * 4);
+      fmt_printf(&body, "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n    const I i = i0 + u * %d;\n    if (i < (I)%lldLL) {\n",
+                 STAGED_THREADS, (long long)len);
       scope_reset(L); L->rowctx = 0;
       ixv ix = {"i", TAG_BASE};
       /* only this stage's whole reductions */
@@ -680,7 +699,8 @@ static int lower_staged(lw *L, fmt_buf *src) {
         red_lift(&body, g->nodes[i], v, "i");
         fmt_puts(&body, ";\n");
       }
-      fmt_puts(&body, "    acc = op(acc, r);\n    }\n");
+      fmt_puts(&body, "    accu[u] = op(accu[u], r);\n    }\n    }\n    }\n");
+      fmt_puts(&body, "    acc = op(op(accu[0], accu[1]), op(accu[2], accu[3]));\n");
       fmt_printf(&body, "    __shared__ typename gk_block_reduce<%d, O%d>::TempStorage ts;\n", STAGED_THREADS, s);
       fmt_printf(&body, "    acc = gk_block_reduce<%d, O%d>(ts).reduce(acc, op);\n", STAGED_THREADS, s);
       fmt_printf(&body, "    S%d *part = (S%d *)(tmp + %lld);\n", s, s, (long long)part_off);
@@ -711,6 +731,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
         for (int q = i; q < g->nnodes; q++)
           if (L->stage[q] == s && g->nodes[q]->axis == ax && same_shape2(g->nodes[q]->in[0], R, C)) done[q] = (char)(i + 1 == 0 ? 1 : 2);
         fmt_printf(&body, "  {\n    O%d op;\n    const int lane = threadIdx.x & 31;\n", s);
+        hoist(L, &body, s - 1);
         fmt_printf(&body, "    for (I seg = ((I)blockIdx.x * %d + threadIdx.x) >> 5; seg < (I)%lldLL; seg += ((I)gridDim.x * %d) >> 5) {\n",
                    STAGED_THREADS, (long long)(ax == 1 ? R : C), STAGED_THREADS);
         fmt_printf(&body, "      S%d acc = op.identity();\n", s);
@@ -755,6 +776,8 @@ static int lower_staged(lw *L, fmt_buf *src) {
       if (!(is_red(y) && L->stage[node_index(g, y)]) && y->n == x->n) first = 0;
     }
     if (!first) continue;
+    fmt_puts(&body, "  {\n");
+    hoist(L, &body, ns);
     fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
                MAP_THREADS, (long long)x->n, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
@@ -764,7 +787,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
       if (is_red(y) && L->stage[node_index(g, y)]) continue;
       if (y->n == x->n) store_out(L, p, &ix);
     }
-    fmt_puts(&body, "  }\n");
+    fmt_puts(&body, "  }\n  }\n");
   }
   /* assemble */
   head(L, src, "gk_reduce.cuh", ns > 0);
