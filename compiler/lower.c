@@ -71,6 +71,8 @@ typedef struct lw {
   int avail;                   /* stages readable here: stage <= avail */
   int *stage;                  /* per g->nodes index: reduce stage (0: not a reduce) */
   int *field;                  /* per g->nodes index: field in its stage's tuple */
+  const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
+  int nrn;
   int fail;
   char err[256];
 } lw;
@@ -412,8 +414,15 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   switch (x->op) {
   case RT_CONST: literal(o, x->t, x->c.f, x->c.i); break;
   case RT_IOTA: fmt_printf(o, "(%s)(%s)", T, ix->s); break;
-  case RT_RAND: fmt_printf(o, "gkl_rand(%lluULL, %lluULL + (gk_u64)(%s))", (unsigned long long)x->seed, (unsigned long long)x->offset, ix->s); break;
-  case RT_RANDN: fmt_printf(o, "gkl_randn(%lluULL, %lluULL + (gk_u64)(%s))", (unsigned long long)x->seed, (unsigned long long)x->offset, ix->s); break;
+  case RT_RAND: case RT_RANDN: {
+    /* seed and offset are kernel parameters: the text does not depend on them */
+    const char *fn = x->op == RT_RAND ? "gkl_rand" : "gkl_randn";
+    int r = -1;
+    for (int q = 0; q < L->nrn; q++) if (L->rn[q] == x) r = q;
+    if (r >= 0) fmt_printf(o, "%s(sc%d, sc%d + (gk_u64)(%s))", fn, 2 * r, 2 * r + 1, ix->s);
+    else fmt_printf(o, "%s(%lluULL, %lluULL + (gk_u64)(%s))", fn, (unsigned long long)x->seed, (unsigned long long)x->offset, ix->s);
+    break;
+  }
   case RT_CAST: {
     gk_dtype f = x->in[0]->t;
     if (x->t == GK_BOOL) fmt_printf(o, "(gk_u8)(%s != 0)", a[0]);
@@ -532,12 +541,14 @@ static void members(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "  const %s *__restrict__ in%d;\n", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "  %s *__restrict__ out%d;\n", ctype(g->outs[i]->t), i);
   fmt_puts(b, "  char *tmp;\n");
+  for (int i = 0; i < g->nscal; i++) fmt_printf(b, "  gk_u64 sc%d;\n", i);
 }
 static void params(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "const %s *in%d, ", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "%s *out%d, ", ctype(g->outs[i]->t), i);
   fmt_puts(b, "char *tmp");
+  for (int i = 0; i < g->nscal; i++) fmt_printf(b, ", gk_u64 sc%d", i);
 }
 static void init_k(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
@@ -545,6 +556,7 @@ static void init_k(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "  k.in%d = in%d;\n", i, i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "  k.out%d = out%d;\n", i, i);
   fmt_puts(b, "  k.tmp = tmp;\n");
+  for (int i = 0; i < g->nscal; i++) fmt_printf(b, "  k.sc%d = sc%d;\n", i, i);
 }
 
 /* Stores output o's value at index expression ix (scope already set). */
@@ -1354,6 +1366,15 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   if (!L.memo || !L.stage || !L.field) {
     free(L.memo); free(L.stage); free(L.field);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
+  }
+  /* per-launch scalars: (seed, offset) of every random source, in node order */
+  g->nscal = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0 || L.nrn == RT_MAX_SCAL / 2) continue;
+    L.rn[L.nrn++] = x;
+    g->scal[g->nscal++] = x->seed;
+    g->scal[g->nscal++] = x->offset;
   }
   fmt_buf src; fmt_init(&src);
   reset_launch(g);

@@ -6,7 +6,10 @@
 ** a hash of the text>.  Sizes are baked in as constants.  The launch
 ** description (grid, block, shared memory, temp, gemm) goes into the group's
 ** launch fields (runtime/plan.h).  Kernel parameters: the device pointers of
-** g->ins in order, then of g->outs in order, then the temp pointer.
+** g->ins in order, then of g->outs in order, then the temp pointer, then
+** g->nscal unsigned long long scalars g->scal[] (sc0, sc1, ...: the seed and
+** offset of every RAND/RANDN node), so that statements that differ only in
+** those values share one kernel text and hit the kernel cache.
 */
 #ifndef GK_LOWER_H
 #define GK_LOWER_H

@@ -205,7 +205,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   cu_dev *d = c->d;
   int rc = GK_OK, i;
   if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 1 > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  if (g->nin + g->nout + 1 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   for (i = 0; i < g->nin; i++)
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)
       return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
@@ -234,6 +234,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
     for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
     pv[np++] = temp;
+    for (i = 0; i < g->nscal && i < RT_MAX_SCAL; i++) pv[np++] = (cu_ptr)g->scal[i];   /* per-launch scalars */
     for (i = 0; i < np; i++) args[i] = &pv[i];
     void *ev = prof_begin(&c->pf);
     rc = cu_launch(d, fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, args);

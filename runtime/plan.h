@@ -129,6 +129,8 @@ typedef enum {
 } rt_group_kind;
 extern const char *const rt_group_name[];
 
+#define RT_MAX_SCAL 32     /* per-launch scalar parameters of one kernel (16 rand streams) */
+
 typedef struct rt_group {
   rt_group_kind kind;
   int nnodes;              /* nodes computed in this group, inputs before users */
@@ -153,6 +155,11 @@ typedef struct rt_group {
   int8_t gemm_a, gemm_b;   /* ins index of A / B, or -1: in temp at gemm_aoff / gemm_boff */
   int64_t gemm_aoff, gemm_boff, gemm_m, gemm_n, gemm_k;
   int nlaunch;             /* device launches this group costs (kernel + gemm) */
+  /* Per-launch scalars, passed by value after the temp pointer as
+  ** unsigned long long parameters sc0, sc1, ... so that groups that differ
+  ** only in them share one kernel text (RAND/RANDN: seed, offset). */
+  int nscal;
+  uint64_t scal[RT_MAX_SCAL];
 } rt_group;
 
 typedef struct rt_plan {
