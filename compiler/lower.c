@@ -71,6 +71,8 @@ typedef struct lw {
   int avail;                   /* stages readable here: stage <= avail */
   int *stage;                  /* per g->nodes index: reduce stage (0: not a reduce) */
   int *field;                  /* per g->nodes index: field in its stage's tuple */
+  const rt_node **onl;         /* per g->nodes index: m' of an online sum(exp(E - m')), else NULL */
+  int has_onl;
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
   int fail;
@@ -371,6 +373,14 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
     if (x->n != 1 && ix->tag != L->rtag) { lw_fail(L, "per-row value read at another index"); return "0"; }
     char acc[48];
     snprintf(acc, sizeof acc, "%s.f%d", L->acc[st], L->field[k]);
+    if (L->onl && L->onl[k]) {
+      /* online sum: rescale the running (max, sum) to m' (the edge cases of
+      ** a non-finite max as the two-pass form gives them) */
+      char v2[24]; snprintf(v2, sizeof v2, "%s", v);
+      const char *mp = emit_val(L, L->onl[k], ix);
+      fmt_printf(L->o, "    const %s %s = (%s)gkl_ms_final(%s, %s);\n", ctype(x->t), v2, ctype(x->t), acc, mp);
+      return memo_put(L, x, "", v2);
+    }
     fmt_printf(L->o, "    const %s %s = ", ctype(x->t), v);
     red_final(L->o, x, acc);
     fmt_puts(L->o, ";\n");
@@ -506,6 +516,37 @@ static const char preamble_rng[] =
   "  double u2 = (double)(w[1] >> 8) * (1.0 / 16777216.0);\n"
   "  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2));\n}\n";
 
+/* The online (running max m, sum s of exp(x - m)) operator of an online
+** sum(exp(E - m')): one exp per element, in the element's type when the
+** right operand is one element (the two-pass term exp(x - m) exactly when m
+** is already the maximum), in double when partial sums are rescaled.  s
+** accumulates in double, as the cpu backend's float sums do.  gkl_ms_final
+** gives sum(exp(E - m')) for m' = m or m' = a finite constant (the guards
+** where(m > -inf, m, c) and where(isfinite(m), m, c)): a NaN max gives NaN,
+** an infinite max gives inf (+inf, finite m') / 0 (-inf, finite m') / NaN. */
+static const char preamble_ms[] =
+  "template <class T> struct alignas(8) gkl_ms { T m; double s; };\n"
+  "__device__ __forceinline__ float gkl_exp1(float d) { return expf(d); }\n"
+  "__device__ __forceinline__ double gkl_exp1(double d) { return exp(d); }\n"
+  "template <class T> struct gkl_op_ms {\n"
+  "  typedef gkl_ms<T> A;\n"
+  "  __device__ A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = 0.0; return r; }\n"
+  "  __device__ A operator()(A a, A b) const {\n"
+  "    if (a.m != a.m) return a;\n"
+  "    if (b.m != b.m) return b;\n"
+  "    if (a.m < b.m) { A t = a; a = b; b = t; }\n"
+  "    if (a.m == b.m) { a.s += b.s; return a; }\n"
+  "    if (b.s == 1.0) a.s += (double)gkl_exp1(b.m - a.m);\n"
+  "    else a.s += b.s * exp((double)b.m - (double)a.m);\n"
+  "    return a;\n  }\n"
+  "  template <class X, class J> __device__ A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }\n"
+  "};\n"
+  "template <class T> __device__ __forceinline__ double gkl_ms_final(const gkl_ms<T> &a, T mp) {\n"
+  "  const double nan = __longlong_as_double(0x7ff8000000000000LL), inf = __longlong_as_double(0x7ff0000000000000LL);\n"
+  "  if (a.m != a.m || mp != mp) return nan;\n"
+  "  if (a.m - a.m != a.m - a.m) return mp - mp == 0 ? (a.m > 0 ? inf : 0.0) : nan;\n"
+  "  return mp == a.m ? a.s : a.s * exp((double)a.m - (double)mp);\n}\n";
+
 static const char preamble_sync[] =
   "/* grid barrier of a co-resident grid; *bar is zero at launch */\n"
   "__device__ __forceinline__ void gkl_grid_sync(unsigned *bar, unsigned &goal) {\n"
@@ -533,6 +574,7 @@ static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_puts(b, preamble);
   if (uses_op(L->g, RT_RAND) || uses_op(L->g, RT_RANDN)) fmt_puts(b, preamble_rng);
   if (sync) fmt_puts(b, preamble_sync);
+  if (L->has_onl) fmt_puts(b, preamble_ms);
 }
 
 /* The parameter members of K and the kernel's parameter list. */
@@ -549,6 +591,7 @@ static void params(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "%s *out%d, ", ctype(g->outs[i]->t), i);
   fmt_puts(b, "char *tmp");
   for (int i = 0; i < g->nscal; i++) fmt_printf(b, ", gk_u64 sc%d", i);
+  if (g->errflag) fmt_puts(b, ", unsigned long long *gkerr");
 }
 static void init_k(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
@@ -584,8 +627,9 @@ static int stages(lw *L, int *nper) {
     const rt_node *x = g->nodes[i];
     int d = 0;
     for (int q = 0; q < x->nin; q++) {
-      int k = node_index(g, x->in[q]);
-      if (k < 0 || in_index(g, x->in[q]) >= 0) continue;
+      const rt_node *y = L->onl && L->onl[i] ? x->in[0]->in[0]->in[0] : x->in[q];   /* online: reads E only */
+      int k = node_index(g, y);
+      if (k < 0 || in_index(g, y) >= 0) continue;
       int s = L->stage[k] ? L->stage[k] : dep[k];
       if (s > d) d = s;
     }
@@ -608,14 +652,17 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_printf(b, "struct alignas(8) S%d {", s);
   int any = 0;
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
-    fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
+    if (L->onl && L->onl[i]) fmt_printf(b, " gkl_ms<%s> f%d;", ctype(g->nodes[i]->t), L->field[i]);
+    else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
     any = 1;
   }
   if (!any) fmt_puts(b, " char f_;");
   fmt_puts(b, " };\n");
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s)
-    fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+    if (L->onl && L->onl[i]) fmt_printf(b, "  gkl_op_ms<%s> o%d;\n", ctype(g->nodes[i]->t), L->field[i]);
+    else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
+  }
   fmt_puts(b, "  __device__ A identity() const { A r;");
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
   fmt_puts(b, " return r; }\n  __device__ A operator()(const A &a, const A &b) const { A r;");
@@ -630,6 +677,12 @@ static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
   fmt_buf *o = L->o;
   fmt_printf(o, "    S%d r;\n", s);
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+    if (L->onl && L->onl[i]) {   /* online sum(exp(E - m')): lift E itself */
+      const rt_node *E = g->nodes[i]->in[0]->in[0]->in[0];
+      const char *v = emit_val(L, E, ix);
+      fmt_printf(o, "    r.f%d.m = %s; r.f%d.s = 1.0;\n", L->field[i], v, L->field[i]);
+      continue;
+    }
     const char *v = emit_val(L, g->nodes[i]->in[0], ix);
     fmt_printf(o, "    r.f%d = ", L->field[i]);
     red_lift(o, g->nodes[i], v, idxexpr);
@@ -819,12 +872,44 @@ static int lower_staged(lw *L, fmt_buf *src) {
 
 /* ------------------------------------------------- reduce fast path */
 
+/* m' when x is sum(exp(E - bcast(m'))) with m' = max(E) or one of the
+** guards compiler/build.c's safe_max writes (where(m > -inf, m, c),
+** where(isfinite(m), m, c), c a finite constant) and max(E) computed in this
+** group: such a sum folds in the same pass as max(E), with online
+** rescaling (gkl_op_ms).  Else NULL. */
+static const rt_node *online_mprime(const rt_group *g, const rt_node *x) {
+  if (x->op != RT_REDUCE || x->rop != ROP_SUM || x->axis >= 0 || !isf(x->t) || in_index(g, x) >= 0) return NULL;
+  const rt_node *e = x->in[0];
+  if (e->op != RT_EXP || e->t != x->t || in_index(g, e) >= 0 || node_index(g, e) < 0) return NULL;
+  const rt_node *d = e->in[0];
+  if (d->op != RT_SUB || in_index(g, d) >= 0 || node_index(g, d) < 0) return NULL;
+  const rt_node *E = d->in[0], *v = d->in[1];
+  if (v->op != RT_VIEW || in_index(g, v) >= 0 || v->voff != 0 || v->in[0]->n != 1 || v->n != E->n) return NULL;
+  for (int k = 0; k < v->ndim; k++) if (v->shape[k] != 1 && v->vstride[k] != 0) return NULL;
+  const rt_node *mp = v->in[0], *M = mp;
+  if (in_index(g, mp) >= 0) return NULL;
+  if (mp->op == RT_WHERE) {
+    const rt_node *c = mp->in[0], *k = mp->in[2];
+    M = mp->in[1];
+    if (k->op != RT_CONST || k->n != 1 || k->t != M->t || !isfinite(k->c.f) || in_index(g, c) >= 0) return NULL;
+    int gt = c->op == RT_GT && c->in[0] == M && c->in[1]->op == RT_CONST && c->in[1]->t == M->t &&
+             c->in[1]->c.f == -INFINITY;
+    if (!gt && !(c->op == RT_ISFINITE && c->in[0] == M)) return NULL;
+  }
+  if (M->op != RT_REDUCE || M->rop != ROP_MAX || M->axis >= 0 || M->in[0] != E || M->t != E->t || E->t != x->t ||
+      in_index(g, M) >= 0 || node_index(g, M) < 0)
+    return NULL;
+  return mp;
+}
+
 /* One stage of whole-array reductions: gk_grid_reduce, K is load, op and
-** epilogue at once. */
+** epilogue at once.  A sum(exp(E - max(E))) (online_mprime) counts as stage 1. */
 static int lower_reduce1(lw *L, fmt_buf *src) {
   rt_group *g = L->g;
   int nper[8];
   memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
+  for (int i = 0; i < g->nnodes; i++)
+    if ((L->onl[i] = online_mprime(g, g->nodes[i]))) L->has_onl = 1;
   int ns = stages(L, nper);
   if (ns != 1) return -1;
   int64_t len = -1;
@@ -1194,9 +1279,27 @@ static int lower_hist(lw *L, fmt_buf *src) {
   ixv z = {"(I)0", TAG_OTHER};
   const char *lo = emit_val(L, x->in[1], &z);
   const char *hi = emit_val(L, x->in[2], &z);
-  fmt_printf(&lh, "  double lo = (double)%s, hi = (double)%s;\n", lo, hi);
+  gk_dtype dt = x->in[0]->t;
+  int f32 = dt == GK_F32;
+  fmt_printf(&lh, "  const double lo = (double)%s, hi = (double)%s;\n  gk_hist_range r;\n", lo, hi);
+  if (x->excl && n > 0) {
+    /* range from the data (host_hist_auto); i64: numpy's uint64 difference of the extremes */
+    const rt_node *a = x->in[1], *b = x->in[2];
+    if (dt == GK_I64 && a->op == RT_CAST && b->op == RT_CAST && a->in[0]->t == GK_I64 && b->in[0]->t == GK_I64) {
+      const char *ra = emit_val(L, a->in[0], &z), *rb = emit_val(L, b->in[0], &z);
+      fmt_printf(&lh, "  const double den = (double)((gk_u64)%s - (gk_u64)%s);\n", rb, ra);
+    } else fmt_puts(&lh, "  const double den = __dsub_rn(hi, lo);\n");
+    fmt_printf(&lh, "  const bool ok = gk_hist_auto(r, lo, hi, den, %d, %s);\n", nb, f32 ? "true" : "false");
+  } else if (x->excl) fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, 0.0, 1.0, %d, %s);\n", nb, f32 ? "true" : "false");
+  else fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, lo, hi, %d, %s);\n", nb, f32 ? "true" : "false");
+  /* a bad range: the first one is reported through gkerr (runtime/cuda.c) */
+  fmt_puts(&lh, "  if (!ok) {\n"
+                "    if (blockIdx.x == 0 && threadIdx.x == 0 && atomicCAS(gkerr, 0ull, 1ull) == 0ull) {\n"
+                "      gkerr[1] = (unsigned long long)__double_as_longlong(lo); gkerr[2] = (unsigned long long)__double_as_longlong(hi);\n"
+                "      __threadfence_system();\n    }\n    return;\n  }\n");
+  g->errflag = 1;
   head(L, src, "gk_hist.cuh", 0);
-  fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->in[0]->t));
+  fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n#pragma unroll\n  for (int kk = 0; kk < N; ++kk) {\n    const I ii = i + kk;\n");
   {
@@ -1217,17 +1320,15 @@ static int lower_hist(lw *L, fmt_buf *src) {
   fmt_puts(src, ") {\n");
   init_k(L, src);
   fmt_puts(src, lh.data ? lh.data : "");
-  fmt_puts(src, "  if (!(lo <= hi) || !isfinite(lo) || !isfinite(hi)) return;\n  if (lo == hi) { lo -= 0.5; hi += 0.5; }\n");
   if (shared)
-    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%lldLL, k, lo, hi, %d, out0);\n}\n", (long long)n, nb);
+    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%lldLL, k, r, out0);\n}\n", (long long)n);
   else
     fmt_printf(src,
-      "  const double scale = %d / (hi - lo), step = (hi - lo) / %d;\n"
       "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * blockDim.x) {\n"
       "    K::X v[1]; k.load<1>(v, i);\n"
-      "    int b = gk_hist_bin((double)v[0], lo, hi, %d, scale, step);\n"
+      "    int b = gk_hist_bin(r, gk_hist_val(v[0]));\n"
       "    if (b >= 0) atomicAdd((unsigned long long *)(out0 + b), 1ull);\n  }\n}\n",
-      nb, nb, (long long)n, nb);
+      (long long)n);
   fmt_free(&ld); fmt_free(&lh);
   set_launch(g, gl.grid[0], 1, 1, GK_HIST_THREADS, 1, shared ? gl.smem : 0);
   g->outs_zero = 1;
@@ -1346,6 +1447,7 @@ static void reset_launch(rt_group *g) {
   g->smem = 0; g->temp_bytes = 0; g->temp_zero = 0; g->outs_zero = 0; g->nokernel = 0;
   g->gemm = 0; g->gemm_tf32 = 0; g->gemm_a = g->gemm_b = -1;
   g->gemm_aoff = g->gemm_boff = g->gemm_m = g->gemm_n = g->gemm_k = 0;
+  g->errflag = 0;
 }
 
 int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
@@ -1363,8 +1465,9 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   L.memo = calloc(LW_MEMO, sizeof *L.memo);
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
-  if (!L.memo || !L.stage || !L.field) {
-    free(L.memo); free(L.stage); free(L.field);
+  L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
+  if (!L.memo || !L.stage || !L.field || !L.onl) {
+    free(L.memo); free(L.stage); free(L.field); free(L.onl);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
@@ -1382,7 +1485,11 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   switch (g->kind) {
   case RG_REDUCE:
     rc = lower_reduce1(&L, &src);
-    if (rc) { fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; rc = lower_staged(&L, &src); }
+    if (rc) {
+      fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0;
+      memset(L.onl, 0, sizeof(*L.onl) * (size_t)g->nnodes); L.has_onl = 0;
+      rc = lower_staged(&L, &src);
+    }
     break;
   case RG_ROWS:
     rc = lower_rows(&L, &src);
@@ -1395,7 +1502,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.memo); free(L.stage); free(L.field);
+  free(L.memo); free(L.stage); free(L.field); free(L.onl);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
     fmt_free(&src);

@@ -52,6 +52,8 @@ typedef struct cuda_be {
   rt_backend b;
   cu_dev *d;
   prof pf;
+  cu_ptr errw;                 /* kernels' error record (rt_group.errflag), allocated at first use */
+  int err_pending;             /* a kernel that may set it was launched since the last check */
 } cuda_be;
 
 static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
@@ -175,11 +177,28 @@ static void cuda_free_storage(rt_backend *b, rt_value *v) {
   rt_free(b->mem, v, sizeof *v);
 }
 
+/* Reports the error record a kernel left (rt_group.errflag) once the stream
+** has been waited for: GK_EVALUE with the cpu backend's message; the record
+** is cleared. */
+static int check_kernel_error(rt_backend *b) {
+  cuda_be *c = CB(b);
+  if (!c->err_pending || !c->errw) return GK_OK;
+  c->err_pending = 0;
+  unsigned long long rec[3] = {0, 0, 0};
+  int rc = cu_download(c->d, rec, c->errw, sizeof rec);
+  if (rc) return fail_dev(b, rc);
+  if (!rec[0]) return GK_OK;
+  double lo, hi;
+  memcpy(&lo, &rec[1], 8); memcpy(&hi, &rec[2], 8);
+  if ((rc = cu_memset_async(c->d, c->errw, 0, sizeof rec))) return fail_dev(b, rc);
+  return rt_seterr(&b->err, GK_EVALUE, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
+}
+
 static int cuda_read(rt_backend *b, rt_value *v, void *dst) {
-  if (v->where == RT_ON_HOST) { memcpy(dst, v->host, v->bytes); return GK_OK; }
-  if (!v->bytes) return GK_OK;
+  if (v->where == RT_ON_HOST) { memcpy(dst, v->host, v->bytes); return check_kernel_error(b); }
+  if (!v->bytes) return check_kernel_error(b);
   int rc = cu_download(CB(b)->d, dst, v->dev, v->bytes);
-  return rc ? fail_dev(b, rc) : GK_OK;
+  return rc ? fail_dev(b, rc) : check_kernel_error(b);
 }
 
 static int cuda_write(rt_backend *b, rt_value *v, const void *src) {
@@ -191,7 +210,7 @@ static int cuda_write(rt_backend *b, rt_value *v, const void *src) {
 
 static int cuda_sync(rt_backend *b) {
   int rc = cu_sync(CB(b)->d);
-  return rc ? fail_dev(b, rc) : GK_OK;
+  return rc ? fail_dev(b, rc) : check_kernel_error(b);
 }
 
 /* ---------------------------------------------------------- run a group */
@@ -205,7 +224,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   cu_dev *d = c->d;
   int rc = GK_OK, i;
   if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 1 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  if (g->nin + g->nout + 2 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   for (i = 0; i < g->nin; i++)
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)
       return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
@@ -227,6 +246,12 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   if (!rc && g->outs_zero)
     for (i = 0; i < g->nout && !rc; i++)
       if (g->outs[i]->val->bytes && (rc = cu_memset_async(d, g->outs[i]->val->dev, 0, g->outs[i]->val->bytes))) rc = fail_dev(b, rc);
+  if (!rc && !g->nokernel && g->errflag && !c->errw) {
+    if ((rc = cu_alloc(d, 32, &c->errw)) || (rc = cu_memset_async(d, c->errw, 0, 32))) {
+      rc = fail_dev(b, rc);
+      if (c->errw) { cu_free(d, c->errw); c->errw = 0; }
+    }
+  }
   if (!rc && !g->nokernel) {
     cu_ptr pv[MAX_PARAMS];
     void *args[MAX_PARAMS];
@@ -235,6 +260,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
     pv[np++] = temp;
     for (i = 0; i < g->nscal && i < RT_MAX_SCAL; i++) pv[np++] = (cu_ptr)g->scal[i];   /* per-launch scalars */
+    if (g->errflag) { pv[np++] = c->errw; c->err_pending = 1; }
     for (i = 0; i < np; i++) args[i] = &pv[i];
     void *ev = prof_begin(&c->pf);
     rc = cu_launch(d, fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, args);

@@ -160,6 +160,12 @@ typedef struct rt_group {
   ** only in them share one kernel text (RAND/RANDN: seed, offset). */
   int nscal;
   uint64_t scal[RT_MAX_SCAL];
+  /* The kernel's last parameter is an error record (unsigned long long[3],
+  ** zero when clear): a kernel that finds its input invalid (hist: a range
+  ** that is not finite or lo > hi) sets [0] = 1, [1], [2] = the bits of the
+  ** two doubles lo, hi (first error wins).  The backend reports it after the
+  ** next read or sync. */
+  uint8_t errflag;
 } rt_group;
 
 typedef struct rt_plan {

@@ -452,12 +452,20 @@ static void test_hist() {
     for (gk_i64 i = 0; i < n; i += 97) hx[i] = (i / 97) % 3 == 0 ? 1.0f : (i / 97) % 3 == 1 ? NAN : 0.0f;
     const double lo = 0.0, hi = 1.0;
     std::vector<gk_i64> ref(nb, 0);
+    /* numpy.histogram of float32 data with an explicit range (runtime/host_ops.c,
+    ** mode 1): float compare and subtract, index in double, float32 edges */
+    const float flo = (float)lo, fhi = (float)hi;
+    const double denom = hi - lo, step = denom / nb;
+    auto edge = [&](long long k) -> float { volatile double p = (double)k * step; return k >= nb ? (float)hi : (float)(p + lo); };
     for (float v : hx) {
-      double x = v; if (!(x >= lo && x <= hi)) continue;
-      /* numpy: bin edges linspace(lo, hi, nb+1); index floor((x-lo)*nb/(hi-lo)), last bin closed, edge-corrected */
-      double step = (hi - lo) / nb, scale = nb / (hi - lo); int b = (int)((x - lo) * scale); if (b >= nb) b = nb - 1;
-      if (b > 0 && x < lo + b * step) --b; else if (b < nb - 1 && x >= lo + (b + 1) * step) ++b;
-      ref[b]++;
+      if (!(v >= flo && v <= fhi)) continue;
+      volatile float d = v - flo;
+      long long b = (long long)((double)d / denom * (double)nb);
+      if (b >= nb) b = nb - 1;
+      if (b < 0) b = 0;
+      if (v < edge(b)) --b;
+      else if (v >= edge(b + 1) && b != nb - 1) ++b;
+      ref[b < 0 ? 0 : b]++;
     }
     DBuf<float> x(hx); DBuf<gk_i64> c(nb);
     for (int v4 = 0; v4 < 2; ++v4) {
