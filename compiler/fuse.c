@@ -137,7 +137,8 @@ static void type_str(fmt_buf *b, const rt_node *x) {
 /* The --plan text of one group. */
 static void print_group(cc_session *s, const rt_group *g, int64_t number) {
   fmt_buf b; fmt_init(&b);
-  fmt_printf(&b, "kernel %lld: %s (%s)\n", (long long)number, rt_group_name[g->kind], prim_name(g->kind));
+  fmt_printf(&b, "kernel %lld: %s (%s", (long long)number, rt_group_name[g->kind], prim_name(g->kind));
+  fmt_printf(&b, g->nlaunch > 1 ? ", %d launches)\n" : ")\n", g->nlaunch);
   fmt_puts(&b, "  in: ");
   if (!g->nin) fmt_puts(&b, "-");
   for (int i = 0; i < g->nin; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->ins[i]); fmt_puts(&b, " "); type_str(&b, g->ins[i]); }
@@ -461,6 +462,7 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     rt_err_clear(&s->be->err);
     if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
     if (s->opt_plan) print_group(s, g, s->kernels);
+    if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
     rc = s->be->run_group(s->be, g);
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
   }

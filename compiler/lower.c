@@ -24,8 +24,8 @@
 ** dtype class (the cpu backend's semantics, runtime/cpu.c).  Every node value
 ** needed at one index becomes one `const T tN = ...;` (memoised per scope).
 ** Float sums, products and variances accumulate in double, as the cpu
-** backend does.  The kernel name is gk_<16 hex digits of the FNV-1a hash of
-** the text written with a zero name>.
+** backend does.  The kernel name is gk_<16 hex digits of a hash of
+** the text written with a zero name (cu_hash64)>.
 */
 #include <math.h>
 #include <stdio.h>
@@ -37,6 +37,7 @@
 #include "kernels/launch.h"
 
 #define LW_MEMO 1024           /* memoised (node, index) values per scope */
+#define LW_MEMO_BLOCK 32       /* allocated in blocks of this many (stable addresses, cheap small kernels) */
 #define LW_NAME 160            /* longest index expression kept */
 #define STAGED_THREADS 256     /* block of the staged kernel: 2 blocks per SM co-resident */
 #define MAP_THREADS 256
@@ -53,7 +54,7 @@ typedef struct lw {
   int i64;                     /* index type is 64-bit */
   int sms;
   /* scope */
-  struct { const rt_node *x; char ix[LW_NAME]; char v[24]; } *memo;
+  struct lw_memo { const rt_node *x; char ix[LW_NAME]; char v[24]; } *memo[LW_MEMO / LW_MEMO_BLOCK];
   int nmemo, ntmp;
   /* context */
   int rowctx;                  /* element (row, col) of an R x C matrix */
@@ -75,6 +76,7 @@ typedef struct lw {
   int has_onl;
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
+  int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
   int fail;
   char err[256];
 } lw;
@@ -209,18 +211,24 @@ static void subst(fmt_buf *b, const char *tp, const char *a, const char *bb, con
 
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix);
 
+#define MEMO(L, k) ((L)->memo[(k) / LW_MEMO_BLOCK][(k) % LW_MEMO_BLOCK])
+
 static const char *memo_get(lw *L, const rt_node *x, const char *ix) {
   for (int k = L->nmemo - 1; k >= 0; k--)
-    if (L->memo[k].x == x && !strcmp(L->memo[k].ix, ix)) return L->memo[k].v;
+    if (MEMO(L, k).x == x && !strcmp(MEMO(L, k).ix, ix)) return MEMO(L, k).v;
   return NULL;
 }
 static const char *memo_put(lw *L, const rt_node *x, const char *ix, const char *v) {
   if (L->nmemo == LW_MEMO) { lw_fail(L, "too many values in one kernel"); return "0"; }
-  int k = L->nmemo++;
-  L->memo[k].x = x;
-  snprintf(L->memo[k].ix, LW_NAME, "%s", ix);
-  snprintf(L->memo[k].v, sizeof L->memo[k].v, "%s", v);
-  return L->memo[k].v;
+  int k = L->nmemo;
+  if (!L->memo[k / LW_MEMO_BLOCK] && !(L->memo[k / LW_MEMO_BLOCK] = malloc(LW_MEMO_BLOCK * sizeof(struct lw_memo)))) {
+    lw_fail(L, "out of memory"); return "0";
+  }
+  L->nmemo++;
+  MEMO(L, k).x = x;
+  snprintf(MEMO(L, k).ix, LW_NAME, "%s", ix);
+  snprintf(MEMO(L, k).v, sizeof MEMO(L, k).v, "%s", v);
+  return MEMO(L, k).v;
 }
 static void scope_reset(lw *L) { L->nmemo = 0; }
 
@@ -958,10 +966,10 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   fmt_puts(src, ") {\n");
   init_k(L, src);
   int64_t ab = acc_bound(nper[1]);
-  gk_launch gl = gk_reduce_launch(len, 1, L->sms, ab);
+  gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
   int64_t coff = gk_reduce_counter_offset(&gl, ab);
-  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_v4>((I)%lldLL, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n",
-             (long long)len, (long long)coff);
+  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%lldLL, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n",
+             L->vec_ok ? "v4" : "v1", (long long)len, (long long)coff);
   fmt_free(&lift); fmt_free(&epi);
   set_launch(g, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   g->temp_bytes = coff + 16;
@@ -1060,7 +1068,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->rowctx = 0;
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
-  int vec = C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
   int threads = pl.block[0];
   /* assemble */
@@ -1462,12 +1470,22 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   }
   for (int i = 0; i < g->nin; i++) if (g->ins[i]->n > mx) mx = g->ins[i]->n;
   L.i64 = gk_need_i64(mx * 2 + 65536);
-  L.memo = calloc(LW_MEMO, sizeof *L.memo);
+  /* vector (8/16-byte) loads only when every input's storage is 16-byte
+  ** aligned: borrowed device buffers and DLPack imports may start anywhere */
+  L.vec_ok = 1;
+  for (int i = 0; i < g->nin; i++) {
+    const rt_value *v = g->ins[i]->val;
+    if (v && v->where == RT_ON_DEVICE && (v->dev & 15)) L.vec_ok = 0;
+  }
+  static int novec = -1;   /* GK_NOVEC=1: scalar loads everywhere (to check that variant) */
+  if (novec < 0) { const char *e = getenv("GK_NOVEC"); novec = e && *e && strcmp(e, "0"); }
+  if (novec) L.vec_ok = 0;
+  g->aligned16 = (uint8_t)L.vec_ok;
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
-  if (!L.memo || !L.stage || !L.field || !L.onl) {
-    free(L.memo); free(L.stage); free(L.field); free(L.onl);
+  if (!L.stage || !L.field || !L.onl) {
+    free(L.stage); free(L.field); free(L.onl);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
@@ -1502,7 +1520,8 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.memo); free(L.stage); free(L.field); free(L.onl);
+  free(L.stage); free(L.field); free(L.onl);
+  for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
     fmt_free(&src);
@@ -1512,7 +1531,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   g->nlaunch = (g->nokernel ? 0 : 1) + (g->gemm ? 1 : 0);
   /* name = hash of the text written with the zero name */
   char name[32];
-  snprintf(name, sizeof name, "gk_%016llx", (unsigned long long)fnv64(src.data, src.len));
+  snprintf(name, sizeof name, "gk_%016llx", (unsigned long long)cu_hash64(src.data, src.len, 0));
   char *p = strstr(src.data, "gk_0000000000000000");
   if (p) memcpy(p, name, 19);
   if (g->src) rt_free(mem, g->src, strlen(g->src) + 1);
@@ -1553,11 +1572,21 @@ static void nvrtc_check(const rt_group *g) {
   free(bin); free(log);
 }
 
+/* The device launches g costs, from its structure alone (what lower_group
+** sets in g->nlaunch, except that empty work still counts one), so that
+** --plan counts the same on every backend: a float matmul with a computed
+** operand is a prologue kernel and the gemm. */
+static int group_launches(const rt_group *g) {
+  const rt_node *x = g->kind == RG_MATMUL ? the_heavy(g, RT_MATMUL) : NULL;
+  if (x && isf(x->t) && (in_index(g, x->in[0]) < 0 || in_index(g, x->in[1]) < 0)) return 2;
+  return 1;
+}
+
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
   static int check = -1;
   if (check < 0) { const char *v = getenv("GK_NVRTC_CHECK"); check = v && *v && strcmp(v, "0"); }
   int cuda = !strcmp(be->name, "cuda");
-  if (!cuda && !check) return GK_OK;
+  if (!cuda && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = lower_group(g, mem, cuda ? rt_cuda_sms(be) : 132, tf32, &be->err);
   if (rc) return rc;
   if (check) nvrtc_check(g);

@@ -171,6 +171,9 @@ static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *
 }
 
 static void cuda_free_storage(rt_backend *b, rt_value *v) {
+  /* borrowed or imported storage goes back to its owner (never cu_free);
+  ** device storage only once the kernels queued on it are done */
+  if (v->release && v->where == RT_ON_DEVICE && v->dev) cu_sync(CB(b)->d);
   if (v->release) v->release(v->release_ud, v->host);
   else if (v->where == RT_ON_DEVICE) cu_free(CB(b)->d, v->dev);
   else if (v->host) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
@@ -225,9 +228,15 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   int rc = GK_OK, i;
   if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
   if (g->nin + g->nout + 2 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
-  for (i = 0; i < g->nin; i++)
+  int misaligned = 0;
+  for (i = 0; i < g->nin; i++) {
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)
       return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
+    if (g->ins[i]->val->dev & 15) misaligned = 1;
+  }
+  /* text lowered for aligned inputs (vector loads) met a borrowed buffer that
+  ** is not: lower again (lower_group reads the pointers and picks scalar loads) */
+  if (misaligned && g->aligned16 && (rc = lower_group(g, b->mem, cu_sm_count(d), g->gemm_tf32, &b->err))) return rc;
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);

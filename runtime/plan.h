@@ -166,6 +166,7 @@ typedef struct rt_group {
   ** two doubles lo, hi (first error wins).  The backend reports it after the
   ** next read or sync. */
   uint8_t errflag;
+  uint8_t aligned16;       /* lowered for 16-byte-aligned inputs (vector loads); else scalar loads only */
 } rt_group;
 
 typedef struct rt_plan {
