@@ -664,6 +664,7 @@ typedef struct mm_job {
   const void *A, *B;
   void *C;
   void *bp;           /* packed full panels of B, or NULL */
+  void *cacc;         /* f32 with K > HOST_MM_KB: C accumulated in double, or NULL */
   int64_t M, N, K;
   int64_t jr;         /* panel width for this dtype */
   gk_dtype t;
@@ -674,8 +675,8 @@ typedef struct mm_job {
 ** registers (type ACC, over the k block), then are added into C; leftover
 ** rows and columns take a plain loop with the same order of operations
 ** per element.  The order of additions is fixed by the sizes alone. */
-#define MM_DEF(NAME, T, ACC, JR)                                                      \
-  static void NAME##_pack(const mm_job *m, int64_t p0, int64_t p1) {                  \
+#define MM_DEF(NAME, T, ACC, JR, CT)                                                  \
+  static __attribute__((unused)) void NAME##_pack(const mm_job *m, int64_t p0, int64_t p1) { \
     const T *B = m->B;                                                                \
     T *bp = m->bp;                                                                    \
     for (int64_t p = p0; p < p1; p++)                                                 \
@@ -684,7 +685,7 @@ typedef struct mm_job {
   }                                                                                   \
   static void NAME(const mm_job *m, int64_t i0, int64_t i1) {                         \
     const T *A = m->A, *B = m->B, *bp = m->bp;                                        \
-    T *C = m->C;                                                                      \
+    CT *C = sizeof(CT) != sizeof(T) ? (CT *)m->cacc : (CT *)m->C;                     \
     int64_t N = m->N, K = m->K, full = N / JR * JR;                                   \
     for (int64_t i = i0; i < i1; i++)                                                 \
       for (int64_t jj = 0; jj < N; jj++) C[i * N + jj] = 0;                           \
@@ -707,33 +708,37 @@ typedef struct mm_job {
                 c0[q] += x0 * bv, c1[q] += x1 * bv, c2[q] += x2 * bv, c3[q] += x3 * bv; \
               }                                                                       \
             }                                                                         \
-            T *c = C + i * N + j;                                                     \
+            CT *c = C + i * N + j;                                                    \
             for (int q = 0; q < JR; q++) {                                            \
-              c[q] = (T)(c[q] + c0[q]), c[N + q] = (T)(c[N + q] + c1[q]);             \
-              c[2 * N + q] = (T)(c[2 * N + q] + c2[q]);                               \
-              c[3 * N + q] = (T)(c[3 * N + q] + c3[q]);                               \
+              c[q] = (CT)(c[q] + c0[q]), c[N + q] = (CT)(c[N + q] + c1[q]);           \
+              c[2 * N + q] = (CT)(c[2 * N + q] + c2[q]);                              \
+              c[3 * N + q] = (CT)(c[3 * N + q] + c3[q]);                              \
             }                                                                         \
           }                                                                           \
           for (int r = 0; r < HOST_MM_MR; r++)                                        \
             for (int64_t jj = j; jj < j1; jj++) {                                     \
               ACC acc = 0;                                                            \
               for (int64_t k = k0; k < k1; k++) acc += (ACC)A[(i + r) * K + k] * B[k * N + jj]; \
-              C[(i + r) * N + jj] = (T)(C[(i + r) * N + jj] + acc);                   \
+              C[(i + r) * N + jj] = (CT)(C[(i + r) * N + jj] + acc);                  \
             }                                                                         \
         }                                                                             \
         for (; i < i1; i++)                                                           \
           for (int64_t jj = j0; jj < j1; jj++) {                                      \
             ACC acc = 0;                                                              \
             for (int64_t k = k0; k < k1; k++) acc += (ACC)A[i * K + k] * B[k * N + jj]; \
-            C[i * N + jj] = (T)(C[i * N + jj] + acc);                                 \
+            C[i * N + jj] = (CT)(C[i * N + jj] + acc);                                \
           }                                                                           \
       }                                                                               \
     }                                                                                 \
+    if (sizeof(CT) != sizeof(T))                                                      \
+      for (int64_t i = i0; i < i1; i++)                                               \
+        for (int64_t jj = 0; jj < N; jj++) ((T *)m->C)[i * N + jj] = (T)C[i * N + jj]; \
   }
-MM_DEF(mm_f32, float, float, 16)
-MM_DEF(mm_f64, double, double, 8)
-MM_DEF(mm_u32, uint32_t, uint32_t, 16)
-MM_DEF(mm_u64, uint64_t, uint64_t, 8)
+MM_DEF(mm_f32, float, float, 16, float)
+MM_DEF(mm_f32d, float, float, 16, double)  /* K > HOST_MM_KB: k-block sums added in double */
+MM_DEF(mm_f64, double, double, 8, double)
+MM_DEF(mm_u32, uint32_t, uint32_t, 16, uint32_t)
+MM_DEF(mm_u64, uint64_t, uint64_t, 8, uint64_t)
 
 static void mm_pack_chunk(void *c, int64_t b, int64_t e) {
   mm_job *m = c;
@@ -748,7 +753,7 @@ static void mm_pack_chunk(void *c, int64_t b, int64_t e) {
 static void mm_chunk(void *c, int64_t b, int64_t e) {
   mm_job *m = c;
   switch (m->t) {
-  case GK_F32: mm_f32(m, b, e); break;
+  case GK_F32: if (m->cacc) mm_f32d(m, b, e); else mm_f32(m, b, e); break;
   case GK_F64: mm_f64(m, b, e); break;
   case GK_I32: mm_u32(m, b, e); break; /* same bits as int32, wraps */
   default: mm_u64(m, b, e); break;
@@ -760,7 +765,11 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
   if (t < GK_I32 || t > GK_F64 || M < 0 || N < 0 || K < 0) return GK_EMISUSE;
   if (M == 0 || N == 0) return GK_OK;
   size_t es = esize(t);
-  mm_job m = {A, B, C, NULL, M, N, K, es == 4 ? 16 : 8, t};
+  mm_job m = {A, B, C, NULL, NULL, M, N, K, es == 4 ? 16 : 8, t};
+  /* many k blocks: add their f32 partial sums in double (accuracy ~1e-7
+  ** relative even for K = 10^6); without the memory, plain f32 */
+  if (t == GK_F32 && K > HOST_MM_KB && (uint64_t)M * (uint64_t)N < ((uint64_t)1 << 40) / 8)
+    m.cacc = malloc((size_t)M * (size_t)N * sizeof(double));
   int64_t panels = N / m.jr;
   if (panels > 0 && K > 0 && M >= 2 * HOST_MM_MR) {
     m.bp = malloc((size_t)(panels * K * m.jr) * es);
@@ -771,6 +780,7 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
   int64_t grain = max64(HOST_MM_MR, ((int64_t)1 << 22) / work / HOST_MM_MR * HOST_MM_MR);
   par_for(M, grain, mm_chunk, &m);
   free(m.bp);
+  free(m.cacc);
   return GK_OK;
 }
 
