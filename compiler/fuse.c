@@ -114,6 +114,39 @@ static int direct_deps(planner *p, rt_node *x, int *out, int *nout, char *seen) 
   return GK_OK;
 }
 
+/* 1 when every path from map x down to anchor a goes through elementwise
+** ops only (a is read at x's own index: fusable into a's store). */
+static int same_index_path(planner *p, rt_node *x, rt_node *a) {
+  cc_session *s = p->s;
+  rt_node *st[128];
+  int sp = 0;
+  st[sp++] = x;
+  while (sp > 0) {
+    rt_node *y = st[--sp];
+    for (int i = 0; i < y->nin; i++) {
+      rt_node *c = y->in[i];
+      if (c == a) { if (y->op == RT_VIEW || y->op == RT_RESHAPE) return 0; continue; }
+      if (!is_pending(s, c) || G(c)->anchor) continue;
+      if (c->op == RT_VIEW || c->op == RT_RESHAPE) {
+        /* an index map: fine unless a lies below it */
+        rt_node *st2[128]; int sp2 = 0;
+        st2[sp2++] = c;
+        while (sp2 > 0) {
+          rt_node *z = st2[--sp2];
+          for (int k = 0; k < z->nin; k++) {
+            if (z->in[k] == a) return 0;
+            if (is_pending(s, z->in[k]) && !G(z->in[k])->anchor) { if (sp2 == 128) return 0; st2[sp2++] = z->in[k]; }
+          }
+        }
+        continue;
+      }
+      if (sp == 128) return 0;
+      st[sp++] = c;
+    }
+  }
+  return 1;
+}
+
 static const char *prim_name(rt_group_kind k) {
   static const char *const names[] = { "map", "grid_reduce", "row_kernel", "lookback_scan", "select",
                                        "select", "histogram", "gemm", "tiled_transpose" };
@@ -349,6 +382,18 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
         if (!(same && rt_op_info[t->op].cls != RC_HEAVY) && !rowred && !perrow) continue;
       }
       for (j = 0; j < n; j++) if (seen[j]) uf_join(&p, i, j);
+    }
+    /* scan epilogue: a map of the scan's shape whose only pending anchor is
+    ** one leaf scan, read at the same index (no view between them) */
+    for (i = 0; i < n; i++) {
+      rt_node *t = p.post[i];
+      if (!G(t)->anchor || rt_op_info[t->op].cls == RC_HEAVY || dstart[i + 1] - dstart[i] != 1) continue;
+      int a = deps[dstart[i]];
+      rt_node *sc = p.post[a];
+      if (sc->op != RT_SCAN || dstart[a] != dstart[a + 1] || sc->ndim != t->ndim ||
+          memcmp(sc->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
+        continue;
+      if (same_index_path(&p, t, sc)) uf_join(&p, i, a);
     }
     /* horizontal: leaf whole-array reductions of one length; leaf maps of one shape */
     for (i = 0; i < n; i++) {

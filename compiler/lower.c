@@ -1136,7 +1136,9 @@ static const rt_node *the_heavy(const rt_group *g, int op) {
 static int lower_scan(lw *L, fmt_buf *src) {
   rt_group *g = L->g;
   const rt_node *x = the_heavy(g, RT_SCAN);
-  if (!x || out_index(g, x) != 0 || g->nout != 1) { lw_fail(L, "scan group shape"); return -1; }
+  if (!x) { lw_fail(L, "scan group shape"); return -1; }
+  for (int q = 0; q < g->nout; q++)   /* the scan and its elementwise epilogue, all of its shape */
+    if (g->outs[q]->n != x->n || g->outs[q]->ndim != x->ndim) { lw_fail(L, "scan group shape"); return -1; }
   if (x->n == 0) { g->nokernel = 1; }
   const char *T = ctype(x->t);
   gk_dtype ti = x->in[0]->t;
@@ -1165,23 +1167,44 @@ static int lower_scan(lw *L, fmt_buf *src) {
     fmt_printf(&ld, "    d[0] = %s;\n", v);
     L->rowctx = 0;
   }
+  char fin[128];
+  if (!strcmp(A, "double") || !strcmp(A, "gk_u64")) snprintf(fin, sizeof fin, "(%s)%sv[0]", T, !strcmp(A, "gk_u64") ? "(gk_i64)" : "");
+  else snprintf(fin, sizeof fin, "(%s)v[0]", T);
+  /* store: the scan value, then every output computed from it at the same
+  ** index (the fused epilogue; the planner guarantees no index map between) */
+  fmt_buf stb; fmt_init(&stb);
+  L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  const char *si = x->axis < 0 ? "i" : "fi";
+  if (x->axis >= 0) {
+    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
+    fmt_printf(&stb, "    const I fi = row * (I)%lldLL + col;\n", (long long)C);
+  }
+  fmt_printf(&stb, "    const %s sv = %s;\n", T, fin);
+  memo_put(L, x, si, "sv");
+  for (int q = 0; q < g->nout; q++) {
+    ixv ix;
+    snprintf(ix.s, sizeof ix.s, "%s", si);
+    ix.tag = TAG_BASE;
+    const char *v = g->outs[q] == x ? "sv" : emit_val(L, g->outs[q], &ix);
+    fmt_printf(&stb, "    out%d[%s] = %s;\n", q, si, v);
+  }
+  L->rowctx = 0;
   head(L, src, "gk_rows.cuh", 0);
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
-  char fin[128];
-  if (!strcmp(A, "double") || !strcmp(A, "gk_u64")) snprintf(fin, sizeof fin, "(%s)%sv[0]", T, !strcmp(A, "gk_u64") ? "(gk_i64)" : "");
-  else snprintf(fin, sizeof fin, "(%s)v[0]", T);
   if (x->axis < 0) {
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I i, const %s *v) const { out0[i] = %s; }\n};\n", A, fin);
+    fmt_printf(src, "  }\n  template <int N> __device__ void store(I i, const %s *v) const {\n", A);
   } else {
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I row, I col, const %s *v) const { out0[row * (I)%lldLL + col] = %s; }\n};\n",
-               A, (long long)C, fin);
+    fmt_printf(src, "  }\n  template <int N> __device__ void store(I row, I col, const %s *v) const {\n", A);
   }
+  fmt_puts(src, stb.data ? stb.data : "");
+  fmt_puts(src, "  }\n};\n");
+  fmt_free(&stb);
   fmt_free(&ld);
   int threads;
   if (x->axis < 0) {
