@@ -6,6 +6,7 @@
 #   make test         build and run every test that needs no GPU (CI runs this)
 #   make test-gpu     the suites on the cuda backend (run on a GPU machine)
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
+#   make bench        gk vs torch on a GPU machine (tests/bench/bench_gk.py)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make debug        -O0 build in build/debug
@@ -31,7 +32,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 KERNELS  := $(sort $(wildcard kernels/*.cuh))
 
-.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit
+.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -109,6 +110,12 @@ $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
 unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
+
+$(B)/bench_gk: tests/bench/bench_gk.c $(B)/libgk.a gk.h
+	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+
+bench: all $(B)/bench_gk
+	@B=$(B) python3 tests/bench/bench_gk.py
 
 $(B)/embed: examples/embed.c $(B)/libgk.a gk.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)

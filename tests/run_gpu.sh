@@ -10,6 +10,7 @@
 #                               twice give bit-identical .npy files
 #   6. compute-sanitizer:       memcheck and racecheck on a subset of cases
 # Each section prints its own `N passed, M failed`; the last line sums them.
+# GPU_NUMPY_ARGS passes options to numpy_check.py (e.g. --quick).
 # GPU_QUICK=1 skips sections 4 and 6, GPU_NOSAN=1 section 6; GPU_SAN_N=k
 # sanitizes k cases per topic (default 3).  OUT=dir keeps logs there.
 B=${B:-build}
@@ -30,7 +31,7 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
 if [ -z "$GPU_SKIP_SUITES" ]; then
 B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j 8 > "$LOGD/golden_cuda.log" 2>&1
 count golden "$LOGD/golden_cuda.log"
-B=$B python3 "$ROOT/tests/numpy_check.py" --backend cuda > "$LOGD/numpy_cuda.log" 2>&1
+B=$B python3 "$ROOT/tests/numpy_check.py" --backend cuda $GPU_NUMPY_ARGS > "$LOGD/numpy_cuda.log" 2>&1
 count numpy "$LOGD/numpy_cuda.log"
 
 # 3: cpu vs cuda on every case (8 at a time)
