@@ -1,9 +1,9 @@
 #!/bin/sh
 # tests/device.sh -- one call on the GPU machine: the GPU suites, a few
 # checks of caching and edge semantics, and the benchmark, within ~9 minutes.
-# Built here and carried (carry: ["build"]); logs go to $OUT as one tarball
+# Built here and carried (carry: ["build/dev"]: gk, bench_gk, tk); logs go to $OUT as one tarball
 # plus summary.txt and bench.json.
-export B=$(pwd)/build
+export B=$(pwd)/build/dev
 ROOT=$(pwd)
 L=$(mktemp -d)
 OUT=${OUT:-$L}
@@ -11,11 +11,13 @@ nvidia-smi -L
 echo "== gpu suites"
 OUT=$L/gpu GPU_NUMPY_ARGS=--quick GPU_SAN_N=1 timeout ${GPU_T:-400} sh tests/run_gpu.sh > "$L/gpu.log" 2>&1
 grep -E '^\[|passed, .* failed$' "$L/gpu.log"
+echo "== kernel primitives"
+[ -x build/dev/tk ] && timeout 90 build/dev/tk 2>&1 | tail -3
 echo "== cache reuse"
-GK_DEBUG=cache ./build/gk -e 'x = rand(100); print(sum(x)); y = rand(100); print(sum(y))' 2>&1 | grep -iE "hit|miss|compil" | head -6
+GK_DEBUG=cache ./build/dev/gk -e 'x = rand(100); print(sum(x)); y = rand(100); print(sum(y))' 2>&1 | grep -iE "hit|miss|compil" | head -6
 echo "== edge semantics cpu vs cuda"
 for src in 'softmax([1/0, 1.0])' 'logsumexp([1/0, 1.0])' 'logsumexp(f32([-1/0, -1/0]))' 'x = randn(1000001); print(hist(x, 256), hist(x, 10, -1, 1))' 'x = [1.0, 2.0, 3.0]; y = x / (x - 2.0) * 0.0; hist(y, 2)' 'x = randn(1000003); print(logsumexp(x), sum(exp(x - max(x))))' 'x = rand(100000); print(scan(x * x) * 2)' 'm = rand(300, 200); print(exp(scan(rows(m)) * 0.01))'; do
-  a=$(./build/gk --backend cpu -e "$src" 2>&1); b=$(./build/gk --backend cuda -e "$src" 2>&1)
+  a=$(./build/dev/gk --backend cpu -e "$src" 2>&1); b=$(./build/dev/gk --backend cuda -e "$src" 2>&1)
   if [ "$a" = "$b" ]; then echo "same: $src"; else echo "DIFF: $src"; echo "  cpu: $a" | head -3; echo "  gpu: $b" | head -3; fi
 done
 echo "== bench"
