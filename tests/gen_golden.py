@@ -455,7 +455,7 @@ case(T + "cols_scalar_sum", "cols(m) + 1 stays a cols view: sum gives one per co
      M + "sum(cols(m) + 1)", (m + 1).sum(0))
 mf = L([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])
 case(T + "row_softmax_by_hand", "the hand-written row softmax from the design brief",
-     "m = [[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]]\ne = exp(rows(m) - max(rows(m)))\ne / sum(e)",
+     "m = f64([[1.0, 2.0, 3.0], [1.0, 1.0, 1.0]])\ne = exp(rows(m) - max(rows(m)))\ne / sum(e)",
      softmax(mf, 1).astype(F32))
 case(T + "col_center", "cols(m) - mean(cols(m))", M + "cols(m) - mean(cols(m))",
      m - m.mean(0, keepdims=True))

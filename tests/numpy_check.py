@@ -569,6 +569,7 @@ def main():
     ap.add_argument("-k", default="", help="only checks whose name contains this")
     ap.add_argument("-v", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="groups run at once (data is drawn first, in order)")
     args = ap.parse_args()
 
     gk = find_gk()
@@ -596,18 +597,32 @@ def main():
         groups.append(lambda n=n: promotion_group(D, n))
 
     tmp = tempfile.mkdtemp(prefix="gk_numpy_check_")
-    R = Runner(gk, args.backend, tmp, args.timeout, args.v)
-    try:
-        for g in groups:
-            label, inp, checks = g()
-            checks = [c for c in checks if args.k in c.name]
-            if not checks:
-                continue
+    built = [g() for g in groups]          # the random data, drawn in order: replayable
+    runners = []
+    def job(i):
+        label, inp, checks = built[i]
+        checks = [c for c in checks if args.k in c.name]
+        d = os.path.join(tmp, str(i))
+        os.makedirs(d, exist_ok=True)
+        r = Runner(gk, args.backend, d, args.timeout, args.v)
+        runners.append(r)
+        if checks:
             if args.v:
                 print("-- %s (%d checks)" % (label, len(checks)))
-            R.run_group(label, inp, checks)
+            r.run_group(label, inp, checks)
+    try:
+        if args.jobs > 1:
+            import concurrent.futures
+            with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+                list(ex.map(job, range(len(built))))
+        else:
+            for i in range(len(built)):
+                job(i)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+    R = Runner(gk, args.backend, tmp, args.timeout, args.v)
+    R.passed = sum(r.passed for r in runners)
+    R.failed = sum(r.failed for r in runners)
     print("%d passed, %d failed" % (R.passed, R.failed))
     return 1 if R.failed else 0
 

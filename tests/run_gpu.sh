@@ -27,17 +27,25 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
   TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
 }
 
-# 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3)
-if [ -z "$GPU_SKIP_SUITES" ]; then
-B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j 8 > "$LOGD/golden_cuda.log" 2>&1
-count golden "$LOGD/golden_cuda.log"
-B=$B python3 "$ROOT/tests/numpy_check.py" --backend cuda $GPU_NUMPY_ARGS > "$LOGD/numpy_cuda.log" 2>&1
-count numpy "$LOGD/numpy_cuda.log"
+want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6} " in *" $1 "*) return 0;; esac; return 1; }
+J=$(nproc 2>/dev/null || echo 8)
 
-# 3: cpu vs cuda on every case (8 at a time)
+# 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
+if [ -z "$GPU_SKIP_SUITES" ]; then
+if want 1; then
+B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j $J > "$LOGD/golden_cuda.log" 2>&1
+count golden "$LOGD/golden_cuda.log"
+fi
+if want 2; then
+B=$B python3 "$ROOT/tests/numpy_check.py" --backend cuda -j $J $GPU_NUMPY_ARGS > "$LOGD/numpy_cuda.log" 2>&1
+count numpy "$LOGD/numpy_cuda.log"
+fi
+
+# 3: cpu vs cuda on every case
+if want 3; then
 CMP=$(mktemp -d)
 find "$ROOT/tests/gk" -name '*.gk' | sort | while read -r t; do grep -q '# gpu: differs' "$t" || echo "$t"; done | \
-  xargs -P 8 -I{} sh -c 'd=$(dirname "$1"); n=$(basename "$1"); k=$(echo "$1" | md5sum | cut -c1-12)
+  xargs -P $J -I{} sh -c 'd=$(dirname "$1"); n=$(basename "$1"); k=$(echo "$1" | md5sum | cut -c1-12)
     (cd "$d" && timeout 60 "$2" --backend cpu "$n" > "$3/$k.a" 2>/dev/null; echo "rc=$?" >> "$3/$k.a")
     (cd "$d" && timeout 60 "$2" --backend cuda "$n" > "$3/$k.b" 2>/dev/null; echo "rc=$?" >> "$3/$k.b")
     if cmp -s "$3/$k.a" "$3/$k.b"; then echo PASS > "$3/$k.r"; else { echo "DIFF $1"; diff "$3/$k.a" "$3/$k.b" | head -8; } > "$3/$k.r"; fi' _ {} "$GK" "$CMP"
@@ -47,9 +55,10 @@ echo "$p passed, $f failed" >> "$LOGD/compare.log"
 count cpu-vs-cuda "$LOGD/compare.log"
 rm -rf "$CMP"
 fi
+fi
 
 # 4: past 2^31 elements
-if [ -z "$GPU_QUICK" ]; then
+if [ -z "$GPU_QUICK" ] && want 4; then
   W=$(mktemp -d)
   cat > "$W/big.gk" <<'GK'
 n = 2147483655
@@ -99,7 +108,7 @@ rm -rf "$W"
 
 # 6: compute-sanitizer on one case per topic
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
-if [ -z "$GPU_QUICK" ] && [ -z "$GPU_NOSAN" ] && [ -n "$CS" ]; then
+if [ -z "$GPU_QUICK" ] && [ -z "$GPU_NOSAN" ] && [ -n "$CS" ] && want 6; then
   for tool in memcheck racecheck; do
     p=0; f=0
     for dir in $(ls -d "$ROOT"/tests/gk/*/); do
