@@ -20,6 +20,7 @@
 #define CC_MAX_PENDING 20000   /* pending nodes before a statement forces evaluation: bounds memory of long scripts */
 #define CC_MAX_INLINE_DEPTH 64 /* nested user-function expansion */
 #define CC_MAX_VARS 100000     /* variables in one session */
+#define CC_PLAN_CACHE 32       /* plans remembered per session: a gk_step loop or a REPL's repeated statements replan nothing */
 #define CC_MAX_FUSE_DEPTH 256  /* elementwise ops chained into one kernel: evaluation and code generation recurse on it */
 
 typedef struct cc_session cc_session;
@@ -44,6 +45,8 @@ int cc_exec(cc_session *s, const ast *stmt, rt_err *err, lang_loc *loc);
 
 /* Number of kernels (plan groups) run since the session opened. */
 int64_t cc_kernels(cc_session *s);
+/* Plans taken from the plan cache / made anew since the session opened. */
+void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses);
 
 /* Variables. */
 int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err); /* takes a reference */

@@ -75,6 +75,11 @@ struct cc_session {
   /* options and counters */
   int opt_plan, opt_cuda, opt_fusion, opt_tf32;
   int64_t kernels;
+  /* plan cache (fuse.c): plans of recently run graph shapes */
+  struct pc_entry *pcache;
+  int pc_next;
+  int pc_off;             /* GK_PLAN_CACHE=0 */
+  int64_t pc_hits, pc_misses;
   /* the current statement's error */
   rt_err *err;
   lang_loc errloc;
@@ -95,6 +100,7 @@ cfn *cc_findfn(cc_session *s, const char *name);
 
 /* fuse.c */
 int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targets */
+void cc_plan_cache_free(cc_session *s);
 
 /* build.c */
 int cc_eval_expr(cc_session *s, const ast *e, cval *out);

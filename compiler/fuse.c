@@ -279,6 +279,197 @@ static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node **o
   return 1;
 }
 
+/* ------------------------------------------------------------ plan cache
+** A plan depends only on the shape of the pending graph: ops, dtypes,
+** shapes, constants, which nodes are targets or bound to variables, and the
+** dtypes and shapes of the materialized inputs -- not on the inputs' values
+** or the random streams' seeds and offsets (those are kernel parameters).
+** The signature below serializes exactly that; a hit rebuilds the groups by
+** position (node i of the post-order, materialized input k) and reuses the
+** lowered text and launch description, so a statement re-run on new data
+** (gk_step, a REPL line, a loop in a script) neither plans nor lowers. */
+
+typedef struct pc_group {
+  rt_group g;              /* launch fields and kind; pointers unused */
+  int *nodes, *outs, *ins; /* post-order index, or -(k+1) for materialized input k */
+} pc_group;
+
+typedef struct pc_entry {
+  uint64_t hash;
+  uint64_t *sig;
+  size_t nsig;
+  int ngroups;
+  pc_group *groups;
+  int *order;
+} pc_entry;
+
+typedef struct sigbuf { uint64_t *w; size_t n, cap; int fail; } sigbuf;
+
+static void sig_push(cc_session *s, sigbuf *b, uint64_t v) {
+  if (b->fail) return;
+  if (b->n == b->cap) {
+    size_t nc = b->cap ? b->cap * 2 : 256;
+    uint64_t *w = rt_realloc(s->mem, b->w, b->cap * 8, nc * 8);
+    if (!w) { b->fail = 1; return; }
+    b->w = w; b->cap = nc;
+  }
+  b->w[b->n++] = v;
+}
+
+/* Serializes the pending graph p.post (targets flagged in istarget);
+** materialized inputs are numbered in order of first use into mat[]. */
+static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node **mat, int *nmat) {
+  cc_session *s = p->s;
+  sig_push(s, b, (uint64_t)s->opt_fusion | (uint64_t)s->opt_tf32 << 1 | (uint64_t)p->npost << 8);
+  for (int i = 0; i < p->npost; i++) {
+    rt_node *x = p->post[i];
+    sig_push(s, b, (uint64_t)x->op | (uint64_t)x->rop << 8 | (uint64_t)(uint8_t)x->axis << 16 | (uint64_t)x->excl << 24 |
+                   (uint64_t)x->t << 32 | (uint64_t)x->ndim << 40 | (uint64_t)x->nin << 48 |
+                   (uint64_t)(istarget[i] != 0) << 56 | (uint64_t)(G(x)->bound > 0) << 57);
+    for (int d = 0; d < x->ndim; d++) sig_push(s, b, (uint64_t)x->shape[d]);
+    if (x->op == RT_CONST) { uint64_t c; memcpy(&c, &x->c, 8); sig_push(s, b, c); }
+    if (x->op == RT_VIEW) { sig_push(s, b, (uint64_t)x->voff); for (int d = 0; d < x->ndim; d++) sig_push(s, b, (uint64_t)x->vstride[d]); }
+    if (x->op == RT_HIST) sig_push(s, b, (uint64_t)x->nbins);
+    for (int k = 0; k < x->nin; k++) {
+      rt_node *c = x->in[k];
+      if (is_pending(s, c)) { sig_push(s, b, (uint64_t)G(c)->post); continue; }
+      if (G(c)->mark != -s->stamp) {
+        G(c)->mark = -s->stamp;
+        G(c)->post = (*nmat)++;
+        mat[G(c)->post] = c;
+        sig_push(s, b, (uint64_t)1 << 63 | (uint64_t)c->t << 8 | (uint64_t)c->ndim);
+        for (int d = 0; d < c->ndim; d++) sig_push(s, b, (uint64_t)c->shape[d]);
+      }
+      sig_push(s, b, (uint64_t)1 << 62 | (uint64_t)G(c)->post);
+    }
+  }
+  return b->fail ? GK_ENOMEM : GK_OK;
+}
+
+static uint64_t mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
+static uint64_t sig_hash(const sigbuf *b) {
+  uint64_t h = 0x243f6a8885a308d3ull;
+  for (size_t i = 0; i < b->n; i++) h = mix(h, b->w[i]);
+  return h;
+}
+
+static void pc_entry_free(cc_session *s, pc_entry *e) {
+  for (int g = 0; g < e->ngroups; g++) {
+    pc_group *q = &e->groups[g];
+    rt_free(s->mem, q->nodes, 0); rt_free(s->mem, q->outs, 0); rt_free(s->mem, q->ins, 0);
+    if (q->g.src) rt_free(s->mem, q->g.src, strlen(q->g.src) + 1);
+  }
+  rt_free(s->mem, e->groups, 0);
+  rt_free(s->mem, e->order, 0);
+  rt_free(s->mem, e->sig, 0);
+  memset(e, 0, sizeof *e);
+}
+
+void cc_plan_cache_free(cc_session *s) {
+  if (!s->pcache) return;
+  for (int i = 0; i < CC_PLAN_CACHE; i++) pc_entry_free(s, &s->pcache[i]);
+  rt_free(s->mem, s->pcache, sizeof(pc_entry) * CC_PLAN_CACHE);
+  s->pcache = NULL;
+}
+
+void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses) {
+  if (hits) *hits = s->pc_hits;
+  if (misses) *misses = s->pc_misses;
+}
+
+static pc_entry *pc_find(cc_session *s, const sigbuf *b, uint64_t h) {
+  if (!s->pcache) return NULL;
+  for (int i = 0; i < CC_PLAN_CACHE; i++) {
+    pc_entry *e = &s->pcache[i];
+    if (e->sig && e->hash == h && e->nsig == b->n && !memcmp(e->sig, b->w, b->n * 8)) return e;
+  }
+  return NULL;
+}
+
+static int pc_index(cc_session *s, const rt_node *x) {
+  return G(x)->mark == s->stamp ? G(x)->post : -(G(x)->post + 1);
+}
+
+/* Remembers the plan just run (before its outputs are frozen).  Failure to
+** remember is not an error. */
+static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *groups, int ngroups, const int *order) {
+  if (!s->pcache && !(s->pcache = rt_calloc(s->mem, CC_PLAN_CACHE, sizeof(pc_entry)))) return;
+  pc_entry *e = &s->pcache[s->pc_next];
+  pc_entry_free(s, e);
+  e->groups = rt_calloc(s->mem, (size_t)(ngroups ? ngroups : 1), sizeof(pc_group));
+  e->order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
+  e->sig = rt_alloc(s->mem, b->n * 8);
+  if (!e->groups || !e->order || !e->sig) goto fail;
+  e->ngroups = ngroups;
+  memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
+  memcpy(e->sig, b->w, b->n * 8);
+  e->nsig = b->n;
+  e->hash = h;
+  for (int g = 0; g < ngroups; g++) {
+    const rt_group *src = &groups[g];
+    pc_group *q = &e->groups[g];
+    q->g = *src;
+    q->g.nodes = q->g.outs = q->g.ins = NULL;
+    q->g.src = NULL;
+    q->nodes = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nnodes + 1));
+    q->outs = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nout + 1));
+    q->ins = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nin + 1));
+    if (!q->nodes || !q->outs || !q->ins) goto fail;
+    for (int k = 0; k < src->nnodes; k++) q->nodes[k] = pc_index(s, src->nodes[k]);
+    for (int k = 0; k < src->nout; k++) q->outs[k] = pc_index(s, src->outs[k]);
+    for (int k = 0; k < src->nin; k++) q->ins[k] = pc_index(s, src->ins[k]);
+    if (src->src) {
+      size_t l = strlen(src->src) + 1;
+      if (!(q->g.src = rt_alloc(s->mem, l))) goto fail;
+      memcpy(q->g.src, src->src, l);
+    }
+  }
+  s->pc_next = (s->pc_next + 1) % CC_PLAN_CACHE;
+  return;
+fail:
+  pc_entry_free(s, e);
+}
+
+/* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
+** *relower[g] is set when a group's text must be lowered again. */
+static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *e, rt_group **out, int **order, char **relower) {
+  rt_group *groups = rt_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), sizeof(rt_group));
+  int *ord = rt_alloc(s->mem, sizeof(int) * (size_t)(e->ngroups ? e->ngroups : 1));
+  char *rl = rt_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), 1);
+  if (!groups || !ord || !rl) {
+    rt_free(s->mem, groups, 0); rt_free(s->mem, ord, 0); rt_free(s->mem, rl, 0);
+    return GK_ENOMEM;
+  }
+  *out = groups; *order = ord; *relower = rl;
+  memcpy(ord, e->order, sizeof(int) * (size_t)e->ngroups);
+  for (int g = 0; g < e->ngroups; g++) {
+    const pc_group *q = &e->groups[g];
+    rt_group *gr = &groups[g];
+    *gr = q->g;
+    gr->src = NULL;
+    gr->nodes = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nnodes + 1));
+    gr->outs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nout + 1));
+    gr->ins = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nin + 1));
+    if (!gr->nodes || !gr->outs || !gr->ins) return GK_ENOMEM;
+#define AT(ix) ((ix) >= 0 ? p->post[(ix)] : mat[-(ix) - 1])
+    for (int k = 0; k < q->g.nnodes; k++) gr->nodes[k] = AT(q->nodes[k]);
+    for (int k = 0; k < q->g.nout; k++) gr->outs[k] = AT(q->outs[k]);
+    for (int k = 0; k < q->g.nin; k++) gr->ins[k] = AT(q->ins[k]);
+#undef AT
+    if (q->g.src) {
+      size_t l = strlen(q->g.src) + 1;
+      if (!(gr->src = rt_alloc(s->mem, l))) return GK_ENOMEM;
+      memcpy(gr->src, q->g.src, l);
+    }
+    if (lower_rebind(gr)) rl[g] = 1;
+  }
+  return GK_OK;
+}
+
 int cc_compute(cc_session *s, rt_node **targets, int nt) {
   planner p;
   memset(&p, 0, sizeof p);
@@ -289,10 +480,34 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   int rc = collect(&p, targets, nt);
   int n = p.npost, i, j;
   int *deps = NULL, *dstart = NULL, *order = NULL, *isout = NULL, *gid = NULL;
-  char *seen = NULL;
+  char *seen = NULL, *relower = NULL;
   rt_group *groups = NULL;
-  int ngroups = 0;
+  int ngroups = 0, cached = 0, nmat = 0;
+  sigbuf sig = {0};
+  rt_node **mat = NULL;
+  uint64_t sh = 0;
   if (rc || n == 0) goto done;
+  if (!s->pc_off) {
+    char *ist = rt_calloc(s->mem, (size_t)n, 1);
+    mat = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(3 * n + 1));
+    if (ist && mat) {
+      for (i = 0; i < nt; i++) if (!targets[i]->val) ist[G(targets[i])->post] = 1;
+      if (plan_signature(&p, ist, &sig, mat, &nmat) == GK_OK) {
+        sh = sig_hash(&sig);
+        pc_entry *e = pc_find(s, &sig, sh);
+        if (e) {
+          ngroups = e->ngroups;
+          rc = pc_rebuild(s, &p, mat, e, &groups, &order, &relower);
+          rt_free(s->mem, ist, (size_t)n);
+          if (rc) goto done;
+          cached = 1;
+          s->pc_hits++;
+          goto run;
+        }
+      }
+    }
+    rt_free(s->mem, ist, (size_t)n);
+  }
   p.parent = rt_alloc(s->mem, sizeof(int) * (size_t)n);
   seen = rt_alloc(s->mem, (size_t)n);
   dstart = rt_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
@@ -500,17 +715,23 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     if (rc) { cc_error(s, s->errloc, GK_EMISUSE, "internal error: the plan has a cycle"); goto done; }
   }
 
-  /* 6. run */
+  /* 6. run (a cached plan arrives here with its groups lowered already) */
+run:
+  if (!cached) s->pc_misses++;
   for (int k = 0; k < ngroups && !rc; k++) {
     rt_group *g = &groups[order[k]];
     s->kernels++;
     rt_err_clear(&s->be->err);
-    if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
+    if (!cached || relower[order[k]]) {
+      if (g->src) { rt_free(s->mem, g->src, strlen(g->src) + 1); g->src = NULL; }
+      if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
+    }
     if (s->opt_plan) print_group(s, g, s->kernels);
     if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
     rc = s->be->run_group(s->be, g);
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
   }
+  if (!rc && !cached && !s->pc_off && sig.w && !sig.fail) pc_store(s, &sig, sh, groups, ngroups, order);
   if (!rc) {
     for (int g = 0; g < ngroups; g++)
       for (int k = 0; k < groups[g].nout; k++) cc_freeze(s, groups[g].outs[k]);
@@ -535,6 +756,9 @@ done:
   rt_free(s->mem, seen, 0);
   rt_free(s->mem, p.parent, 0);
   rt_free(s->mem, p.post, 0);
+  rt_free(s->mem, sig.w, sig.cap * 8);
+  rt_free(s->mem, mat, 0);
+  rt_free(s->mem, relower, 0);
   if (owned) rt_free(s->mem, owned, sizeof(rt_node *) * (size_t)nowned);
   return rc;
 }

@@ -244,6 +244,8 @@ int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out
   s->opt_fusion = 1;
   const char *f = getenv("GK_FUSION");
   if (f && !strcmp(f, "0")) s->opt_fusion = 0;
+  const char *pc = getenv("GK_PLAN_CACHE");
+  if (pc && !strcmp(pc, "0")) s->pc_off = 1;
   s->seed = 0;
   s->err = e;
   *out = s;
@@ -265,6 +267,7 @@ void cc_close(cc_session *s) {
   }
   rt_free(s->mem, s->fns, sizeof(cfn) * (size_t)s->capfns);
   rt_free(s->mem, s->htab, sizeof(gnode *) * s->hcap);
+  cc_plan_cache_free(s);
   rt_free(s->mem, s, sizeof *s);
 }
 

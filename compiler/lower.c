@@ -1605,6 +1605,19 @@ static int group_launches(const rt_group *g) {
   return 1;
 }
 
+int lower_rebind(rt_group *g) {
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0) continue;
+    if (n + 2 > RT_MAX_SCAL) return -1;   /* lower_group baked the rest into the text */
+    g->scal[n++] = x->seed;
+    g->scal[n++] = x->offset;
+  }
+  if (g->src && n != g->nscal) return -1;
+  return 0;
+}
+
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
   static int check = -1;
   if (check < 0) { const char *v = getenv("GK_NVRTC_CHECK"); check = v && *v && strcmp(v, "0"); }

@@ -31,6 +31,13 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e);
 ** GK_OK or an error status with the message in be->err. */
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32);
 
+/* Refreshes the per-launch scalars of a group whose text and launch fields
+** were copied from an earlier lowering of the same structure (the plan
+** cache in fuse.c): the seed and offset of every random source, in node
+** order.  Returns 0, or -1 when the text baked values in (too many random
+** sources for parameters) and the group must be lowered again. */
+int lower_rebind(rt_group *g);
+
 /* The multiprocessor count of a cuda backend (runtime/cuda.c); 132 (an
 ** H200) for any other backend, so that lowered text is stable there. */
 int rt_cuda_sms(rt_backend *b);
