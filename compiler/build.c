@@ -310,8 +310,6 @@ static cval konst(cc_session *s, gk_dtype t, double v) {
   return arr(mkconst(s, t, v, (int64_t)v, 0, NULL), V_NONE, 1);
 }
 
-/* A reduction result (one value per row) as an operand of its view again. */
-static cval with_view(cval r, int view) { r.view = V_NONE; (void)view; return r; }
 
 static int mean_of(cc_session *s, cval a, lang_loc loc, cval *out) {
   a = float_of(s, a);
@@ -499,7 +497,7 @@ static int b_logsumexp(cc_session *s, int code, bargs *a, lang_loc loc, cval *ou
     if (reduce(s, ROP_SUM, x, loc, "logsumexp", &z)) return s->err->status;
     return unary(s, RT_LOG, z, loc, "logsumexp", out);
   }
-  if (safe_max(s, x, loc, "logsumexp", 1, &m) || binop(s, RT_SUB, x, with_view(m, x.view), loc, &d) ||
+  if (safe_max(s, x, loc, "logsumexp", 1, &m) || binop(s, RT_SUB, x, m, loc, &d) ||
       unary(s, RT_EXP, d, loc, "logsumexp", &e) || reduce(s, ROP_SUM, e, loc, "logsumexp", &sm) ||
       unary(s, RT_LOG, sm, loc, "logsumexp", &l))
     return s->err->status;
@@ -1437,11 +1435,7 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);
-  if (!rc) {
-    for (int i = b->min; i < a->n && !rc; i++)   /* optional positional parameters may be skipped only via keywords */
-      if (!a->have[i] && b->max >= 0 && i < b->max && a->have[b->max - 1 < a->n ? a->n - 1 : 0] && b->params[i] == NULL) rc = GK_OK;
-    rc = b->fn(s, b->code, a, e->loc, out);
-  }
+  if (!rc) rc = b->fn(s, b->code, a, e->loc, out);
   rt_free(s->mem, a, sizeof *a);
   return rc;
 }

@@ -104,6 +104,20 @@ for o in a b c d e f g h; do
 done
 echo "$p passed, $f failed" >> "$LOGD/det.log"
 count determinism "$LOGD/det.log"
+# the random streams are bit-identical on both backends
+cat > "$W/rng.gk" <<'GK'
+seed(12345)
+save("u.npy", rand(1000003))
+save("n.npy", randn(1000003))
+save("m.npy", rand(333, 777) * 2 - 1)
+GK
+p=0; f=0
+(cd "$W" && mkdir c g && cp rng.gk c && cp rng.gk g && (cd c && "$GK" --backend cpu rng.gk) && (cd g && "$GK" --backend cuda rng.gk)) > "$LOGD/rng.log" 2>&1
+for o in u n m; do
+  if [ -f "$W/c/$o.npy" ] && cmp -s "$W/c/$o.npy" "$W/g/$o.npy"; then p=$((p+1)); else f=$((f+1)); echo "rng stream differs: $o" >> "$LOGD/rng.log"; fi
+done
+echo "$p passed, $f failed" >> "$LOGD/rng.log"
+count rng-cpu-vs-cuda "$LOGD/rng.log"
 rm -rf "$W"
 
 # 6: compute-sanitizer on one case per topic
