@@ -9,6 +9,7 @@
 #   5. determinism:             float reductions, row programs and scans run
 #                               twice give bit-identical .npy files
 #   6. compute-sanitizer:       memcheck and racecheck on a subset of cases
+#   7. tests/plan on cuda:      kernel counts and GK_FUSION=0 equality
 # Each section prints its own `N passed, M failed`; the last line sums them.
 # GPU_NUMPY_ARGS passes options to numpy_check.py (e.g. --quick).
 # GPU_QUICK=1 skips sections 4 and 6, GPU_NOSAN=1 section 6; GPU_SAN_N=k
@@ -27,7 +28,7 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
   TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
 }
 
-want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6} " in *" $1 "*) return 0;; esac; return 1; }
+want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7} " in *" $1 "*) return 0;; esac; return 1; }
 J=$(nproc 2>/dev/null || echo 8)
 
 # 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
@@ -119,6 +120,12 @@ done
 echo "$p passed, $f failed" >> "$LOGD/rng.log"
 count rng-cpu-vs-cuda "$LOGD/rng.log"
 rm -rf "$W"
+
+# 7 (runs first here): the fusion plans and their results on cuda
+if want 7; then
+  B=$B python3 "$ROOT/tests/run_plan.py" --backend cuda > "$LOGD/plan_cuda.log" 2>&1
+  count plan-cuda "$LOGD/plan_cuda.log"
+fi
 
 # 6: compute-sanitizer on one case per topic
 CS=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
