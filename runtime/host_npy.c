@@ -49,6 +49,9 @@ static int npy_err(char *err, size_t errlen, int code, const char *path, const c
       va_start(ap, f);
       vsnprintf(err + n, errlen - (size_t)n, f, ap);
       va_end(ap);
+      /* header bytes quoted from a broken file: keep the message printable */
+      for (char *q = err + n; *q; q++)
+        if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f) *q = '?';
     }
   }
   return code;
