@@ -79,6 +79,7 @@ struct cc_session {
   struct pc_entry *pcache;
   int pc_next;
   int pc_off;             /* GK_PLAN_CACHE=0 */
+  int pc_verify;          /* GK_PLAN_CACHE=verify: re-lower cached groups and compare */
   int64_t pc_hits, pc_misses;
   /* the current statement's error */
   rt_err *err;

@@ -434,6 +434,30 @@ fail:
   pc_entry_free(s, e);
 }
 
+/* GK_PLAN_CACHE=verify: lowers a group taken from the cache afresh and
+** checks that the text and the launch description are the ones the cache
+** gave (a check of the cache that needs no GPU: run with GK_NVRTC_CHECK=1
+** on the cpu backend, or on a GPU). */
+static int pc_verify(cc_session *s, const rt_group *g) {
+  rt_group f = *g;
+  f.src = NULL;
+  rt_err e; rt_err_clear(&e);
+  int rc = lower_group(&f, s->mem, rt_cuda_sms(s->be), s->opt_tf32, &e);
+  if (rc) return cc_error(s, s->errloc, rc, "%s", e.msg);
+  int same = f.src && !strcmp(f.src, g->src) && !strcmp(f.kname, g->kname) &&
+             !memcmp(f.grid, g->grid, sizeof f.grid) && !memcmp(f.block, g->block, sizeof f.block) &&
+             f.smem == g->smem && f.temp_bytes == g->temp_bytes && f.temp_zero == g->temp_zero &&
+             f.outs_zero == g->outs_zero && f.nokernel == g->nokernel && f.gemm == g->gemm &&
+             f.gemm_tf32 == g->gemm_tf32 && f.gemm_a == g->gemm_a && f.gemm_b == g->gemm_b &&
+             f.gemm_aoff == g->gemm_aoff && f.gemm_boff == g->gemm_boff && f.gemm_m == g->gemm_m &&
+             f.gemm_n == g->gemm_n && f.gemm_k == g->gemm_k && f.nscal == g->nscal &&
+             !memcmp(f.scal, g->scal, sizeof(uint64_t) * (size_t)f.nscal) && f.errflag == g->errflag &&
+             f.aligned16 == g->aligned16;
+  if (f.src) rt_free(s->mem, f.src, strlen(f.src) + 1);
+  if (!same) return cc_error(s, s->errloc, GK_EMISUSE, "internal error: a cached plan's %s kernel differs from a fresh lowering", rt_group_name[g->kind]);
+  return GK_OK;
+}
+
 /* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
 ** *relower[g] is set when a group's text must be lowered again. */
 static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *e, rt_group **out, int **order, char **relower) {
@@ -725,7 +749,7 @@ run:
     if (!cached || relower[order[k]]) {
       if (g->src) { rt_free(s->mem, g->src, strlen(g->src) + 1); g->src = NULL; }
       if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
-    }
+    } else if (s->pc_verify && g->src && (rc = pc_verify(s, g))) break;
     if (s->opt_plan) print_group(s, g, s->kernels);
     if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
     rc = s->be->run_group(s->be, g);

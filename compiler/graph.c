@@ -246,6 +246,7 @@ int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out
   if (f && !strcmp(f, "0")) s->opt_fusion = 0;
   const char *pc = getenv("GK_PLAN_CACHE");
   if (pc && !strcmp(pc, "0")) s->pc_off = 1;
+  if (pc && !strcmp(pc, "verify")) s->pc_verify = 1;
   s->seed = 0;
   s->err = e;
   *out = s;

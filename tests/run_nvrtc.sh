@@ -1,7 +1,9 @@
 #!/bin/sh
 # tests/run_nvrtc.sh -- compile every kernel the .gk suite generates with
 # NVRTC (sm_90 CUBIN), without a GPU.  Each tests/gk/**/*.gk script runs on
-# the cpu backend with GK_NVRTC_CHECK=1: the compiler lowers every group to
+# the cpu backend with GK_NVRTC_CHECK=1 (and GK_PLAN_CACHE=verify: a group
+# taken from the plan cache is lowered afresh and must give the same text and
+# launch description): the compiler lowers every group to
 # CUDA C and compiles it (compiler/lower.c); a failure prints the NVRTC log.
 # Prints `N passed, M failed` (N = kernels compiled); exit 1 on any failure.
 # Without libnvrtc: a skip line and `0 passed, 0 failed`.
@@ -23,7 +25,7 @@ esac
 find "$ROOT/gk" -name '*.gk' | sort > "$LOG/list"
 i=0
 while read -r f; do i=$((i+1)); echo "$i $f"; done < "$LOG/list" | \
-  xargs -P "$JOBS" -n 2 sh -c 'cd "$(dirname "$2")" && GK_NVRTC_CHECK=1 timeout 120 "$0" --backend cpu "$(basename "$2")" \
+  xargs -P "$JOBS" -n 2 sh -c 'cd "$(dirname "$2")" && GK_NVRTC_CHECK=1 GK_PLAN_CACHE=verify timeout 120 "$0" --backend cpu "$(basename "$2")" \
       >/dev/null 2>"'"$LOG"'/$1.err"; echo "$2" > "'"$LOG"'/$1.name"' "$GK"
 
 pass=0; fail=0
