@@ -37,11 +37,11 @@ for e in "$LOG"/*.err; do
     q=$(echo "$line" | sed 's/gk-nvrtc: \([0-9]*\) compiled, \([0-9]*\) failed/\2/')
     pass=$((pass + p)); fail=$((fail + q))
   fi
-  if grep -q 'gk-nvrtc: FAILED\|cannot lower' "$e"; then
+  if grep -q 'gk-nvrtc: FAILED\|cannot lower\|differs from a fresh lowering' "$e"; then
     name=$(cat "${e%.err}.name")
-    grep -q 'cannot lower' "$e" && fail=$((fail + 1))
+    grep -q 'cannot lower\|differs from a fresh lowering' "$e" && fail=$((fail + 1))
     echo "FAIL $name" >&2
-    sed -n '/gk-nvrtc: FAILED\|cannot lower/,/--- source ---/p' "$e" | head -40 >&2
+    sed -n '/gk-nvrtc: FAILED\|cannot lower\|differs from a fresh/,/--- source ---/p' "$e" | head -40 >&2
   fi
 done
 echo "$pass passed, $fail failed"
