@@ -131,7 +131,8 @@ static int need_array(cc_session *s, const cval *v, lang_loc loc, const char *wh
   if (v->kind == K_ARRAY && v->x) return GK_OK;
   if (v->kind == K_ARRAY)   /* a node that could not be made (out of memory, already reported) */
     return s->err->status ? s->err->status : cc_error(s, loc, GK_ENOMEM, "out of memory");
-  return cc_error(s, loc, GK_ETYPE, "%s needs an array, got %s", what, kind_name(v));
+  if (!strcmp(what, "indexing")) return cc_error(s, loc, GK_ETYPE, "indexing needs an array, got %s", kind_name(v));
+  return cc_error(s, loc, GK_ETYPE, "'%s' needs an array, got %s", what, kind_name(v));
 }
 
 /* Dtype both operands are converted to (see the rules at the top). */
