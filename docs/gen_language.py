@@ -620,20 +620,22 @@ def limits_md():
         note="Not a limit on programs: a token quoted in a message is cut to this many bytes and `...`.")
     lim("GK_MAX_DIMS", "gk.h", "`zeros(1,1,1,1,1,1,1,1,1)`", src="zeros(1,1,1,1,1,1,1,1,1)")
     lim("CC_MAX_ELEMENTS", "compiler/build.c", "`zeros(1048576, 1048576)`", src="zeros(1048576, 1048576)")
-    lim("CC_MAX_EVAL_DEPTH", "compiler/build.c", "400 user functions each calling the previous one", src=inl(400),
-        note="The checker's recursion, user functions included: about 400 nested calls of one-operator functions fit. "
-             "The message names LANG_MAX_DEPTH's value and points into the innermost function's body.")
-    lim("CC_MAX_INLINE_DEPTH", "compiler/cc.h", None,
-        note="Defined but not used at present: nested function expansion is bounded by CC_MAX_EVAL_DEPTH (above).")
+    lim("CC_MAX_EVAL_DEPTH", "compiler/build.c", None,
+        note="The checker's recursion depth. The parser's depth limits keep a single expression under it; "
+             "nested user functions are stopped earlier by CC_MAX_INLINE_DEPTH (below).")
+    lim("CC_MAX_INLINE_DEPTH", "compiler/cc.h", "400 user functions each calling the previous one", src=inl(400),
+        note="User functions are inlined at each call; the error points at the call that would nest too deep.")
     lim("CC_MAX_VARS", "compiler/cc.h", "a script `vars.gk` assigning `v0` ... `v100000`", args=("vars.gk",))
     lim("CC_MAX_PENDING", "compiler/cc.h", None,
         note="Not an error: when a statement leaves more pending nodes than this, they are computed at its end.")
+    lim("CC_PLAN_CACHE", "compiler/cc.h", None,
+        note="Not an error: the plans of the last this-many graph shapes are kept per context for reuse.")
     lim("CC_MAX_FUSE_DEPTH", "compiler/cc.h", None,
         note="Not an error: a longer elementwise chain is cut into several kernels.")
     lim("NPY_MAX_HEADER", "runtime/host.h", "`load` of a .npy file with a 1 MiB + 58 byte header",
         src='load("%s")' % hdr)
     lim("NPY_PATH_MAX", "runtime/host_npy.c", "`save` to a 4109-byte path", src='save("/tmp/%s.npy", [1])' % ("a" * 4100),
-        note="The reason at the end of this message is cut off by the message buffer (see the report).")
+        note=None)
     lim("FMT_MAX_BYTES", "runtime/host.h", None,
         note="Not reachable from the language: arrays over 1000 elements print summarised.")
     lim("PAR_MAX_THREADS", "runtime/host.h", None, note="`GK_THREADS` above it is clamped to it; no error.")
@@ -757,14 +759,17 @@ In words:
    `norm`) runs as one reduction kernel with an epilogue; independent
    reductions of one length merge horizontally (min, max and sum in one
    pass).
-4. **`filter`** needs its output length before its output can be allocated,
+4. **Scan epilogues**: a map of a scan's shape that reads the scan at the
+   same index (no view in between) runs in the scan's store: `scan(x * x) *
+   2 + 1` and `exp(scan(rows(m)) * 0.01)` are one kernel each.
+5. **`filter`** needs its output length before its output can be allocated,
    so it is two kernels: a count (a reduction of the fused predicate), then
    one pass of predicate, scan and scatter.
 
 What does **not** fuse, and why:
 
 - Two heavy ops in a chain: a reduction feeding a scan, a scan feeding a
-  reduction, a matmul feeding a reduction. Each heavy op is its own anchor
+  reduction (`sum(scan(x))`), a matmul feeding a reduction. Each heavy op is its own anchor
   and a kernel has one primitive; the maps between them go into the
   consumer's loads (`sum(relu(m @ w))` is a gemm, then a reduction that
   applies `relu` as it loads).
@@ -780,6 +785,12 @@ What does **not** fuse, and why:
   computed) before the second statement is read; `print(mean(x), var(x))`,
   or `s = mean(x); v = var(x)` printed afterwards, is one.
 - With `--no-fusion` or `GK_FUSION=0`, every op is its own kernel.
+
+Plans are remembered: the planner keys each plan by the shape of the pending
+graph (ops, dtypes, shapes, constants; not the data or random seeds), so a
+statement re-run on new data -- a `gk_step` loop, a repeated REPL line --
+reuses its groups and lowered kernels without planning again
+(`GK_PLAN_CACHE=0` turns this off).
 
 ## Examples
 
