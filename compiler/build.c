@@ -1055,7 +1055,7 @@ static int format_value(cc_session *s, cval *v, lang_loc loc, fmt_buf *b) {
   return GK_OK;
 }
 
-int cc_print_values(cc_session *s, cval *v, int n, lang_loc loc) {
+static int print_values(cc_session *s, cval *v, int n, lang_loc loc) {
   rt_node *xs[LANG_MAX_ARGS];
   int nx = 0;
   for (int i = 0; i < n; i++)
@@ -1076,7 +1076,7 @@ int cc_print_values(cc_session *s, cval *v, int n, lang_loc loc) {
 
 static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   *out = none();
-  return cc_print_values(s, a->v, a->n, loc);
+  return print_values(s, a->v, a->n, loc);
 }
 
 /* ------------------------------------------------------------- the table */
@@ -1155,8 +1155,6 @@ static const builtin *find_builtin(const char *name) {
     if (!strcmp(builtins[i].name, name)) return &builtins[i];
   return NULL;
 }
-
-int cc_is_builtin(const char *name) { return find_builtin(name) != NULL; }
 
 /* ------------------------------------------------------------- expressions */
 
@@ -1492,8 +1490,6 @@ static int eval(cc_session *s, const ast *e, cval *out) {
   return rc;
 }
 
-int cc_eval_expr(cc_session *s, const ast *e, cval *out) { return eval(s, e, out); }
-
 /* ------------------------------------------------------------- statements */
 
 static ast *ast_copy(lang_arena *a, const ast *e) {
@@ -1602,7 +1598,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
     break;
   case AST_EXPR:
     rc = eval(s, st->kids[0], &v);
-    if (!rc && v.kind != K_NONE) rc = cc_print_values(s, &v, 1, st->kids[0]->loc);
+    if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
     break;
   default:
     rc = cc_error(s, st->loc, GK_ESYNTAX, "not a statement");

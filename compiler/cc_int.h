@@ -87,6 +87,12 @@ struct cc_session {
   int depth;              /* recursion depth of the checker */
 };
 
+/* The hash step of the CSE table and the plan cache's signatures. */
+static inline uint64_t cc_mix(uint64_t h, uint64_t v) {
+  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
+  return h * 0xff51afd7ed558ccdull;
+}
+
 /* graph.c */
 rt_node *cc_node(cc_session *s, const rt_node *tmpl);   /* interned copy; NULL on OOM (error set) */
 void cc_ref(rt_node *x);
@@ -104,7 +110,6 @@ int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targe
 void cc_plan_cache_free(cc_session *s);
 
 /* build.c */
-int cc_eval_expr(cc_session *s, const ast *e, cval *out);
 void cc_shape_str(const rt_node *x, char *buf, size_t len);
 
 #endif /* CC_INT_H */

@@ -346,14 +346,9 @@ static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node *
   return b->fail ? GK_ENOMEM : GK_OK;
 }
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
 static uint64_t sig_hash(const sigbuf *b) {
   uint64_t h = 0x243f6a8885a308d3ull;
-  for (size_t i = 0; i < b->n; i++) h = mix(h, b->w[i]);
+  for (size_t i = 0; i < b->n; i++) h = cc_mix(h, b->w[i]);
   return h;
 }
 

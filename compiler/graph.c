@@ -14,21 +14,16 @@
 
 #define HASH_INIT 1024
 
-static uint64_t mix(uint64_t h, uint64_t v) {
-  h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-  return h * 0xff51afd7ed558ccdull;
-}
-
 /* The CSE key: everything that defines a node's value. */
 static uint64_t key_hash(const rt_node *x) {
-  uint64_t h = mix(x->op, (uint64_t)x->t << 8 | (uint64_t)x->rop << 16 | (uint64_t)(uint8_t)x->axis << 24 | (uint64_t)x->excl << 32);
-  h = mix(h, (uint64_t)x->ndim);
-  for (int i = 0; i < x->ndim; i++) h = mix(h, (uint64_t)x->shape[i]);
-  for (int i = 0; i < x->nin; i++) h = mix(h, (uint64_t)(uintptr_t)x->in[i]);
+  uint64_t h = cc_mix(x->op, (uint64_t)x->t << 8 | (uint64_t)x->rop << 16 | (uint64_t)(uint8_t)x->axis << 24 | (uint64_t)x->excl << 32);
+  h = cc_mix(h, (uint64_t)x->ndim);
+  for (int i = 0; i < x->ndim; i++) h = cc_mix(h, (uint64_t)x->shape[i]);
+  for (int i = 0; i < x->nin; i++) h = cc_mix(h, (uint64_t)(uintptr_t)x->in[i]);
   uint64_t c; memcpy(&c, &x->c, 8);
-  h = mix(h, c);
-  h = mix(h, x->seed); h = mix(h, x->offset); h = mix(h, (uint64_t)x->voff); h = mix(h, (uint64_t)x->nbins);
-  if (x->op == RT_VIEW) for (int i = 0; i < x->ndim; i++) h = mix(h, (uint64_t)x->vstride[i]);
+  h = cc_mix(h, c);
+  h = cc_mix(h, x->seed); h = cc_mix(h, x->offset); h = cc_mix(h, (uint64_t)x->voff); h = cc_mix(h, (uint64_t)x->nbins);
+  if (x->op == RT_VIEW) for (int i = 0; i < x->ndim; i++) h = cc_mix(h, (uint64_t)x->vstride[i]);
   return h;
 }
 
