@@ -2,7 +2,8 @@
 # tests/device.sh -- one call on the GPU machine: the GPU suites, a few
 # checks of caching and edge semantics, and the benchmark, within ~9 minutes.
 # Prepare here (the device has no re2c/lemon):
-#   make && make build/bench_gk && mkdir -p build/dev && cp build/gk build/bench_gk build/dev/
+#   make && make build/bench_gk build/tests/api_device && mkdir -p build/dev &&
+#     cp build/gk build/bench_gk build/tests/api_device build/dev/
 #   nvcc -arch=sm_90 -std=c++17 -O2 -Ikernels tests/kernels/test_kernels.cu -o build/dev/tk
 # then run `sh tests/device.sh` with carry: ["build/dev"].  Logs come back
 # in $OUT as one tarball plus bench.log and bench.json.

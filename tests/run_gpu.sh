@@ -10,6 +10,9 @@
 #                               twice give bit-identical .npy files
 #   6. compute-sanitizer:       memcheck and racecheck on a subset of cases
 #   7. tests/plan on cuda:      kernel counts and GK_FUSION=0 equality
+#   8. the C API on the device: $B/api_device (tests/api/device.c: borrowed
+#                               device pointers, kDLCUDA DLPack in and out),
+#                               also under compute-sanitizer memcheck
 # Each section prints its own `N passed, M failed`; the last line sums them.
 # GPU_NUMPY_ARGS passes options to numpy_check.py (e.g. --quick).
 # GPU_QUICK=1 skips sections 4 and 6, GPU_NOSAN=1 section 6; GPU_SAN_N=k
@@ -28,7 +31,7 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
   TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
 }
 
-want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7} " in *" $1 "*) return 0;; esac; return 1; }
+want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7 8} " in *" $1 "*) return 0;; esac; return 1; }
 J=$(nproc 2>/dev/null || echo 8)
 
 # 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
@@ -125,6 +128,24 @@ rm -rf "$W"
 if want 7; then
   B=$B python3 "$ROOT/tests/run_plan.py" --backend cuda > "$LOGD/plan_cuda.log" 2>&1
   count plan-cuda "$LOGD/plan_cuda.log"
+fi
+
+# 8: device memory through gk.h
+if want 8; then
+  API=$B/api_device; [ -x "$API" ] || API=$B/tests/api_device
+  if [ -x "$API" ]; then
+    "$API" > "$LOGD/api_device.log" 2>&1
+    count api-device "$LOGD/api_device.log"
+    CS8=$(command -v compute-sanitizer || ls /usr/local/cuda*/bin/compute-sanitizer 2>/dev/null | head -1)
+    if [ -n "$CS8" ] && [ -z "$GPU_NOSAN" ]; then
+      "$CS8" --tool memcheck --error-exitcode 99 "$API" 1000 > "$LOGD/api_device_san.log" 2>&1 ||
+        echo "0 passed, 1 failed (memcheck exit status $?)" >> "$LOGD/api_device_san.log"
+      count api-device-memcheck "$LOGD/api_device_san.log"
+    fi
+  else
+    echo "0 passed, 1 failed (no api_device binary)" > "$LOGD/api_device.log"
+    count api-device "$LOGD/api_device.log"
+  fi
 fi
 
 # 6: compute-sanitizer on one case per topic
