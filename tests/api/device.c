@@ -150,7 +150,7 @@ static void test_borrow(int64_t n) {
   CHECK(strstr(gk_errmsg(g), "not aligned") != NULL);
   CHECK_RC(g, gk_borrow_device(g, "keep", GK_F32, 1, sh, 0, count_release, &c), GK_EMISUSE);
   CHECK(c.calls == 2);
-  CHECK_RC(g, gk_borrow_device(g, "if", GK_F32, 1, sh, d, count_release, &c), GK_EMISUSE);
+  CHECK_RC(g, gk_borrow_device(g, "fn", GK_F32, 1, sh, d, count_release, &c), GK_EMISUSE);
   CHECK(c.calls == 3);
   int64_t keep = 0;
   OK(g, gk_get(g, "keep", &keep, sizeof keep));
