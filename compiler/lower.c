@@ -74,6 +74,8 @@ typedef struct lw {
   int *field;                  /* per g->nodes index: field in its stage's tuple */
   const rt_node **onl;         /* per g->nodes index: m' of an online sum(exp(E - m')), else NULL */
   int has_onl;
+  char *twop;                  /* per g->nodes index: a var computed in two passes over a cached row
+                               ** (1; 2: its stage-1 sum is another node's field, shared) */
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
@@ -379,6 +381,12 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
     else fmt_printf(L->o, "    const %s %s = gkl_ld(%s + (%s));\n", ctype(x->t), v, p, ix->s);
   } else {
     if (x->n != 1 && ix->tag != L->rtag) { lw_fail(L, "per-row value read at another index"); return "0"; }
+    if (L->twop[k]) {   /* two-pass var: sum of squared deviations / C */
+      if (L->avail < 2) { lw_fail(L, "two-pass variance read before its second pass"); return "0"; }
+      fmt_printf(L->o, "    const %s %s = (%s)(%s.q%d / %lld.0);\n", ctype(x->t), v, ctype(x->t), L->acc[2], k,
+                 (long long)L->C);
+      return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
+    }
     char acc[48];
     snprintf(acc, sizeof acc, "%s.f%d", L->acc[st], L->field[k]);
     if (L->onl && L->onl[k]) {
@@ -549,6 +557,18 @@ static const char preamble_ms[] =
   "    return a;\n  }\n"
   "  template <class X, class J> __device__ A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }\n"
   "};\n"
+  "__device__ __forceinline__ float gkl_min0(float d) { return fminf(d, 0.0f); }\n"
+  "__device__ __forceinline__ double gkl_min0(double d) { return fmin(d, 0.0); }\n"
+  "/* op(a, lift(x)) for one element, without the general merge: x <= m (also\n"
+  "** x == m == inf, where min0 turns inf - inf into 0) adds exp(x - m); a\n"
+  "** larger x rescales s; a NaN x makes m NaN; a NaN m stays. */\n"
+  "template <class T> __device__ __forceinline__ gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {\n"
+  "  if (x <= a.m) a.s += (double)gkl_exp1(gkl_min0(x - a.m));\n"
+  "  else if (a.m == a.m) {\n"
+  "    if (x != x) a.m = x;\n"
+  "    else { a.s = a.s * exp((double)a.m - (double)x) + 1.0; a.m = x; }\n"
+  "  }\n"
+  "  return a;\n}\n"
   "template <class T> __device__ __forceinline__ double gkl_ms_final(const gkl_ms<T> &a, T mp) {\n"
   "  const double nan = __longlong_as_double(0x7ff8000000000000LL), inf = __longlong_as_double(0x7ff0000000000000LL);\n"
   "  if (a.m != a.m || mp != mp) return nan;\n"
@@ -657,24 +677,38 @@ static int stages(lw *L, int *nper) {
 static void stage_structs(lw *L, fmt_buf *b, int s) {
   rt_group *g = L->g;
   char buf[96], buf2[96];
+  /* a two-pass var: stage 1 sums its input (f<field>), stage 2 sums the
+  ** squared deviations from that mean (q<node>) */
   fmt_printf(b, "struct alignas(8) S%d {", s);
   int any = 0;
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
-    if (L->onl && L->onl[i]) fmt_printf(b, " gkl_ms<%s> f%d;", ctype(g->nodes[i]->t), L->field[i]);
-    else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
-    any = 1;
+  for (int i = 0; i < g->nnodes; i++) {
+    if (L->stage[i] == s && L->twop[i] != 2) {
+      if (L->onl && L->onl[i]) fmt_printf(b, " gkl_ms<%s> f%d;", ctype(g->nodes[i]->t), L->field[i]);
+      else if (L->twop[i]) fmt_printf(b, " double f%d;", L->field[i]);
+      else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
+      any = 1;
+    }
+    if (s == 2 && L->twop[i]) { fmt_printf(b, " double q%d;", i); any = 1; }
   }
   if (!any) fmt_puts(b, " char f_;");
   fmt_puts(b, " };\n");
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && L->twop[i] != 2) {
     if (L->onl && L->onl[i]) fmt_printf(b, "  gkl_op_ms<%s> o%d;\n", ctype(g->nodes[i]->t), L->field[i]);
+    else if (L->twop[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
     else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
   }
   fmt_puts(b, "  __device__ A identity() const { A r;");
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
+  for (int i = 0; i < g->nnodes; i++) {
+    if (L->stage[i] == s && L->twop[i] != 2) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
+    if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = 0.0;", i);
+  }
   fmt_puts(b, " return r; }\n  __device__ A operator()(const A &a, const A &b) const { A r;");
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) fmt_printf(b, " r.f%d = o%d(a.f%d, b.f%d);", L->field[i], L->field[i], L->field[i], L->field[i]);
+  for (int i = 0; i < g->nnodes; i++) {
+    if (L->stage[i] == s && L->twop[i] != 2)
+      fmt_printf(b, " r.f%d = o%d(a.f%d, b.f%d);", L->field[i], L->field[i], L->field[i], L->field[i]);
+    if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = a.q%d + b.q%d;", i, i, i);
+  }
   fmt_puts(b, " return r; }\n  template <class X, class J> __device__ A lift(const X &, J) const { return identity(); }\n};\n");
 }
 
@@ -958,7 +992,18 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
                ctype(g->ins[k]->t), k, k);
   fmt_puts(src, "  }\n  template <class XX, class J> __device__ S1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n");
   fmt_puts(src, lift.data ? lift.data : "");
-  fmt_puts(src, "    return r;\n  }\n  __device__ void operator()(const S1 &t) const {\n");
+  fmt_puts(src, "    return r;\n  }\n");
+  if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
+    fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
+                  "    const S1 r = lift(x, i_);\n    S1 b;\n");
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+      int f = L->field[i];
+      if (L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
+      else fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+    }
+    fmt_puts(src, "    return b;\n  }\n");
+  }
+  fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
   fmt_puts(src, "  }\n};\n");
   fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
@@ -1005,6 +1050,26 @@ static int lower_rows(lw *L, fmt_buf *src) {
     else if (x->n != R) return -1;
   }
   if (R == 0 || C == 0) return -1;
+  int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  /* A var over a row held in registers takes two passes over the registers
+  ** (sum, then squared deviations from the mean: numpy's algorithm) rather
+  ** than Welford merges, which divide per element.  Only with one stage of
+  ** reductions (the second pass takes the second stage). */
+  if (ns == 1) {
+    int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
+    for (int i = 0; i < g->nnodes && cached; i++)
+      if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) {
+        L->twop[i] = 1;
+        ns = 2;
+        for (int j = 0; j < g->nnodes; j++)   /* mean(x) next to var(x): one sum */
+          if (L->stage[j] == 1 && g->nodes[j]->rop == ROP_SUM && g->nodes[j]->in[0] == g->nodes[i]->in[0] &&
+              isf(g->nodes[i]->in[0]->t)) {
+            L->twop[i] = 2;
+            L->field[i] = L->field[j];
+            break;
+          }
+      }
+  }
   fmt_buf la, lb, st, ro; fmt_init(&la); fmt_init(&lb); fmt_init(&st); fmt_init(&ro);
   memset(L->used_field, 0, sizeof L->used_field);
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
@@ -1023,6 +1088,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_puts(o, "    S1 r;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+      if (L->twop[i] == 2) continue;
+      if (L->twop[i]) { fmt_printf(o, "    r.f%d = (double)%s;\n", L->field[i], v); continue; }
       fmt_printf(o, "    r.f%d = ", L->field[i]);
       red_lift(o, g->nodes[i], v, "col");
       fmt_puts(o, ";\n");
@@ -1037,6 +1104,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
       fmt_printf(&lb, "    r.f%d = ", L->field[i]);
       red_lift(&lb, g->nodes[i], v, "col");
       fmt_puts(&lb, ";\n");
+    }
+    for (int i = 0; i < g->nnodes; i++) if (L->twop[i]) {
+      const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+      fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / %lld.0; r.q%d = d_ * d_; }\n", v, L->field[i],
+                 (long long)C, i);
     }
     if (strstr(lb.data ? lb.data : "", "x.r")) L->lift_row = 1;
   }
@@ -1068,7 +1140,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->rowctx = 0;
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
-  int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
   int threads = pl.block[0];
   /* assemble */
@@ -1507,8 +1578,9 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
-  if (!L.stage || !L.field || !L.onl) {
-    free(L.stage); free(L.field); free(L.onl);
+  L.twop = calloc((size_t)g->nnodes + 1, 1);
+  if (!L.stage || !L.field || !L.onl || !L.twop) {
+    free(L.stage); free(L.field); free(L.onl); free(L.twop);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
@@ -1534,7 +1606,11 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     break;
   case RG_ROWS:
     rc = lower_rows(&L, &src);
-    if (rc) { fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL; rc = lower_staged(&L, &src); }
+    if (rc) {
+      fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL;
+      memset(L.twop, 0, (size_t)g->nnodes);
+      rc = lower_staged(&L, &src);
+    }
     break;
   case RG_MAP: rc = lower_staged(&L, &src); break;
   case RG_SCAN: rc = lower_scan(&L, &src); break;
@@ -1543,7 +1619,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.stage); free(L.field); free(L.onl);
+  free(L.stage); free(L.field); free(L.onl); free(L.twop);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
@@ -1575,8 +1651,9 @@ static void nvrtc_summary(void) {
   fprintf(stderr, "gk-nvrtc: %ld compiled, %ld failed\n", nv.ok, nv.bad);
 }
 
-static void nvrtc_check(const rt_group *g) {
+static void nvrtc_check(const rt_group *g, int show) {
   if (!g->src || g->nokernel) return;
+  if (show) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
   uint64_t h = fnv64(g->src, strlen(g->src));
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
@@ -1619,12 +1696,16 @@ int lower_rebind(rt_group *g) {
 }
 
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
-  static int check = -1;
-  if (check < 0) { const char *v = getenv("GK_NVRTC_CHECK"); check = v && *v && strcmp(v, "0"); }
+  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each new kernel's text */
+  if (check < 0) {
+    const char *v = getenv("GK_NVRTC_CHECK");
+    check = v && *v && strcmp(v, "0");
+    show = check && !strcmp(v, "src");
+  }
   int cuda = !strcmp(be->name, "cuda");
   if (!cuda && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = lower_group(g, mem, cuda ? rt_cuda_sms(be) : 132, tf32, &be->err);
   if (rc) return rc;
-  if (check) nvrtc_check(g);
+  if (check) nvrtc_check(g, show);
   return GK_OK;
 }

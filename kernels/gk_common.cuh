@@ -109,6 +109,20 @@ GK_DEV void gk_ld_cs(T *dst, const T *p) {
   }
 }
 
+/* ---- folding one element into an accumulator ---------------------------
+** gk_fold(op, acc, x, i) is op(acc, op.lift(x, i)), or op.fold(acc, x, i)
+** when Op has such a member: an operator whose merge of two partial
+** results is costly (the online max/sum-exp pair) can add one element
+** cheaply.  Primitives fold elements with it. */
+template <class Op, class A, class X, class I>
+GK_DEV auto gk_fold_(const Op &op, const A &acc, const X &x, I i, int) -> decltype(op.fold(acc, x, i)) {
+  return op.fold(acc, x, i);
+}
+template <class Op, class A, class X, class I>
+GK_DEV A gk_fold_(const Op &op, const A &acc, const X &x, I i, long) { return op(acc, op.lift(x, i)); }
+template <class Op, class A, class X, class I>
+GK_DEV A gk_fold(const Op &op, const A &acc, const X &x, I i) { return gk_fold_(op, acc, x, i, 0); }
+
 /* ---- (value, index) pair for argmax / argmin ----------------------------- */
 template <class T> struct gk_vi { T v; gk_i64 i; };
 

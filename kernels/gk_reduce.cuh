@@ -16,7 +16,8 @@
 **   Load : typedef X;  template <int N> void load(X *dst, Idx i) const;
 **          writes elements i .. i+N-1 to dst.  N is 1 or Policy::VEC; when
 **          N > 1, i % N == 0 and the host guarantees 16-byte alignment.
-**   Op   : see gk_common.cuh (identity, operator(), lift(x, i)).  Must be
+**   Op   : see gk_common.cuh (identity, operator(), lift(x, i), optional
+**          fold(acc, x, i): elements are added with gk_fold).  Must be
 **          associative AND commutative (per-thread accumulators interleave).
 **   Epi  : void operator()(const typename Op::A &r) const;  called once, by
 **          thread 0 of the finishing block, with the total.
@@ -81,7 +82,7 @@ GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int v = 0; v < V; ++v) acc[u] = op(acc[u], op.lift(x[u][v], base + ((Idx)u * T + threadIdx.x) * V + v));
+      for (int v = 0; v < V; ++v) acc[u] = gk_fold(op, acc[u], x[u][v], base + ((Idx)u * T + threadIdx.x) * V + v);
   }
   /* ragged tail (< one tile): the block whose turn the next tile would be */
   if ((Idx)blockIdx.x == ntiles % (Idx)gridDim.x) {
@@ -89,7 +90,7 @@ GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
     for (Idx i = ntiles * tile + threadIdx.x; i < n; i += T) {
       X x[1];
       load.template load<1>(x, i);
-      acc[0] = op(acc[0], op.lift(x[0], i));
+      acc[0] = gk_fold(op, acc[0], x[0], i);
       (void)u;
     }
   }

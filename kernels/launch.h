@@ -121,7 +121,9 @@ static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sm
   if (cols <= 32 * GK_ROWS_WARP_MAX_PACKS * pack) {
     int width = 32;
     int64_t lane_elems = gk_cdiv64(cols, pack);         /* packs needed per row */
-    while (width > 1 && width / 2 >= lane_elems) width /= 2;
+    /* at least two packs per lane where the row has them: more bytes in
+    ** flight per thread and one shuffle level less (short rows) */
+    while (width > 1 && width >= lane_elems) width /= 2;
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
