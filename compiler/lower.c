@@ -1366,6 +1366,19 @@ static int lower_select(lw *L, fmt_buf *src) {
 
 /* ---------------------------------------------------------------- hist */
 
+/* The value of x when it is a constant (through casts and views). */
+static int const_value(const rt_node *x, double *d) {
+  int f32 = x->t == GK_F32;
+  while ((x->op == RT_CAST || x->op == RT_VIEW) && x->nin == 1 && isf(x->t)) {
+    if (x->t == GK_F32) f32 = 1;
+    x = x->in[0];
+  }
+  if (x->op != RT_CONST) return 0;
+  *d = isf(x->t) ? x->c.f : (double)x->c.i;
+  if (f32) *d = (double)(float)*d;
+  return 1;
+}
+
 static int lower_hist(lw *L, fmt_buf *src) {
   rt_group *g = L->g;
   const rt_node *x = the_heavy(g, RT_HIST);
@@ -1394,12 +1407,17 @@ static int lower_hist(lw *L, fmt_buf *src) {
     fmt_printf(&lh, "  const bool ok = gk_hist_auto(r, lo, hi, den, %d, %s);\n", nb, f32 ? "true" : "false");
   } else if (x->excl) fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, 0.0, 1.0, %d, %s);\n", nb, f32 ? "true" : "false");
   else fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, lo, hi, %d, %s);\n", nb, f32 ? "true" : "false");
-  /* a bad range: the first one is reported through gkerr (runtime/cuda.c) */
-  fmt_puts(&lh, "  if (!ok) {\n"
+  /* a bad range: the first one is reported through gkerr (runtime/cuda.c,
+  ** which waits for the kernel to check it); none with a valid constant range */
+  double clo, chi;
+  int valid = !x->excl && const_value(x->in[1], &clo) && const_value(x->in[2], &chi) && isfinite(clo) &&
+              isfinite(chi) && clo <= chi;
+  if (valid) fmt_puts(&lh, "  if (!ok) return;\n");
+  else fmt_puts(&lh, "  if (!ok) {\n"
                 "    if (blockIdx.x == 0 && threadIdx.x == 0 && atomicCAS(gkerr, 0ull, 1ull) == 0ull) {\n"
                 "      gkerr[1] = (unsigned long long)__double_as_longlong(lo); gkerr[2] = (unsigned long long)__double_as_longlong(hi);\n"
                 "      __threadfence_system();\n    }\n    return;\n  }\n");
-  g->errflag = 1;
+  g->errflag = !valid;
   head(L, src, "gk_hist.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);

@@ -275,6 +275,13 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     rc = cu_launch(d, fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, args);
     if (rc) rc = fail_dev(b, rc);
     else prof_end(&c->pf, ev, g);
+    /* a kernel that can fail (a histogram whose range comes from the data)
+    ** is waited for here, so that its outputs are never bound to a result
+    ** that is not one: the error is this statement's, as on the cpu */
+    if (!rc && g->errflag) {
+      if ((rc = cu_sync(d))) rc = fail_dev(b, rc);
+      else rc = check_kernel_error(b);
+    }
   }
   if (!rc && g->gemm) {
     cu_ptr pa = g->gemm_a >= 0 ? dev_of(g->ins[g->gemm_a]) : temp + (cu_ptr)g->gemm_aoff;
