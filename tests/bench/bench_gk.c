@@ -5,11 +5,94 @@
 ** operation (STMT, synced).  Run it with GK_PROFILE=1: the cuda backend
 ** prints each kernel's event-timed median at close (runtime/cuda.c).
 ** tests/bench/bench_gk.py runs it for every op and compares with torch.
+**
+**   bench_gk latency REPS
+** gk's own overhead, measured from the host with a monotonic clock (no
+** GK_PROFILE): the end-to-end time of a prepared `s = sum(x)` on 1024
+** elements (gk_step + gk_get of the 4-byte result; median of REPS), the
+** host time of a step whose plan and kernel are cached (gk_step + gk_sync
+** of a map on 1024 elements minus nothing: it is the whole round trip), and
+** the first run of a new statement in a fresh context when its kernel is
+** compiled (JIT miss) and when it is in the disk cache (second context).
+** Run it with XDG_CACHE_HOME set to an empty directory.  Prints
+** "latency NAME VALUE UNIT" lines.
 */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "gk.h"
+
+static double now_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e6 + (double)ts.tv_nsec * 1e-3;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+static double median(double *t, int n) {
+  qsort(t, (size_t)n, sizeof *t, cmp_d);
+  return t[n / 2];
+}
+
+#define TRY(g, call) do { if (call) { fprintf(stderr, "bench_gk latency: %s\n", gk_errmsg(g)); return 1; } } while (0)
+
+/* One new statement's first run in a fresh context: eval + get. */
+static int first_run(double *us) {
+  gk_ctx *g = gk_open("cuda");
+  if (!g) return 1;
+  float s;
+  TRY(g, gk_eval(g, "x = rand(1000)") || gk_sync(g));
+  double t0 = now_us();
+  TRY(g, gk_eval(g, "s = sum(x * 3 - 1)") || gk_get(g, "s", &s, sizeof s));
+  *us = now_us() - t0;
+  gk_close(g);
+  return 0;
+}
+
+static int latency(int reps) {
+  if (reps < 50) reps = 50;
+  double *t = malloc(sizeof(double) * (size_t)reps);
+  gk_ctx *g = gk_open("cuda");
+  if (!t || !g) { fprintf(stderr, "bench_gk latency: cannot open the cuda backend\n"); return 1; }
+  gk_stmt *st = NULL, *mp = NULL;
+  float s = 0;
+  TRY(g, gk_eval(g, "x = rand(1024)") || gk_sync(g));
+  TRY(g, gk_prepare(g, "s = sum(x)", &st, NULL));
+  TRY(g, gk_prepare(g, "y = x * 2 + 1", &mp, NULL));
+  for (int r = 0; r < 20; r++) TRY(g, gk_step(st) || gk_get(g, "s", &s, sizeof s) || gk_step(mp) || gk_sync(g));
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    TRY(g, gk_step(st) || gk_get(g, "s", &s, sizeof s));
+    t[r] = now_us() - t0;
+  }
+  printf("latency sum1024_end_to_end %.2f us\n", median(t, reps));
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    TRY(g, gk_step(mp) || gk_sync(g));
+    t[r] = now_us() - t0;
+  }
+  printf("latency map1024_step_sync %.2f us\n", median(t, reps));
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    TRY(g, gk_step(mp));
+    t[r] = now_us() - t0;
+    TRY(g, gk_sync(g));
+  }
+  printf("latency map1024_step_host %.2f us\n", median(t, reps));
+  gk_finalize(st); gk_finalize(mp);
+  gk_close(g);
+  double miss, hit;
+  if (first_run(&miss) || first_run(&hit)) return 1;
+  printf("latency first_run_jit_miss %.2f ms\n", miss / 1e3);
+  printf("latency first_run_disk_hit %.2f ms\n", hit / 1e3);
+  free(t);
+  return 0;
+}
 
 static const struct { const char *op, *setup, *stmt; } ops[] = {
   {"sum", "x = rand(268435456)", "s = sum(x)"},
@@ -38,6 +121,7 @@ static const struct { const char *op, *setup, *stmt; } ops[] = {
 int main(int argc, char **argv) {
   if (argc < 3) { fprintf(stderr, "usage: bench_gk OP REPS\n"); return 2; }
   int reps = atoi(argv[2]);
+  if (!strcmp(argv[1], "latency")) return latency(reps);
   for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++) {
     if (strcmp(ops[i].op, argv[1])) continue;
     gk_ctx *g = gk_open("cuda");

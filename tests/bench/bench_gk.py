@@ -83,12 +83,49 @@ def torch_time(op):
     torch.cuda.empty_cache()
     return ts[len(ts) // 2]
 
+def latency():
+    """gk's own overhead (bench_gk latency) next to torch's x.sum().item()."""
+    import tempfile, time
+    rows = []
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, XDG_CACHE_HOME=d)
+        env.pop("GK_PROFILE", None)
+        p = subprocess.run([os.path.join(B, "bench_gk"), "latency", "2000"], capture_output=True, text=True,
+                           env=env, timeout=120)
+    if p.returncode:
+        print("latency: bench_gk failed: %s" % p.stderr.strip()[-300:])
+        return rows
+    peer = {}
+    try:
+        import torch
+        x = torch.rand(1024, device="cuda")
+        for _ in range(50): x.sum().item()
+        ts = []
+        for _ in range(2000):
+            t0 = time.perf_counter(); x.sum().item(); ts.append((time.perf_counter() - t0) * 1e6)
+        ts.sort()
+        peer["sum1024_end_to_end"] = ts[len(ts) // 2]
+    except Exception as e:
+        print("latency: torch: %s" % e)
+    target = {"sum1024_end_to_end": "<= 10 us", "map1024_step_host": "<= 2 us host",
+              "first_run_jit_miss": "<= 20 ms compile", "first_run_disk_hit": "<= 1 ms"}
+    for line in p.stdout.splitlines():
+        m = re.match(r"latency (\S+) ([\d.]+) (\S+)", line)
+        if not m: continue
+        name, v, unit = m.group(1), float(m.group(2)), m.group(3)
+        t = peer.get(name)
+        rows.append({"op": "latency_" + name, "gk": v, "unit": unit, "torch": t, "target": target.get(name)})
+        print("%-28s gk %9.2f %s | torch %s | target %s" % (name, v, unit, ("%.2f %s" % (t, unit)) if t else "-",
+                                                            target.get(name, "-")), flush=True)
+    return rows
+
 def main():
     ops = sys.argv[1:] or (["sum", "max", "sum_xy1", "sum_exp_x_max", "scan", "filter", "hist256", "transpose"] +
                            ["softmax_%dx%d" % s for s in SHAPES] + ["layernorm_%dx%d" % s for s in SHAPES] +
                            ["rowsum_65536x1024", "rowsum_1024x65536", "sum1024"])
     rows = []
     for op in ops:
+        if op == "latency": continue
         g, note = gk_time(op)
         try:
             t = torch_time(op)
@@ -102,6 +139,8 @@ def main():
         f = lambda v, p=0: ("%.*f" % (p, v)) if v is not None else "-"
         print("%-24s gk %8s us %6s GB/s | torch %8s us %6s GB/s | gk/torch %5s | target %5s  [%s]" % (
             op, f(g, 1), f(gg), f(t, 1), f(tg), f(rows[-1]["ratio"], 2), TARGET.get(op, "-"), note), flush=True)
+    if not sys.argv[1:] or "latency" in sys.argv[1:]:
+        rows += latency()
     out = os.environ.get("OUT", ".")
     with open(os.path.join(out, "bench.json"), "w") as fh:
         json.dump(rows, fh, indent=1)
