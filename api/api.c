@@ -685,7 +685,7 @@ int gk_to_dlpack(gk_ctx *g, const char *name, void **out) {
     t->data = (void *)(uintptr_t)v->dev;
     t->device.device_type = kDLCUDA;
   }
-  t->device.device_id = 0;
+  t->device.device_id = t->device.device_type == kDLCUDA ? rt_cuda_device(g->be) : 0;
   t->ndim = v->ndim;
   switch (v->t) {
   case GK_BOOL: t->dtype.code = kDLBool; break;
@@ -762,6 +762,9 @@ int gk_from_dlpack(gk_ctx *g, const char *name, void *tensor) {
   rt_value *v;
   if (!oncuda && (dev == kDLCPU || dev == kDLCUDAHost))
     v = borrowed_value(g, dt, t->ndim, t->shape, RT_ON_HOST, (void *)p, 0, call_dl_deleter, mt);
+  else if (oncuda && dev == kDLCUDA && t->device.device_id != rt_cuda_device(g->be))
+    return dl_reject(g, mt, "the tensor is on CUDA device %d, the context on device %d (GK_DEVICE)",
+                     (int)t->device.device_id, rt_cuda_device(g->be));
   else if (oncuda && (dev == kDLCUDA || dev == kDLCUDAManaged))
     v = borrowed_value(g, dt, t->ndim, t->shape, RT_ON_DEVICE, NULL, (uint64_t)p, call_dl_deleter, mt);
   else

@@ -453,6 +453,17 @@ static int pc_verify(cc_session *s, const rt_group *g) {
   return GK_OK;
 }
 
+/* A cached group's text reads its inputs with 16-byte vector loads, and one
+** of them (a borrowed buffer) is not 16-byte aligned now: it must be lowered
+** again (lower_group reads the pointers and picks scalar loads). */
+static int misaligned_input(const rt_group *g) {
+  for (int i = 0; i < g->nin; i++) {
+    const rt_value *v = g->ins[i]->val;
+    if (v && v->where == RT_ON_DEVICE && (v->dev & 15)) return 1;
+  }
+  return 0;
+}
+
 /* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
 ** *relower[g] is set when a group's text must be lowered again. */
 static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *e, rt_group **out, int **order, char **relower) {
@@ -741,7 +752,7 @@ run:
     rt_group *g = &groups[order[k]];
     s->kernels++;
     rt_err_clear(&s->be->err);
-    if (!cached || relower[order[k]]) {
+    if (!cached || relower[order[k]] || (g->aligned16 && misaligned_input(g))) {
       if (g->src) { rt_free(s->mem, g->src, strlen(g->src) + 1); g->src = NULL; }
       if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
     } else if (s->pc_verify && g->src && (rc = pc_verify(s, g))) break;

@@ -38,8 +38,4 @@ int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32);
 ** sources for parameters) and the group must be lowered again. */
 int lower_rebind(rt_group *g);
 
-/* The multiprocessor count of a cuda backend (runtime/cuda.c); 132 (an
-** H200) for any other backend, so that lowered text is stable there. */
-int rt_cuda_sms(rt_backend *b);
-
 #endif /* GK_LOWER_H */

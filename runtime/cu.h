@@ -86,6 +86,7 @@ int cu_dead(cu_dev *d);
 ** Device attributes (read at open; never fail).
 */
 int cu_sm_count(cu_dev *d);          /* streaming multiprocessors */
+int cu_ordinal(cu_dev *d);           /* the device's ordinal among the visible ones */
 int cu_arch(cu_dev *d);              /* compute capability as 10*major+minor, e.g. 90 */
 size_t cu_max_smem(cu_dev *d);       /* max dynamic shared memory per block, opt-in */
 size_t cu_total_mem(cu_dev *d);      /* device memory in bytes */

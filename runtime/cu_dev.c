@@ -388,6 +388,7 @@ void cu_close(cu_dev *d) {
 /* ------------------------------------------------------------ attributes */
 
 int cu_sm_count(cu_dev *d) { return d->sm_count; }
+int cu_ordinal(cu_dev *d) { return d->ordinal; }
 int cu_arch(cu_dev *d) { return d->arch; }
 size_t cu_max_smem(cu_dev *d) { return d->max_smem; }
 size_t cu_total_mem(cu_dev *d) { return d->total_mem; }

@@ -20,7 +20,6 @@
 #include <string.h>
 #include "runtime/rt.h"
 #include "runtime/cu.h"
-#include "compiler/lower.h"
 
 #define PROF_MAX_KERNELS 256   /* distinct kernels profiled */
 #define PROF_MAX_TIMES 512     /* launch times kept per kernel */
@@ -63,6 +62,11 @@ int rt_cuda_available(char *why, size_t len) { return cu_available(why, len); }
 int rt_cuda_sms(rt_backend *b) {
   if (b && b->name && !strcmp(b->name, "cuda") && CB(b)->d) return cu_sm_count(CB(b)->d);
   return 132;
+}
+
+int rt_cuda_device(rt_backend *b) {
+  if (b && b->name && !strcmp(b->name, "cuda") && CB(b)->d) return cu_ordinal(CB(b)->d);
+  return 0;
 }
 
 static int fail_dev(rt_backend *b, int rc) {
@@ -234,9 +238,10 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
     if (g->ins[i]->val->dev & 15) misaligned = 1;
   }
-  /* text lowered for aligned inputs (vector loads) met a borrowed buffer that
-  ** is not: lower again (lower_group reads the pointers and picks scalar loads) */
-  if (misaligned && g->aligned16 && (rc = lower_group(g, b->mem, cu_sm_count(d), g->gemm_tf32, &b->err))) return rc;
+  /* the compiler lowers a group for the pointers it will run on (scalar loads
+  ** for a borrowed buffer that is not 16-byte aligned) */
+  if (misaligned && g->aligned16)
+    return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel with vector loads met an unaligned input");
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);

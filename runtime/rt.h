@@ -83,6 +83,11 @@ int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_available(char *why, size_t len);
+/* The multiprocessor count of a cuda backend; 132 (an H200) for any other
+** backend, so that lowered text is stable there. */
+int rt_cuda_sms(rt_backend *b);
+/* The device ordinal a cuda backend runs on (GK_DEVICE); 0 for any other. */
+int rt_cuda_device(rt_backend *b);
 
 /* dtype helpers */
 int rt_is_float(gk_dtype t);

@@ -20,8 +20,9 @@ void *rt_alloc(rt_mem *m, size_t n) {
 
 void *rt_calloc(rt_mem *m, size_t count, size_t size) {
   if (size && count > SIZE_MAX / size) return NULL;
-  void *p = rt_alloc(m, count * size);
-  if (p) memset(p, 0, count * size ? count * size : 1);
+  size_t bytes = count * size;
+  void *p = rt_alloc(m, bytes);
+  if (p) memset(p, 0, bytes ? bytes : 1);   /* rt_alloc gives at least one byte */
   return p;
 }
 
