@@ -338,6 +338,11 @@ static void test_import(void) {
   e.t.dl_tensor.byte_offset = 2;
   CHECK_RC(g, gk_from_dlpack(g, "v", &e.t), GK_EMISUSE);
   CHECK(e.deletes == 1);
+  make(&e, scratch, kDLInt, 32, 1, (int64_t[]){1000});
+  e.t.dl_tensor.device.device_id = 1;   /* the context runs on device 0 */
+  CHECK_RC(g, gk_from_dlpack(g, "v", &e.t), GK_EMISUSE);
+  CHECK(e.deletes == 1);
+  CHECK(strstr(gk_errmsg(g), "on CUDA device 1") != NULL);
   make(&e, scratch, kDLInt, 32, 2, (int64_t[]){10, 100});
   e.strides[0] = 1; e.strides[1] = 10; e.t.dl_tensor.strides = e.strides;
   CHECK_RC(g, gk_from_dlpack(g, "v", &e.t), GK_EMISUSE);
