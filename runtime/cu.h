@@ -151,9 +151,11 @@ int cu_sync(cu_dev *d);
 ** Kernels.
 */
 
-/* Compile options given to NVRTC besides the architecture.  No fast math:
-** numerics must match the CPU backend.  Part of the cache key. */
-#define CU_NVRTC_OPTIONS "--std=c++17", "-lineinfo"
+/* Compile options given to NVRTC besides the architecture.  No fast math,
+** and no contraction of a * b + c into one fma (--fmad=false): elementwise
+** results must be the CPU backend's bits (kernels that want an fma say
+** __fma_rn).  Part of the cache key. */
+#define CU_NVRTC_OPTIONS "--std=c++17", "-lineinfo", "--fmad=false"
 
 /* Finds or builds the kernel `name` (declared extern "C" __global__) of the
 ** CUDA C source `src`.  The key is a 64-bit hash of (src, name, embedded
