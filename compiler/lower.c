@@ -1017,8 +1017,9 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
              L->vec_ok ? "v4" : "v1", (long long)len, (long long)coff);
   fmt_free(&lift); fmt_free(&epi);
   set_launch(g, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
-  g->temp_bytes = coff + 16;
-  g->temp_zero = 1;
+  /* one block touches neither partials nor counter: no temp, no memset */
+  g->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
+  g->temp_zero = gl.grid[0] > 1;
   return L->fail ? -1 : 0;
 }
 

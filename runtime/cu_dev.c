@@ -44,6 +44,7 @@
 #define KTAB_MIN     64              /* first size of the kernel table */
 #define LIVE_MIN     256             /* first size of the live-block table */
 #define SEED2        0x6b2f9e0d4c1a3857ULL  /* seed of the second (collision guard) hash */
+#define PIN_BYTES    (64u << 10)     /* downloads up to this size go through page-locked memory */
 
 typedef struct stack { cu_ptr *v; size_t n, cap; } stack;   /* cached blocks of one class */
 typedef struct blk { cu_ptr p; size_t size; } blk;          /* p == 0: empty slot */
@@ -76,6 +77,7 @@ struct cu_dev {
   int debug;                   /* CU_DEBUG_* */
   int disk;                    /* 1 when cache_dir is usable */
   char cache_dir[CU_PATH_MAX];
+  void *pin;                   /* page-locked staging for small downloads (PIN_BYTES), or NULL */
   int dead;                    /* a sticky error happened */
   char dead_what[ERR_MAX];     /* the first sticky error */
   char err[ERR_MAX];           /* the last error */
@@ -376,6 +378,7 @@ void cu_close(cu_dev *d) {
   }
   if (d->blas) CU_CALL(d, blas, cublasDestroy_v2, d->blas);
   if (d->stream) CU_CALL(d, drv, cuStreamDestroy_v2, d->stream);
+  if (d->pin && d->ctx) CU_CALL(d, drv, cuMemFreeHost, d->pin);
   if (d->ctx) CU_CALL(d, drv, cuDevicePrimaryCtxRelease_v2, d->dev);
   for (int i = 0; i < NBINS; i++) free(d->bins[i].v);
   free(d->large);
@@ -603,11 +606,19 @@ int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
   return cu_upload(d, dst, src, n);
 }
 
+/* A small read (a reduction's result) goes through page-locked staging: a
+** copy from the device into pageable memory is staged by the driver, which
+** costs microseconds a scalar read should not.  Without it (allocation
+** refused), the plain path. */
 int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   int rc;
   if ((rc = enter(d)) != GK_OK) return rc;
-  if (n && CU_CALL(d, drv, cuMemcpyDtoHAsync_v2, dst, src, n, d->stream)) return GK_EDEVICE;
-  return status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  if (n && n <= PIN_BYTES && !d->pin && CU_CALL(d, drv, cuMemAllocHost_v2, &d->pin, (size_t)PIN_BYTES)) d->pin = NULL;
+  int staged = n && n <= PIN_BYTES && d->pin;
+  if (n && CU_CALL(d, drv, cuMemcpyDtoHAsync_v2, staged ? d->pin : dst, src, n, d->stream)) return GK_EDEVICE;
+  if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
+  if (staged) memcpy(dst, d->pin, n);
+  return GK_OK;
 }
 
 int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
