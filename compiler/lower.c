@@ -74,6 +74,8 @@ typedef struct lw {
   int *field;                  /* per g->nodes index: field in its stage's tuple */
   const rt_node **onl;         /* per g->nodes index: m' of an online sum(exp(E - m')), else NULL */
   int has_onl;
+  int *maxof;                  /* per g->nodes index: 1 + the online node whose running max this max is, or 0 */
+  char *shared;                /* per g->nodes index: its field is an equal reduction's (field[] says which) */
   char *twop;                  /* per g->nodes index: a var computed in two passes over a cached row
                                ** (1; 2: its stage-1 sum is another node's field, shared) */
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
@@ -84,6 +86,12 @@ typedef struct lw {
 } lw;
 
 /* ------------------------------------------------------------- helpers */
+
+/* Reduction node i has an accumulator field of its own (else it reads an
+** equal one's, or a two-pass var's shared sum, or an online pair's max). */
+static int own_field(const struct lw *L, int i) {
+  return L->twop[i] != 2 && !L->maxof[i] && !L->shared[i];
+}
 
 static const char *ctype(gk_dtype t) {
   switch (t) {
@@ -381,6 +389,14 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
     else fmt_printf(L->o, "    const %s %s = gkl_ld(%s + (%s));\n", ctype(x->t), v, p, ix->s);
   } else {
     if (x->n != 1 && ix->tag != L->rtag) { lw_fail(L, "per-row value read at another index"); return "0"; }
+    if (L->maxof[k]) {   /* the running max of an online pair: NaN, -inf (s = 0: nothing above -inf), or m */
+      int j = L->maxof[k] - 1;
+      const char *T = ctype(x->t);
+      fmt_printf(L->o, "    const %s %s = %s.f%d.m != %s.f%d.m ? %s.f%d.m : %s.f%d.s == 0.0 ? (%s)-__longlong_as_double(0x7ff0000000000000LL) : %s.f%d.m;\n",
+                 T, v, L->acc[st], L->field[j], L->acc[st], L->field[j], L->acc[st], L->field[j], L->acc[st],
+                 L->field[j], T, L->acc[st], L->field[j]);
+      return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
+    }
     if (L->twop[k]) {   /* two-pass var: sum of squared deviations / C */
       if (L->avail < 2) { lw_fail(L, "two-pass variance read before its second pass"); return "0"; }
       fmt_printf(L->o, "    const %s %s = (%s)(%s.q%d / %lld.0);\n", ctype(x->t), v, ctype(x->t), L->acc[2], k,
@@ -682,7 +698,7 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_printf(b, "struct alignas(8) S%d {", s);
   int any = 0;
   for (int i = 0; i < g->nnodes; i++) {
-    if (L->stage[i] == s && L->twop[i] != 2) {
+    if (L->stage[i] == s && own_field(L, i)) {
       if (L->onl && L->onl[i]) fmt_printf(b, " gkl_ms<%s> f%d;", ctype(g->nodes[i]->t), L->field[i]);
       else if (L->twop[i]) fmt_printf(b, " double f%d;", L->field[i]);
       else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
@@ -693,19 +709,19 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   if (!any) fmt_puts(b, " char f_;");
   fmt_puts(b, " };\n");
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && L->twop[i] != 2) {
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && own_field(L, i)) {
     if (L->onl && L->onl[i]) fmt_printf(b, "  gkl_op_ms<%s> o%d;\n", ctype(g->nodes[i]->t), L->field[i]);
     else if (L->twop[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
     else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
   }
   fmt_puts(b, "  __device__ A identity() const { A r;");
   for (int i = 0; i < g->nnodes; i++) {
-    if (L->stage[i] == s && L->twop[i] != 2) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
+    if (L->stage[i] == s && own_field(L, i)) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
     if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = 0.0;", i);
   }
   fmt_puts(b, " return r; }\n  __device__ A operator()(const A &a, const A &b) const { A r;");
   for (int i = 0; i < g->nnodes; i++) {
-    if (L->stage[i] == s && L->twop[i] != 2)
+    if (L->stage[i] == s && own_field(L, i))
       fmt_printf(b, " r.f%d = o%d(a.f%d, b.f%d);", L->field[i], L->field[i], L->field[i], L->field[i]);
     if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = a.q%d + b.q%d;", i, i, i);
   }
@@ -718,7 +734,7 @@ static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
   rt_group *g = L->g;
   fmt_buf *o = L->o;
   fmt_printf(o, "    S%d r;\n", s);
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s) {
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && own_field(L, i)) {
     if (L->onl && L->onl[i]) {   /* online sum(exp(E - m')): lift E itself */
       const rt_node *E = g->nodes[i]->in[0]->in[0]->in[0];
       const char *v = emit_val(L, E, ix);
@@ -954,6 +970,22 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     if ((L->onl[i] = online_mprime(g, g->nodes[i]))) L->has_onl = 1;
   int ns = stages(L, nper);
   if (ns != 1) return -1;
+  /* max(E) next to an online sum(exp(E - max(E))) is the pair's running max:
+  ** no reduction of its own */
+  for (int j = 0; j < g->nnodes; j++) if (L->onl[j] && !L->shared[j]) {
+    const rt_node *E = g->nodes[j]->in[0]->in[0]->in[0];
+    for (int i = j + 1; i < g->nnodes; i++)   /* logsumexp(E) next to sum(exp(E - max(E))): one pair */
+      if (L->onl[i] && L->stage[i] == 1 && g->nodes[i]->in[0]->in[0]->in[0] == E && g->nodes[i]->t == g->nodes[j]->t) {
+        L->shared[i] = 1;
+        L->field[i] = L->field[j];
+      }
+    for (int i = 0; i < g->nnodes; i++) {
+      const rt_node *M = g->nodes[i];
+      if (L->stage[i] == 1 && !L->maxof[i] && M->rop == ROP_MAX && M->axis < 0 && M->in[0] == E && M->t == E->t &&
+          g->nodes[j]->t == E->t)
+        L->maxof[i] = j + 1;
+    }
+  }
   int64_t len = -1;
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
     if (g->nodes[i]->axis >= 0) return -1;
@@ -996,7 +1028,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
     fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
                   "    const S1 r = lift(x, i_);\n    S1 b;\n");
-    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i)) {
       int f = L->field[i];
       if (L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
       else fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
@@ -1598,8 +1630,10 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
   L.twop = calloc((size_t)g->nnodes + 1, 1);
-  if (!L.stage || !L.field || !L.onl || !L.twop) {
-    free(L.stage); free(L.field); free(L.onl); free(L.twop);
+  L.maxof = calloc((size_t)g->nnodes + 1, sizeof(int));
+  L.shared = calloc((size_t)g->nnodes + 1, 1);
+  if (!L.stage || !L.field || !L.onl || !L.twop || !L.maxof || !L.shared) {
+    free(L.stage); free(L.field); free(L.onl); free(L.twop); free(L.maxof); free(L.shared);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
@@ -1620,6 +1654,8 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     if (rc) {
       fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0;
       memset(L.onl, 0, sizeof(*L.onl) * (size_t)g->nnodes); L.has_onl = 0;
+      memset(L.maxof, 0, sizeof(int) * (size_t)g->nnodes);
+      memset(L.shared, 0, (size_t)g->nnodes);
       rc = lower_staged(&L, &src);
     }
     break;
@@ -1638,7 +1674,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.stage); free(L.field); free(L.onl); free(L.twop);
+  free(L.stage); free(L.field); free(L.onl); free(L.twop); free(L.maxof); free(L.shared);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
