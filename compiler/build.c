@@ -760,7 +760,8 @@ static int b_hist(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
     if (scalar_value(s, &A(2), a->loc[2], "lo", &fl, NULL) || scalar_value(s, &A(3), a->loc[3], "hi", &fh, NULL))
       return s->err->status;
     if (!(fl <= fh) || !isfinite(fl) || !isfinite(fh))
-      return cc_error(s, a->loc[2], GK_EVALUE, "'hist' range [%g, %g] must be finite with lo <= hi", fl, fh);
+      return cc_error(s, a->loc[2], GK_EVALUE, "'hist' range [%g, %g] must be finite with lo <= hi",
+                      isnan(fl) ? fabs(fl) : fl, isnan(fh) ? fabs(fh) : fh);   /* "nan", never "-nan" */
     lo = mkconst(s, GK_F64, fl, 0, 0, NULL);
     hi = mkconst(s, GK_F64, fh, 0, 0, NULL);
   } else if (x.x->n == 0) {

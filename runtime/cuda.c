@@ -15,6 +15,7 @@
 ** (B = the group's inputs read once plus its outputs written once).
 */
 #include <dlfcn.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -197,6 +198,8 @@ static int check_kernel_error(rt_backend *b) {
   if (!rec[0]) return GK_OK;
   double lo, hi;
   memcpy(&lo, &rec[1], 8); memcpy(&hi, &rec[2], 8);
+  if (isnan(lo)) lo = fabs(lo);   /* "nan", never "-nan" */
+  if (isnan(hi)) hi = fabs(hi);
   if ((rc = cu_memset_async(c->d, c->errw, 0, sizeof rec))) return fail_dev(b, rc);
   return rt_seterr(&b->err, GK_EVALUE, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
 }
