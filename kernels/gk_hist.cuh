@@ -16,9 +16,35 @@
 **           (fhi - flo)) * nbins; edges linspace in float.
 ** Then i = (long long)f clamped to [0, nbins-1]; x < edge[i] -> i-1;
 ** x >= edge[i+1] and i != nbins-1 -> i+1; i < 0 -> 0.
-** Each block counts its share into shared 32-bit bins (SUB copies to spread
-** same-bin contention), then adds them to the int64 output with integer
-** atomics (exact; order does not matter).
+**
+** Fast path.  That costs a division (double in modes 0 and 1) and two edges
+** per element.  Instead, g = (x - flo) * rs with rs = nbins / denom rounded
+** once (float in modes 1 and 2, double in mode 0: two roundings more than
+** numpy's f).  With pos(x) = (x - lo) * nbins / denom the exact position,
+** M = max(|lo|, |hi|) * nbins / denom and u the unit roundoff (2^-24 or
+** 2^-53): |g - pos(x)| and |f - pos(x)| are at most about u*(M + 3 nbins)
+** (the (float)lo rounding, x - flo, the products), |f - g| at most about
+** 6 u nbins, and every edge k satisfies |pos(edge[k]) - k| <= u*(M + 2k)
+** (the float or double linspace).  So when g is farther than
+** B = 8u*(M + nbins) from every integer, k = floor(g) is numpy's i
+** unchanged by the edge correction (edge[k] < x < edge[k+1] and i = k):
+** the bin is k with no division and no edge.  Otherwise (about 2B of the
+** values: x within rounding of an edge, x == lo, x == hi) the exact
+** arithmetic above decides.  The fast path is off (B = +inf) when its
+** assumptions fail: B >= 1/4, nbins > 2^20, rs outside [2^-100, 2^100],
+** a non-finite float range, or (mode 0) denom != hi - lo (i64 data whose
+** uint64 difference rounds differently).  floor and the distance use the
+** 1.5 * 2^23 (2^52) rounding constant: float adds only.  The margin is
+** checked on the host by emulation (1.5e9 values on and around the edges of
+** 30 ranges x 10 bin counts, all three modes: 0 mismatches; a margin of 2u
+** also passes, 0.5u fails) and on the GPU by tests/kernels/test_kernels.cu.
+**
+** Each block counts its share into shared 32-bit bins (SUB copies; the bin
+** after the last takes ignored and undecided items, so that the unrolled
+** loop counts every item with one atomic and no branch), then adds them to
+** the int64 output with integer atomics (exact; order does not matter).
+** Undecided items are marked in a per-thread mask and binned exactly after
+** the tile (one copy of the exact code).
 **
 ** Load: typedef X; template <int N> void load(X *dst, Idx i) const (N = 1 or
 ** Policy::VEC).  counts: nbins gk_i64, ZEROED by the host before launch.
@@ -31,8 +57,11 @@
 template <int THREADS_, int ITEMS_, int VEC_, int SUB_> struct gk_hist_policy {
   enum { THREADS = THREADS_, ITEMS = ITEMS_, VEC = VEC_, SUB = SUB_, TILE = THREADS_ * ITEMS_ * VEC_ };
 };
-typedef gk_hist_policy<512, 4, 4, 4> gk_hist_policy_v4;
-typedef gk_hist_policy<512, 8, 1, 4> gk_hist_policy_v1;
+/* launch.h GK_HIST_THREADS, GK_HIST_SUB, GK_HIST_TILE_V4/_V1 must match (ORDER) */
+typedef gk_hist_policy<1024, 4, 4, 2> gk_hist_policy_v4;
+typedef gk_hist_policy<1024, 8, 1, 2> gk_hist_policy_v1;
+
+#define GK_HIST_FAST_MAX_BINS (1 << 20)   /* g < 2^22 for the float rounding constant */
 
 /* The binning of one histogram, prepared by gk_hist_explicit / gk_hist_auto. */
 struct gk_hist_range {
@@ -40,7 +69,33 @@ struct gk_hist_range {
   int nbins;
   double lo, hi, denom, step;  /* modes 0, 1 (step: linspace's delta / nbins) */
   float flo, fhi, fdenom, fstep;  /* modes 1 (flo, fhi), 2 (all) */
+  double drs, dB;              /* fast path, mode 0: nbins / denom, margin (+inf: off) */
+  float frs, fB;               /* fast path, modes 1, 2 */
 };
+
+/* Fills the fast-path fields of a prepared range (see the header comment). */
+GK_DEV void gk_hist_fast_setup(gk_hist_range &r) {
+  const double inf = __longlong_as_double(0x7ff0000000000000LL);
+  const double N = (double)r.nbins;
+  r.drs = 0.0; r.dB = inf; r.frs = 0.0f; r.fB = __int_as_float(0x7f800000);
+  if (r.nbins > GK_HIST_FAST_MAX_BINS) return;
+  double den, a, b, u;
+  if (r.mode == 0) {
+    if (__dsub_rn(r.hi, r.lo) != r.denom) return;
+    den = r.denom; a = r.lo; b = r.hi; u = 0x1p-53;
+  } else {
+    if (!isfinite(r.flo) || !isfinite(r.fhi)) return;
+    den = r.mode == 1 ? r.denom : (double)r.fdenom;
+    a = r.mode == 1 ? r.lo : (double)r.flo; b = r.mode == 1 ? r.hi : (double)r.fhi; u = 0x1p-24;
+  }
+  if (!(den > 0.0) || !isfinite(den)) return;
+  const double rs = N / den;
+  if (!(rs >= 0x1p-100 && rs <= 0x1p100)) return;
+  const double B = 8.0 * u * (fmax(fabs(a), fabs(b)) * rs + N);
+  if (!(B < 0.25)) return;
+  if (r.mode == 0) { r.drs = rs; r.dB = B; }
+  else { r.frs = (float)rs; r.fB = (float)B; }
+}
 
 /* numpy.histogram(x, nbins, range=(lo, hi)) (host_hist): false when the range
 ** is not finite or lo > hi (nothing may be counted then).  f32: the data is
@@ -51,6 +106,7 @@ GK_DEV bool gk_hist_explicit(gk_hist_range &r, double lo, double hi, int nbins, 
   r.mode = f32 ? 1 : 0; r.nbins = nbins;
   r.lo = lo; r.hi = hi; r.denom = __dsub_rn(hi, lo); r.step = __ddiv_rn(r.denom, (double)nbins);
   r.flo = (float)lo; r.fhi = (float)hi; r.fdenom = 0.0f; r.fstep = 0.0f;
+  gk_hist_fast_setup(r);
   return true;
 }
 
@@ -66,11 +122,13 @@ GK_DEV bool gk_hist_auto(gk_hist_range &r, double lo, double hi, double denom, i
     if (flo == fhi) { flo = __fsub_rn(flo, 0.5f); fhi = __fadd_rn(fhi, 0.5f); }
     r.mode = 2; r.lo = flo; r.hi = fhi; r.denom = 0.0; r.step = 0.0;
     r.flo = flo; r.fhi = fhi; r.fdenom = __fsub_rn(fhi, flo); r.fstep = __fdiv_rn(r.fdenom, (float)nbins);
+    gk_hist_fast_setup(r);
     return true;
   }
   if (lo == hi) { lo = __dsub_rn(lo, 0.5); hi = __dadd_rn(hi, 0.5); denom = 1.0; }
   r.mode = 0; r.lo = lo; r.hi = hi; r.denom = denom; r.step = __ddiv_rn(__dsub_rn(hi, lo), (double)nbins);
   r.flo = r.fhi = r.fdenom = r.fstep = 0.0f;
+  gk_hist_fast_setup(r);
   return true;
 }
 
@@ -90,9 +148,8 @@ GK_DEV float gk_hist_edge_f(const gk_hist_range &r, long long k) {
   return __fadd_rn(p, r.flo);
 }
 
-/* Bin of non-f32 data (mode 0), or -1 when ignored. */
-GK_DEV int gk_hist_bin(const gk_hist_range &r, double v) {
-  if (!(v >= r.lo && v <= r.hi)) return -1;       /* also drops NaN */
+/* Exact bin of an in-range non-f32 value (mode 0). */
+GK_DEV int gk_hist_bin_exact(const gk_hist_range &r, double v) {
   const double f = __dmul_rn(__ddiv_rn(__dsub_rn(v, r.lo), r.denom), (double)r.nbins);
   long long i = (long long)f;
   if (i >= r.nbins) i = r.nbins - 1;
@@ -102,9 +159,8 @@ GK_DEV int gk_hist_bin(const gk_hist_range &r, double v) {
   return i < 0 ? 0 : (int)i;
 }
 
-/* Bin of f32 data (modes 1, 2), or -1 when ignored. */
-GK_DEV int gk_hist_bin(const gk_hist_range &r, float v) {
-  if (!(v >= r.flo && v <= r.fhi)) return -1;
+/* Exact bin of an in-range f32 value (modes 1, 2). */
+GK_DEV int gk_hist_bin_exact(const gk_hist_range &r, float v) {
   long long i;
   if (r.mode == 1) {
     const float d = __fsub_rn(v, r.flo);
@@ -125,6 +181,32 @@ GK_DEV int gk_hist_bin(const gk_hist_range &r, float v) {
   return i < 0 ? 0 : (int)i;
 }
 
+/* The fast path, branch-free: the bin, -1 when ignored (outside [lo, hi],
+** NaN), or -2 when x is too close to an edge to decide without the exact
+** arithmetic (also whenever the fast path is off: B = +inf). */
+GK_DEV int gk_hist_bin_fast(const gk_hist_range &r, double v) {
+  const double C = 0x1.8p52;                      /* adding it rounds to an integer */
+  const double g = __dmul_rn(__dsub_rn(v, r.lo), r.drs);
+  const double t = __dadd_rn(g, C), k = __dsub_rn(t, C);
+  const int i = (int)(__double_as_longlong(t) - 0x4338000000000000LL) - (g < k ? 1 : 0);
+  const int c = fabs(__dsub_rn(g, k)) > r.dB ? (i < r.nbins ? i : r.nbins - 1) : -2;
+  return v >= r.lo && v <= r.hi ? c : -1;         /* NaN: -1 */
+}
+GK_DEV int gk_hist_bin_fast(const gk_hist_range &r, float v) {
+  const float C = 0x1.8p23f;
+  const float g = __fmul_rn(__fsub_rn(v, r.flo), r.frs);
+  const float t = __fadd_rn(g, C), k = __fsub_rn(t, C);
+  const int i = (__float_as_int(t) - 0x4B400000) - (g < k ? 1 : 0);
+  const int c = fabsf(__fsub_rn(g, k)) > r.fB ? (i < r.nbins ? i : r.nbins - 1) : -2;
+  return v >= r.flo && v <= r.fhi ? c : -1;
+}
+
+/* Bin of a value (double: mode 0; float: modes 1, 2), or -1 when ignored. */
+template <class V> GK_DEV int gk_hist_bin(const gk_hist_range &r, V v) {
+  const int b = gk_hist_bin_fast(r, v);
+  return b != -2 ? b : gk_hist_bin_exact(r, v);
+}
+
 /* The value a bin is computed from: f32 stays float, anything else double. */
 template <class X> GK_DEV double gk_hist_val(X x) { return (double)x; }
 GK_DEV float gk_hist_val(float x) { return x; }
@@ -132,38 +214,52 @@ GK_DEV float gk_hist_val(float x) { return x; }
 template <class P, class Load, class Idx>
 GK_DEV void gk_hist(Idx n, const Load &load, const gk_hist_range &r, gk_i64 *counts) {
   typedef typename Load::X X;
-  extern __shared__ gk_u32 gk_hist_bins_[];        /* SUB * nbins */
-  const int T = P::THREADS, U = P::ITEMS, V = P::VEC;
-  const int nbins = r.nbins;
-  for (int k = threadIdx.x; k < P::SUB * nbins; k += T) gk_hist_bins_[k] = 0;
+  extern __shared__ gk_u32 gk_hist_bins_[];        /* SUB copies of nbins + 1 (the last: a bin for ignored items) */
+  /* 8-byte elements: half the items (the same bytes in flight, fewer registers) */
+  const int T = P::THREADS, V = P::VEC, U = sizeof(X) > 4 && P::ITEMS > 1 ? P::ITEMS / 2 : P::ITEMS;
+  const int nbins = r.nbins, stride = nbins + 1;
+  for (int k = threadIdx.x; k < P::SUB * stride; k += T) gk_hist_bins_[k] = 0;
   __syncthreads();
-  gk_u32 *mine = gk_hist_bins_ + (threadIdx.x / 32 % P::SUB) * nbins;
-  const Idx tile = (Idx)P::TILE;
+  gk_u32 *mine = gk_hist_bins_ + (threadIdx.x / 32 % P::SUB) * stride;
+  const Idx tile = (Idx)T * U * V;
+  static_assert(P::ITEMS * P::VEC <= 32, "gk_hist: one bit per item in a 32-bit mask");
   const Idx ntiles = n / tile;
   for (Idx t = blockIdx.x; t < ntiles; t += gridDim.x) {
     const Idx base = t * tile;
     X x[U][V];
 #pragma unroll
     for (int u = 0; u < U; ++u) load.template load<V>(x[u], base + ((Idx)u * T + threadIdx.x) * V);
+    gk_u32 pend = 0;                               /* items the fast path left undecided */
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        int b = gk_hist_bin(r, gk_hist_val(x[u][v]));
-        if (b >= 0) atomicAdd(mine + b, 1u);
+        const int b = gk_hist_bin_fast(r, gk_hist_val(x[u][v]));
+        atomicAdd(mine + (b >= 0 ? b : nbins), 1u);   /* no branch: ignored items go to the spare bin */
+        pend |= (b == -2 ? 1u : 0u) << (u * V + v);
       }
+    while (pend) {                                 /* rare: one copy of the exact path */
+      const int j = __ffs(pend) - 1;
+      pend &= pend - 1;
+      X xj = x[0][0];
+#pragma unroll
+      for (int u = 0; u < U; ++u)
+#pragma unroll
+        for (int v = 0; v < V; ++v) if (u * V + v == j) xj = x[u][v];
+      atomicAdd(mine + gk_hist_bin_exact(r, gk_hist_val(xj)), 1u);
+    }
   }
   if ((Idx)blockIdx.x == ntiles % (Idx)gridDim.x)
     for (Idx i = ntiles * tile + threadIdx.x; i < n; i += T) {
       X x[1];
       load.template load<1>(x, i);
-      int b = gk_hist_bin(r, gk_hist_val(x[0]));
+      const int b = gk_hist_bin(r, gk_hist_val(x[0]));
       if (b >= 0) atomicAdd(mine + b, 1u);
     }
   __syncthreads();
   for (int k = threadIdx.x; k < nbins; k += T) {
     gk_u64 c = 0;
-    for (int s = 0; s < P::SUB; ++s) c += gk_hist_bins_[s * nbins + k];
+    for (int s = 0; s < P::SUB; ++s) c += gk_hist_bins_[s * stride + k];
     if (c) atomicAdd((unsigned long long *)(counts + k), (unsigned long long)c);
   }
 }

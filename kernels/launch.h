@@ -32,11 +32,11 @@ typedef struct gk_launch {
 #define GK_SCAN_TILE 4096
 #define GK_SELECT_THREADS 256      /* gk_select_policy_default */
 #define GK_SELECT_TILE 4096
-#define GK_HIST_THREADS 512        /* gk_hist_policy_v4/_v1 */
-#define GK_HIST_SUB 4
-#define GK_HIST_TILE_V4 8192
-#define GK_HIST_TILE_V1 4096
-#define GK_HIST_BLOCKS_PER_SM 2
+#define GK_HIST_THREADS 1024       /* gk_hist_policy_v4/_v1; launch bounds of 1024 keep the */
+#define GK_HIST_SUB 2              /* kernel within 64 registers, so one block per SM always fits */
+#define GK_HIST_TILE_V4 16384
+#define GK_HIST_TILE_V1 8192
+#define GK_HIST_BLOCKS_PER_SM 1
 #define GK_EPOCH_MAX (1u << 30)    /* look-back flags keep 30 bits of epoch */
 
 static inline int64_t gk_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -92,8 +92,10 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 }
 
 /* ---- gk_hist ------------------------------------------------------------
-** counts (nbins int64) must be zeroed before EVERY launch (integer atomics add). */
-static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * nbins * 4; }
+** counts (nbins int64) must be zeroed before EVERY launch (integer atomics add).
+** Shared memory: GK_HIST_SUB copies of nbins + 1 u32 bins (the last one takes
+** ignored items, so that counting needs no branch). */
+static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
   gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;

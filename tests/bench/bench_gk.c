@@ -71,6 +71,22 @@ static int latency(int reps) {
     t[r] = now_us() - t0;
   }
   printf("latency sum1024_end_to_end %.2f us\n", median(t, reps));
+  /* the same, split: step (host), sync (launch, run, wait), get (download) */
+  double *t2 = malloc(sizeof(double) * (size_t)reps), *t3 = malloc(sizeof(double) * (size_t)reps);
+  if (!t2 || !t3) return 1;
+  for (int r = 0; r < reps; r++) {
+    double t0 = now_us();
+    TRY(g, gk_step(st));
+    double t1 = now_us();
+    TRY(g, gk_sync(g));
+    double tb = now_us();
+    TRY(g, gk_get(g, "s", &s, sizeof s));
+    t[r] = t1 - t0; t2[r] = tb - t1; t3[r] = now_us() - tb;
+  }
+  printf("latency sum1024_split_step %.2f us\n", median(t, reps));
+  printf("latency sum1024_split_sync %.2f us\n", median(t2, reps));
+  printf("latency sum1024_split_get %.2f us\n", median(t3, reps));
+  free(t2); free(t3);
   for (int r = 0; r < reps; r++) {
     double t0 = now_us();
     TRY(g, gk_step(mp) || gk_sync(g));

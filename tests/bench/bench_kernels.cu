@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(512) k_reduce(gk_i64 n, L l, Op op, E e, typen
 template <class A> struct StoreA { A *o; template <int N> __device__ void store(gk_i64 i, const A *v) const { gk_st<N>(o + i, v); } };
 __global__ void __launch_bounds__(256) k_scan(gk_i64 n, LoadF l, StoreA<float> s, void *ts, gk_u32 ep) {
   gk_scan<gk_scan_policy_default, false>(n, l, gk_op_sum<float>(), s, ts, ep); }
-__global__ void __launch_bounds__(512) k_hist(gk_i64 n, LoadF l, gk_i64 *c) { gk_hist<gk_hist_policy_v4>(n, l, 0.0, 1.0, 256, c); }
+__global__ void __launch_bounds__(GK_HIST_THREADS) k_hist(gk_i64 n, LoadF l, gk_i64 *c) { gk_hist<gk_hist_policy_v4>(n, l, 0.0, 1.0, 256, c); }
 struct SelLoad { typedef float X; const float *x; __device__ bool operator()(gk_i64 i, float &v) const { v = x[i]; return v > 0.5f; } };
 struct SelStore { float *o; __device__ void operator()(gk_i64 d, const float &v, gk_i64) const { o[d] = v; } };
 __global__ void __launch_bounds__(256) k_select(gk_i64 n, SelLoad l, SelStore s, gk_i64 *cnt, void *ts, gk_u32 ep) {
@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
 
   /* histogram 256 bins */
   { gk_launch Lh = gk_hist_launch(n, 256, 1, g_sms); gk_i64 *cnt = (gk_i64 *)(tmp + (50 << 20));
-    t = time_ms([&] { cudaMemsetAsync(cnt, 0, 256 * 8); k_hist<<<(unsigned)Lh.grid[0], 512, Lh.smem>>>(n, LoadF{x}, cnt); });
+    t = time_ms([&] { cudaMemsetAsync(cnt, 0, 256 * 8); k_hist<<<(unsigned)Lh.grid[0], GK_HIST_THREADS, Lh.smem>>>(n, LoadF{x}, cnt); });
     int *hc = (int *)(tmp + (51 << 20));
     need = 0; cub::DeviceHistogram::HistogramEven(nullptr, need, x, hc, 257, 0.f, 1.f, (int)n); cub_tmp(need);
     tc = time_ms([&] { size_t nb = ctb; cub::DeviceHistogram::HistogramEven(ctmp, nb, x, hc, 257, 0.f, 1.f, (int)n); });

@@ -445,39 +445,207 @@ static void test_rowscan_cols() {
   }
 }
 
-/* ---- histogram ---- */
-template <class P, class L> __global__ void __launch_bounds__(512) k_hist(gk_i64 n, L l, double lo, double hi, int nb, gk_i64 *c) { gk_hist<P>(n, l, lo, hi, nb, c); }
+/* ---- histogram ----
+** The reference follows runtime/host_ops.c (hist_job) operation by operation
+** (volatile where it must not be contracted or kept wider).  Cases: the
+** three arithmetics (f32 explicit range, f32 range from the data, f64/int
+** data), nbins 1..1000, ranges whose float rounding is far from the double
+** one, lo == hi, values exactly on every edge, 1-3 ulps either side and at
+** 2^-8 .. 2^-22 of a bin (around the fast path's margin), NaN, +-inf.
+** Checked per element (gk_hist_bin) and as counts (gk_hist, both policies). */
+struct HistRef {
+  int mode; long long nb; double lo, hi, denom; float flo, fhi, fdenom;
+  std::vector<double> e; std::vector<float> fe;
+};
+static void href_linspace_d(double lo, double hi, long long nb, std::vector<double> &e) {
+  e.resize(nb + 1); double delta = hi - lo, step = delta / (double)nb;
+  for (long long i = 0; i <= nb; i++) { volatile double p = step == 0 ? (double)i / (double)nb * delta : (double)i * step; e[i] = p + lo; }
+  e[nb] = hi;
+}
+static void href_linspace_f(float lo, float hi, long long nb, std::vector<float> &e) {
+  e.resize(nb + 1); float delta = hi - lo, step = delta / (float)nb;
+  for (long long i = 0; i <= nb; i++) { volatile float p = step == 0 ? (float)i / (float)nb * delta : (float)i * step; e[i] = p + lo; }
+  e[nb] = hi;
+}
+/* host_hist (autor 0) / host_hist_auto (autor 1, lo/hi the data's extremes, den its denom) */
+static HistRef href_make(double lo, double hi, double den, long long nb, bool f32, bool autor) {
+  HistRef h; h.nb = nb; h.flo = h.fhi = h.fdenom = 0;
+  if (autor && f32) {
+    float flo = (float)lo, fhi = (float)hi;
+    if (flo == fhi) flo -= 0.5f, fhi += 0.5f;
+    h.mode = 2; h.lo = flo; h.hi = fhi; h.denom = 0; h.flo = flo; h.fhi = fhi; h.fdenom = fhi - flo;
+    href_linspace_f(flo, fhi, nb, h.fe);
+    return h;
+  }
+  if (!autor) { if (lo == hi) lo -= 0.5, hi += 0.5; den = hi - lo; }
+  else if (lo == hi) lo -= 0.5, hi += 0.5, den = 1.0;
+  h.mode = f32 ? 1 : 0; h.lo = lo; h.hi = hi; h.denom = den;
+  href_linspace_d(lo, hi, nb, h.e);
+  if (f32) { h.flo = (float)lo; h.fhi = (float)hi; h.fe.resize(nb + 1); for (long long i = 0; i <= nb; i++) h.fe[i] = (float)h.e[i]; }
+  return h;
+}
+static long long href_bin(const HistRef &j, double v) {       /* mode 0; -1: ignored */
+  if (!(v >= j.lo && v <= j.hi)) return -1;
+  volatile double q = (v - j.lo) / j.denom; volatile double f = q * (double)j.nb;
+  long long i = (long long)f;
+  if (i >= j.nb) i = j.nb - 1;
+  if (i < 0) i = 0;
+  if (v < j.e[i]) i--;
+  if (i >= 0 && i + 1 <= j.nb && v >= j.e[i + 1] && i != j.nb - 1) i++;
+  return i < 0 ? 0 : i;
+}
+static long long href_bin(const HistRef &j, float v) {        /* modes 1, 2 */
+  if (!(v >= j.flo && v <= j.fhi)) return -1;
+  long long i;
+  if (j.mode == 1) { volatile float d = v - j.flo; volatile double q = (double)d / j.denom; volatile double f = q * (double)j.nb; i = (long long)f; }
+  else { volatile float q = (v - j.flo) / j.fdenom; volatile float f = q * (float)j.nb; i = (long long)f; }
+  if (i >= j.nb) i = j.nb - 1;
+  if (i < 0) i = 0;
+  if (v < j.fe[i]) i--;
+  if (i >= 0 && v >= j.fe[i + 1] && i != j.nb - 1) i++;
+  return i < 0 ? 0 : i;
+}
+template <class T> static long long href_bin_any(const HistRef &j, T v) { return href_bin(j, (double)v); }
+template <> long long href_bin_any<float>(const HistRef &j, float v) { return href_bin(j, v); }
+
+template <class T> struct LoadT { typedef T X; const T *x;
+  template <int N> __device__ void load(T *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
+template <class X> __device__ bool hist_range_dev(gk_hist_range &r, double lo, double hi, double den, int nb, int autor) {
+  const bool f32 = sizeof(gk_hist_val(X())) == 4;
+  return autor ? gk_hist_auto(r, lo, hi, den, nb, f32) : gk_hist_explicit(r, lo, hi, nb, f32);
+}
+template <class P, class L> __global__ void __launch_bounds__(P::THREADS) k_hist(gk_i64 n, L l, double lo, double hi, int nb, gk_i64 *c) { gk_hist<P>(n, l, lo, hi, nb, c); }
+template <class P, class L> __global__ void __launch_bounds__(P::THREADS)
+k_hist_r(gk_i64 n, L l, double lo, double hi, double den, int nb, int autor, gk_i64 *c) {
+  gk_hist_range r;
+  if (hist_range_dev<typename L::X>(r, lo, hi, den, nb, autor)) gk_hist<P>(n, l, r, c);
+}
+template <class X> __global__ void k_hist_bins(gk_i64 n, const X *x, double lo, double hi, double den, int nb, int autor, int *out) {
+  gk_hist_range r;
+  const bool ok = hist_range_dev<X>(r, lo, hi, den, nb, autor);
+  for (gk_i64 i = (gk_i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (gk_i64)gridDim.x * blockDim.x)
+    out[i] = ok ? gk_hist_bin(r, gk_hist_val(x[i])) : -2;
+}
+
+/* One case: per-element bins and counts (v4 and v1 policies) vs the reference. */
+template <class T> static void hist_case(const std::vector<T> &hx, double lo, double hi, double den, int nb, bool autor, const std::string &name) {
+  const bool f32 = sizeof(T) == 4 && (T)0.5 != 0;
+  HistRef j = href_make(lo, hi, den, nb, f32, autor);
+  gk_i64 n = (gk_i64)hx.size();
+  std::vector<gk_i64> ref(nb, 0); std::vector<int> rb(n);
+  for (gk_i64 i = 0; i < n; i++) { long long b = href_bin_any(j, hx[i]); rb[i] = (int)b; if (b >= 0) ref[b]++; }
+  DBuf<T> x(hx); DBuf<int> bins(n); DBuf<gk_i64> c(nb);
+  bins.poison();
+  k_hist_bins<T><<<256, 256>>>(n, x.p, lo, hi, den, nb, autor, bins.p);
+  LAUNCHED();
+  std::vector<int> gb = bins.get();
+  gk_i64 bad = 0, first = -1;
+  for (gk_i64 i = 0; i < n; i++) if (gb[i] != rb[i]) { if (first < 0) first = i; bad++; }
+  if (bad) printf("  %s: %lld bins differ, first x[%lld] = %.17g gk %d ref %d\n", name.c_str(), (long long)bad, (long long)first,
+                  (double)hx[first], gb[first], rb[first]);
+  result(bad == 0, fmt("hist bins %s", name.c_str()));
+  for (int v4 = 0; v4 < 2; ++v4) {
+    gk_launch L = gk_hist_launch(n, nb, v4, g_sms);
+    c.zero();
+    if (v4) k_hist_r<gk_hist_policy_v4><<<(unsigned)L.grid[0], GK_HIST_THREADS, L.smem>>>(n, LoadT<T>{x.p}, lo, hi, den, nb, (int)autor, c.p);
+    else k_hist_r<gk_hist_policy_v1><<<(unsigned)L.grid[0], GK_HIST_THREADS, L.smem>>>(n, LoadT<T>{x.p}, lo, hi, den, nb, (int)autor, c.p);
+    LAUNCHED();
+    result(c.get() == ref, fmt("hist counts %s v%d", name.c_str(), v4 ? 4 : 1));
+  }
+}
+/* The neighbouring value of x in its own type; specials only for floats. */
+static float hist_next(float x, int dir) { return std::nextafter(x, dir < 0 ? -INFINITY : INFINITY); }
+static double hist_next(double x, int dir) { return std::nextafter(x, dir < 0 ? -(double)INFINITY : (double)INFINITY); }
+template <class T> static T hist_next(T x, int dir) { return x + dir; }
+template <class T> static void hist_specials(std::vector<T> &v) {
+  v.push_back((T)NAN); v.push_back((T)INFINITY); v.push_back((T)-INFINITY); v.push_back((T)0.0); v.push_back(-(T)0.0);
+}
+static void hist_specials(std::vector<int> &) {}
+static void hist_specials(std::vector<gk_i64> &) {}
+/* Values on and around every edge of the reference range, kept inside [a, b]. */
+template <class T> static void hist_edges(std::vector<T> &v, const HistRef &j, bool clip, T a, T b, bool integral) {
+  const double w = (j.mode == 2 ? (double)j.fdenom : j.hi - j.lo) / (double)j.nb;
+  for (long long k = 0; k <= j.nb; k++) {
+    const double e = j.mode == 0 ? j.e[k] : (double)j.fe[k];
+    std::vector<double> c;
+    if (integral) { for (int d = -1; d <= 2; d++) c.push_back(std::floor(e) + d); }
+    else {
+      T t = (T)e, lo = t, hi = t;
+      c.push_back((double)t);
+      for (int u = 0; u < 3; u++) { lo = hist_next(lo, -1); hi = hist_next(hi, 1); c.push_back((double)lo); c.push_back((double)hi); }
+      for (int s = 8; s <= 22; s += 2) { c.push_back(e + w * std::ldexp(1.0, -s)); c.push_back(e - w * std::ldexp(1.0, -s)); }
+    }
+    for (double d : c) { T t = (T)d; if (!clip || (t >= a && t <= b)) v.push_back(t); }
+  }
+}
+template <class T> static T hist_rand(double a, double b, bool integral) {
+  double r = a + (b - a) * urand(); return integral ? (T)std::floor(r) : (T)r;
+}
+/* A case over [lo, hi] (explicit) or with the data's own extremes (auto). */
+template <class T> static void hist_range_case(double lo, double hi, int nb, bool autor, const char *what) {
+  const bool integral = (T)0.5 == 0, f32 = sizeof(T) == 4 && !integral;
+  std::vector<T> v;
+  double w = hi - lo, a = autor ? lo : lo - 0.1 * w - 1, b = autor ? hi : hi + 0.1 * w + 1;
+  if (autor) { v.push_back((T)lo); v.push_back((T)hi); }
+  for (int i = 0; i < 20000; i++) v.push_back(hist_rand<T>(a, b, integral));
+  double dlo = lo, dhi = hi, den = hi - lo;
+  if (autor) {   /* what the generated code passes: the extremes as double; i64: uint64 difference */
+    T mn = *std::min_element(v.begin(), v.end()), mx = *std::max_element(v.begin(), v.end());
+    dlo = (double)mn; dhi = (double)mx; den = dhi - dlo;
+    if (sizeof(T) == 8 && integral) den = (double)((unsigned long long)(long long)mx - (unsigned long long)(long long)mn);
+  }
+  HistRef j = href_make(dlo, dhi, den, nb, f32, autor);
+  hist_edges<T>(v, j, autor, (T)dlo, (T)dhi, integral);
+  if (!integral) { v.push_back((T)j.lo); v.push_back((T)j.hi); }
+  if (!autor) hist_specials(v);
+  for (size_t i = v.size() - 1; i > 0; i--) std::swap(v[i], v[(size_t)(urand() * (double)(i + 1))]);
+  hist_case<T>(v, dlo, dhi, den, nb, autor, fmt("%s %s [%.17g, %.17g] nbins=%d n=%zu", what, autor ? "auto" : "explicit", dlo, dhi, nb, v.size()));
+}
+
 static void test_hist() {
+  /* the (lo, hi, nbins) interface over the sizes (tiles and tail) */
   for (gk_i64 n : SIZES) for (int nb : {256, 10, 1}) {
     std::vector<float> hx = randf(n, -0.1f, 1.1f);
     for (gk_i64 i = 0; i < n; i += 97) hx[i] = (i / 97) % 3 == 0 ? 1.0f : (i / 97) % 3 == 1 ? NAN : 0.0f;
-    const double lo = 0.0, hi = 1.0;
+    HistRef j = href_make(0.0, 1.0, 1.0, nb, true, false);
     std::vector<gk_i64> ref(nb, 0);
-    /* numpy.histogram of float32 data with an explicit range (runtime/host_ops.c,
-    ** mode 1): float compare and subtract, index in double, float32 edges */
-    const float flo = (float)lo, fhi = (float)hi;
-    const double denom = hi - lo, step = denom / nb;
-    auto edge = [&](long long k) -> float { volatile double p = (double)k * step; return k >= nb ? (float)hi : (float)(p + lo); };
-    for (float v : hx) {
-      if (!(v >= flo && v <= fhi)) continue;
-      volatile float d = v - flo;
-      long long b = (long long)((double)d / denom * (double)nb);
-      if (b >= nb) b = nb - 1;
-      if (b < 0) b = 0;
-      if (v < edge(b)) --b;
-      else if (v >= edge(b + 1) && b != nb - 1) ++b;
-      ref[b < 0 ? 0 : b]++;
-    }
+    for (float v : hx) { long long b = href_bin(j, v); if (b >= 0) ref[b]++; }
     DBuf<float> x(hx); DBuf<gk_i64> c(nb);
     for (int v4 = 0; v4 < 2; ++v4) {
       gk_launch L = gk_hist_launch(n, nb, v4, g_sms);
       c.zero();
-      if (v4) k_hist<gk_hist_policy_v4><<<(unsigned)L.grid[0], 512, L.smem>>>(n, LoadF<4>{x.p}, lo, hi, nb, c.p);
-      else k_hist<gk_hist_policy_v1><<<(unsigned)L.grid[0], 512, L.smem>>>(n, LoadF<1>{x.p}, lo, hi, nb, c.p);
+      if (v4) k_hist<gk_hist_policy_v4><<<(unsigned)L.grid[0], GK_HIST_THREADS, L.smem>>>(n, LoadF<4>{x.p}, 0.0, 1.0, nb, c.p);
+      else k_hist<gk_hist_policy_v1><<<(unsigned)L.grid[0], GK_HIST_THREADS, L.smem>>>(n, LoadF<1>{x.p}, 0.0, 1.0, nb, c.p);
       LAUNCHED();
       result(c.get() == ref, fmt("hist n=%lld nbins=%d v%d", n, nb, v4 ? 4 : 1));
     }
   }
+  static const double R[][2] = {{0, 1}, {-0.1, 0.7}, {0.1, 0.3}, {-3, 3}, {5, 5}, {-1e-3, 2.5e-3},
+                                {100, 1e4}, {1e6 + 0.01, 1e6 + 0.02}, {-1e30, 1e30}, {1e-30, 3e-30}};
+  for (int nb : {1, 7, 10, 256, 1000})
+    for (const auto &r : R)
+      for (int autor = 0; autor < 2; ++autor) {
+        hist_range_case<float>(r[0], r[1], nb, autor, "f32");
+        hist_range_case<double>(r[0], r[1], nb, autor, "f64");
+      }
+  static const double RI[][2] = {{0, 100}, {0, 1000}, {-5, 5}, {3, 3}, {-1000000, 7}};
+  for (int nb : {1, 7, 10, 256, 1000})
+    for (const auto &r : RI)
+      for (int autor = 0; autor < 2; ++autor) {
+        hist_range_case<gk_i64>(r[0], r[1], nb, autor, "i64");
+        hist_range_case<int>(r[0], r[1], nb, autor, "i32");
+      }
+  /* i64 extremes whose uint64 difference is not hi - lo in double (fast path off) */
+  for (int nb : {7, 256}) {
+    std::vector<gk_i64> v;
+    for (int i = 0; i < 20000; i++) v.push_back((1LL << 60) + (gk_i64)(urand() * 5000));
+    gk_i64 mn = *std::min_element(v.begin(), v.end()), mx = *std::max_element(v.begin(), v.end());
+    hist_case<gk_i64>(v, (double)mn, (double)mx, (double)((unsigned long long)mx - (unsigned long long)mn), nb, true,
+                      fmt("i64 auto near 2^60 nbins=%d", nb));
+  }
+  /* all-equal data, range from the data */
+  hist_case<float>(std::vector<float>(1000, 0.25f), 0.25, 0.25, 0.0, 10, true, "f32 auto all equal");
+  hist_case<double>(std::vector<double>(1000, -2.0), -2.0, -2.0, 0.0, 10, true, "f64 auto all equal");
 }
 
 /* ---- select ---- */
