@@ -76,8 +76,10 @@ typedef struct lw {
   int has_onl;
   int *maxof;                  /* per g->nodes index: 1 + the online node whose running max this max is, or 0 */
   char *shared;                /* per g->nodes index: its field is an equal reduction's (field[] says which) */
-  char *twop;                  /* per g->nodes index: a var computed in two passes over a cached row
-                               ** (1; 2: its stage-1 sum is another node's field, shared) */
+  char *twop;                  /* per g->nodes index: a var computed without Welford merges: two passes
+                               ** over a cached row (1; 2: its stage-1 sum is another node's field,
+                               ** shared), or one pass of sums shifted by a pivot element (3) */
+  ixv pivot;                   /* VAR_SHIFT: the index of the pivot element (row start, or 0) */
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
@@ -91,6 +93,13 @@ typedef struct lw {
 ** equal one's, or a two-pass var's shared sum, or an online pair's max). */
 static int own_field(const struct lw *L, int i) {
   return L->twop[i] != 2 && !L->maxof[i] && !L->shared[i];
+}
+
+enum { VAR_TWO = 1, VAR_TWO_SHARED = 2, VAR_SHIFT = 3 };
+
+/* The stage whose tuple holds var node i's sum of squares q<i> (0: none). */
+static int q_stage(const struct lw *L, int i) {
+  return L->twop[i] == VAR_SHIFT ? 1 : L->twop[i] ? 2 : 0;
 }
 
 static const char *ctype(gk_dtype t) {
@@ -395,6 +404,14 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
       fmt_printf(L->o, "    const %s %s = %s.f%d.m != %s.f%d.m ? %s.f%d.m : %s.f%d.s == 0.0 ? (%s)-__longlong_as_double(0x7ff0000000000000LL) : %s.f%d.m;\n",
                  T, v, L->acc[st], L->field[j], L->acc[st], L->field[j], L->acc[st], L->field[j], L->acc[st],
                  L->field[j], T, L->acc[st], L->field[j]);
+      return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
+    }
+    if (L->twop[k] == VAR_SHIFT) {   /* m2 = sum d^2 - (sum d)^2 / n, d = x - pivot; never below 0 */
+      const char *a = L->acc[st];
+      double nn = (double)x->in[0]->n / (double)(x->n ? x->n : 1);
+      fmt_printf(L->o, "    const double m%s = %s.q%d - %s.f%d * %s.f%d / %.17g;\n", v, a, k, a, L->field[k], a,
+                 L->field[k], nn);
+      fmt_printf(L->o, "    const %s %s = (%s)((m%s < 0.0 ? 0.0 : m%s) / %.17g);\n", ctype(x->t), v, ctype(x->t), v, v, nn);
       return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
     }
     if (L->twop[k]) {   /* two-pass var: sum of squared deviations / C */
@@ -704,7 +721,7 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
       else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
       any = 1;
     }
-    if (s == 2 && L->twop[i]) { fmt_printf(b, " double q%d;", i); any = 1; }
+    if (q_stage(L, i) == s) { fmt_printf(b, " double q%d;", i); any = 1; }
   }
   if (!any) fmt_puts(b, " char f_;");
   fmt_puts(b, " };\n");
@@ -717,15 +734,25 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_puts(b, "  __device__ A identity() const { A r;");
   for (int i = 0; i < g->nnodes; i++) {
     if (L->stage[i] == s && own_field(L, i)) fmt_printf(b, " r.f%d = o%d.identity();", L->field[i], L->field[i]);
-    if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = 0.0;", i);
+    if (q_stage(L, i) == s) fmt_printf(b, " r.q%d = 0.0;", i);
   }
   fmt_puts(b, " return r; }\n  __device__ A operator()(const A &a, const A &b) const { A r;");
   for (int i = 0; i < g->nnodes; i++) {
     if (L->stage[i] == s && own_field(L, i))
       fmt_printf(b, " r.f%d = o%d(a.f%d, b.f%d);", L->field[i], L->field[i], L->field[i], L->field[i]);
-    if (s == 2 && L->twop[i]) fmt_printf(b, " r.q%d = a.q%d + b.q%d;", i, i, i);
+    if (q_stage(L, i) == s) fmt_printf(b, " r.q%d = a.q%d + b.q%d;", i, i, i);
   }
   fmt_puts(b, " return r; }\n  template <class X, class J> __device__ A lift(const X &, J) const { return identity(); }\n};\n");
+}
+
+/* The lift of a VAR_SHIFT var: d = x - pivot (the element at L->pivot) into
+** f, d^2 into q.  Every element is shifted by the same data value, so the
+** sums stay small wherever the data sits (no cancellation of a large mean). */
+static void shift_lift(lw *L, fmt_buf *o, int i, const char *v) {
+  char vv[24];
+  snprintf(vv, sizeof vv, "%s", v);
+  const char *p = emit_val(L, L->g->nodes[i]->in[0], &L->pivot);
+  fmt_printf(o, "    { const double d_ = (double)%s - (double)%s; r.f%d = d_; r.q%d = d_ * d_; }\n", vv, p, L->field[i], i);
 }
 
 /* Writes into L->o the lift of stage s at index ix into "A r". idxexpr is
@@ -742,6 +769,7 @@ static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
       continue;
     }
     const char *v = emit_val(L, g->nodes[i]->in[0], ix);
+    if (L->twop[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
     fmt_printf(o, "    r.f%d = ", L->field[i]);
     red_lift(o, g->nodes[i], v, idxexpr);
     fmt_puts(o, ";\n");
@@ -970,6 +998,11 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     if ((L->onl[i] = online_mprime(g, g->nodes[i]))) L->has_onl = 1;
   int ns = stages(L, nper);
   if (ns != 1) return -1;
+  /* a var: one pass of sums shifted by the first element */
+  snprintf(L->pivot.s, sizeof L->pivot.s, "(I)0");
+  L->pivot.tag = TAG_OTHER;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->twop[i] = VAR_SHIFT;
   /* max(E) next to an online sum(exp(E - max(E))) is the pair's running max:
   ** no reduction of its own */
   for (int j = 0; j < g->nnodes; j++) if (L->onl[j] && !L->shared[j]) {
@@ -1088,8 +1121,14 @@ static int lower_rows(lw *L, fmt_buf *src) {
   ** (sum, then squared deviations from the mean: numpy's algorithm) rather
   ** than Welford merges, which divide per element.  Only with one stage of
   ** reductions (the second pass takes the second stage). */
+  /* Over a row that is streamed, one pass of sums shifted by the row's first
+  ** element. */
+  snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%lldLL)", (long long)C);
+  L->pivot.tag = TAG_OTHER;
   if (ns == 1) {
     int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
+    for (int i = 0; i < g->nnodes && !cached; i++)
+      if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->twop[i] = VAR_SHIFT;
     for (int i = 0; i < g->nnodes && cached; i++)
       if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) {
         L->twop[i] = 1;
@@ -1121,7 +1160,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_puts(o, "    S1 r;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
-      if (L->twop[i] == 2) continue;
+      if (L->twop[i] == VAR_TWO_SHARED) continue;
+      if (L->twop[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
       if (L->twop[i]) { fmt_printf(o, "    r.f%d = (double)%s;\n", L->field[i], v); continue; }
       fmt_printf(o, "    r.f%d = ", L->field[i]);
       red_lift(o, g->nodes[i], v, "col");
@@ -1138,7 +1178,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
       red_lift(&lb, g->nodes[i], v, "col");
       fmt_puts(&lb, ";\n");
     }
-    for (int i = 0; i < g->nnodes; i++) if (L->twop[i]) {
+    for (int i = 0; i < g->nnodes; i++) if (L->twop[i] && L->twop[i] != VAR_SHIFT) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
       fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / %lld.0; r.q%d = d_ * d_; }\n", v, L->field[i],
                  (long long)C, i);
@@ -1656,6 +1696,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
       memset(L.onl, 0, sizeof(*L.onl) * (size_t)g->nnodes); L.has_onl = 0;
       memset(L.maxof, 0, sizeof(int) * (size_t)g->nnodes);
       memset(L.shared, 0, (size_t)g->nnodes);
+      memset(L.twop, 0, (size_t)g->nnodes);
       rc = lower_staged(&L, &src);
     }
     break;
