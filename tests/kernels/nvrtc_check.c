@@ -125,7 +125,7 @@ static const char *SRC_HIST =
   "#include \"gk_hist.cuh\"\n"
   "struct L0 { typedef float X; const float *x;\n"
   "  template <int N> __device__ void load(float *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };\n"
-  "extern \"C\" __global__ void __launch_bounds__(512)\n"
+  "extern \"C\" __global__ void __launch_bounds__(gk_hist_policy_v4::THREADS)\n"
   "gk_k_hist(gk_i64 n, const float *x, double lo, double hi, int nbins, gk_i64 *counts) {\n"
   "  L0 l = {x}; gk_hist<gk_hist_policy_v4>(n, l, lo, hi, nbins, counts);\n"
   "}\n";
