@@ -16,63 +16,73 @@
 **                     land REVERSED at the end: follow with gk_reverse_tail
 **                     over [count, n) to make them stable).
 **   count: one gk_i64, written by the last tile.
-** Temp: tile state for gk_i64 sums (launch.h gk_select_temp_bytes), zero
-** when allocated; epoch as for gk_scan.
+** Temp: tile state for Idx sums (launch.h gk_select_launch(n).temp_bytes),
+** zero when allocated; epoch as for gk_scan.  Counts are integers, so the
+** look-back's order of additions cannot change a result.
 */
 #ifndef GK_SELECT_CUH
 #define GK_SELECT_CUH
 #include "gk_scan.cuh"
 
-template <int THREADS_, int ITEMS_> struct gk_select_policy {
-  enum { THREADS = THREADS_, ITEMS = ITEMS_, TILE = THREADS_ * ITEMS_ };
+/* THREADS x ITEMS (<= 32) elements per tile; SLEEP and GW as gk_scan_policy. */
+template <int THREADS_, int ITEMS_, int SLEEP_ = 0, int GW_ = 32> struct gk_select_policy {
+  enum { THREADS = THREADS_, ITEMS = ITEMS_, TILE = THREADS_ * ITEMS_, SLEEP = SLEEP_, GW = GW_ };
 };
-typedef gk_select_policy<256, 16> gk_select_policy_default;
+typedef gk_select_policy<256, 32> gk_select_policy_default;   /* launch.h GK_SELECT_* */
 
 template <class P, bool PARTITION, class Load, class Store, class Idx>
 GK_DEV void gk_select(Idx n, const Load &load, const Store &store, gk_i64 *count, void *tile_state, gk_u32 epoch) {
   typedef typename Load::X X;
-  typedef gk_op_sum<gk_i64> Op;
+  typedef gk_op_sum<Idx> Op;                   /* counts fit the index type */
   enum { K = P::ITEMS, WARPS = P::THREADS / 32, WSPAN = 32 * P::ITEMS };
-  __shared__ gk_i64 wsum[WARPS];
-  __shared__ gk_i64 block_excl;
-  const Op op;
+  static_assert(P::ITEMS <= 32, "flags of a lane's items live in one 32-bit word");
+  __shared__ int wsum[WARPS];
+  __shared__ Idx block_excl;
   const Idx tile = blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = gk_lane();
-  const Idx wbase = tile * (Idx)P::TILE + (Idx)warp * WSPAN;
+  const Idx base = tile * (Idx)P::TILE;
+  const bool full = n - base >= (Idx)P::TILE;
+  const Idx wbase = base + (Idx)warp * WSPAN;
   const unsigned lt = (1u << lane) - 1u;
   X v[K];
-  unsigned m[K];
-  int wcount = 0;
+  unsigned bits = 0;                           /* bit k: item k selected */
+  if (full) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const Idx i = wbase + k * 32 + lane;
-    bool f = false;
-    if (i < n) f = load(i, v[k]);
-    m[k] = __ballot_sync(GK_FULL_MASK, f);
-    wcount += __popc(m[k]);
-  }
-  if (lane == 0) wsum[warp] = wcount;
-  __syncthreads();
-  gk_i64 wpre = 0, agg = 0;
+    for (int k = 0; k < K; ++k) bits |= (unsigned)load(wbase + k * 32 + lane, v[k]) << k;
+  } else {
 #pragma unroll
-  for (int w = 0; w < WARPS; ++w) { gk_i64 c = wsum[w]; if (w < warp) wpre += c; agg += c; }
-  if (warp == 0) {
-    gk_i64 e = gk_lookback(gk_tile_state<gk_i64>(tile_state, gk_cdiv(n, (Idx)P::TILE)), tile, agg, op, epoch);
-    if (lane == 0) {
-      block_excl = e;
-      if (tile == (Idx)gridDim.x - 1) *count = e + agg;
+    for (int k = 0; k < K; ++k) {
+      const Idx i = wbase + k * 32 + lane;
+      if (i < n) bits |= (unsigned)load(i, v[k]) << k;
     }
   }
+  int wcount = __popc(bits);
+#pragma unroll
+  for (int d = 16; d > 0; d >>= 1) wcount += __shfl_xor_sync(GK_FULL_MASK, wcount, d);
+  if (lane == 0) wsum[warp] = wcount;
   __syncthreads();
-  gk_i64 rank = block_excl + wpre;             /* selected before this warp's span */
+  int wpre = 0, agg = 0;
+#pragma unroll
+  for (int w = 0; w < WARPS; ++w) { const int c = wsum[w]; if (w < warp) wpre += c; agg += c; }
+  Idx excl = 0;
+  if (gridDim.x > 1) {
+    if (warp == 0) {
+      const Idx e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, (Idx)agg, Op(), epoch);
+      if (lane == 0) block_excl = tile > 0 ? e : 0;
+    }
+    __syncthreads();
+    excl = block_excl;
+  }
+  if (tile == (Idx)gridDim.x - 1 && threadIdx.x == 0) *count = (gk_i64)(excl + agg);
+  Idx rank = excl + wpre;                      /* selected before this warp's span */
 #pragma unroll
   for (int k = 0; k < K; ++k) {
     const Idx i = wbase + k * 32 + lane;
-    const bool f = (m[k] >> lane) & 1u;
-    const gk_i64 r = rank + __popc(m[k] & lt);
-    if (f) store((Idx)r, v[k], i);
-    else if (PARTITION && i < n) store(n - 1 - (i - (Idx)r), v[k], i);
-    rank += __popc(m[k]);
+    const unsigned m = __ballot_sync(GK_FULL_MASK, (bits >> k) & 1u);
+    const Idx r = rank + __popc(m & lt);
+    if ((bits >> k) & 1u) store(r, v[k], i);
+    else if (PARTITION && (full || i < n)) store(n - 1 - (i - r), v[k], i);
+    rank += __popc(m);
   }
 }
 

@@ -29,9 +29,9 @@ typedef struct gk_launch {
 #define GK_REDUCE_TILE_V1 4096     /* 512 threads x 8 scalar loads */
 #define GK_REDUCE_BLOCKS_PER_SM 4  /* 2048 threads per SM / 512 */
 #define GK_SCAN_THREADS 256        /* gk_scan_policy_default */
-#define GK_SCAN_TILE 4096
+#define GK_SCAN_TILE 8192
 #define GK_SELECT_THREADS 256      /* gk_select_policy_default */
-#define GK_SELECT_TILE 4096
+#define GK_SELECT_TILE 8192
 #define GK_HIST_THREADS 1024       /* gk_hist_policy_v4/_v1; launch bounds of 1024 keep the */
 #define GK_HIST_SUB 2              /* kernel within 64 registers, so one block per SM always fits */
 #define GK_HIST_TILE_V4 16384
@@ -66,9 +66,14 @@ static inline int64_t gk_reduce_counter_offset(const gk_launch *L, int64_t acc_b
   return gk_align16(L->grid[0] * acc_bytes);
 }
 
-/* ---- tile state for look-back (gk_scan, gk_select) ---------------------- */
+/* ---- tile state for look-back (gk_scan, gk_select) ----------------------
+** One descriptor per tile and one per group of 32 tiles (gk_scan.cuh), each
+** 8 bytes per 4-byte word of the accumulator (a tag beside every word): 8
+** bytes for acc_bytes <= 4, else 16 per 8 bytes.  Sufficient for any
+** accumulator of at most acc_bytes. */
 static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
-  return gk_align16(ntiles * 4) + 2 * gk_align16(ntiles * acc_bytes);
+  int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
+  return gk_align16(ntiles * d) + gk_align16(gk_cdiv64(ntiles, 32) * d);
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {

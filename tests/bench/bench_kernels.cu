@@ -13,6 +13,7 @@
 #include <vector>
 #include <algorithm>
 #include <string>
+#include <type_traits>
 #include <cub/cub.cuh>
 #include "gk_reduce.cuh"
 #include "gk_scan.cuh"
@@ -51,7 +52,7 @@ static void report(const std::string &op, double bytes, double gk_ms, double pee
 }
 
 struct LoadF { typedef float X; const float *x;
-  template <int N> __device__ void load(float *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
+  template <int N, class I> __device__ void load(float *d, I i) const { gk_ld<N>(d, x + i); } };
 struct LoadXY1 { typedef float X; const float *x, *y;
   template <int N> __device__ void load(float *d, gk_i64 i) const {
     float a[N], b[N]; gk_ld<N>(a, x + i); gk_ld<N>(b, y + i);
@@ -63,13 +64,17 @@ template <class P, class L, class Op, class E>
 __global__ void __launch_bounds__(512) k_reduce(gk_i64 n, L l, Op op, E e, typename Op::A *part, gk_u32 *ctr) {
   gk_grid_reduce<P>(n, l, op, e, part, ctr); }
 template <class A> struct StoreA { A *o; template <int N> __device__ void store(gk_i64 i, const A *v) const { gk_st<N>(o + i, v); } };
-__global__ void __launch_bounds__(256) k_scan(gk_i64 n, LoadF l, StoreA<float> s, void *ts, gk_u32 ep) {
-  gk_scan<gk_scan_policy_default, false>(n, l, gk_op_sum<float>(), s, ts, ep); }
+/* what compiler/lower.c generates for a float scan: f64 accumulator, f32 out */
+struct StoreD2F { float *o; template <int N> __device__ void store(int i, const double *v) const { o[i] = (float)v[0]; } };
+template <class P, class Op, class S>
+__global__ void __launch_bounds__(P::THREADS) k_scan(int n, LoadF l, S s, void *ts, gk_u32 ep) {
+  gk_scan<P, false>(n, l, Op(), s, ts, ep); }
 __global__ void __launch_bounds__(GK_HIST_THREADS) k_hist(gk_i64 n, LoadF l, gk_i64 *c) { gk_hist<gk_hist_policy_v4>(n, l, 0.0, 1.0, 256, c); }
-struct SelLoad { typedef float X; const float *x; __device__ bool operator()(gk_i64 i, float &v) const { v = x[i]; return v > 0.5f; } };
-struct SelStore { float *o; __device__ void operator()(gk_i64 d, const float &v, gk_i64) const { o[d] = v; } };
-__global__ void __launch_bounds__(256) k_select(gk_i64 n, SelLoad l, SelStore s, gk_i64 *cnt, void *ts, gk_u32 ep) {
-  gk_select<gk_select_policy_default, false>(n, l, s, cnt, ts, ep); }
+struct SelLoad { typedef float X; const float *x; __device__ bool operator()(int i, float &v) const { v = x[i]; return v > 0.5f; } };
+struct SelStore { float *o; __device__ void operator()(int d, const float &v, int) const { o[d] = v; } };
+template <class P>
+__global__ void __launch_bounds__(P::THREADS) k_select(int n, SelLoad l, SelStore s, gk_i64 *cnt, void *ts, gk_u32 ep) {
+  gk_select<P, false>(n, l, s, cnt, ts, ep); }
 __global__ void __launch_bounds__(256) k_transpose(const float *in, float *out, gk_i64 R, gk_i64 C) { gk_transpose(in, out, R, C); }
 
 struct RLoad { const float *x; gk_i64 ld;
@@ -180,16 +185,43 @@ int main(int argc, char **argv) {
   t = time_ms([&] { k_reduce<gk_reduce_policy_v4><<<(unsigned)L.grid[0], 512>>>(n, LoadF{x}, gk_op_logsumexp<float>(), EpiLse{res}, (gk_ms<float> *)tmp, ctr); });
   report("sum(exp(x-max(x))) one pass", B, t, 1926, "torch.compile (doc)", 4000);
 
-  /* inclusive scan */
-  { gk_launch Ls = gk_scan_launch(n, 4); unsigned ep = 0;
-    char *ts; CK(cudaMalloc(&ts, Ls.temp_bytes)); CK(cudaMemset(ts, 0, Ls.temp_bytes));
-    t = time_ms([&] { ep = gk_next_epoch(ep); k_scan<<<(unsigned)Ls.grid[0], 256>>>(n, LoadF{x}, StoreA<float>{o}, ts, ep); });
+  /* inclusive scan: gk policies (int indices, as generated for n < 2^31), f32 and f64 accumulators */
+  { unsigned ep = 0;
+    const int64_t tsb = gk_tile_state_bytes(gk_cdiv64(n, 1024), 16);
+    char *ts; CK(cudaMalloc(&ts, tsb)); CK(cudaMemset(ts, 0, tsb));
+    auto scan_pol = [&](auto pol, const char *name, auto dblc) {
+      typedef decltype(pol) P;
+      constexpr bool dbl = decltype(dblc)::value;
+      unsigned g = (unsigned)gk_cdiv64(n, P::TILE);
+      double tt;
+      if constexpr (dbl) tt = time_ms([&] { ep = gk_next_epoch(ep); k_scan<P, gk_op_sum<double>><<<g, P::THREADS>>>((int)n, LoadF{x}, StoreD2F{o}, ts, ep); });
+      else tt = time_ms([&] { ep = gk_next_epoch(ep); k_scan<P, gk_op_sum<float>><<<g, P::THREADS>>>((int)n, LoadF{x}, StoreA<float>{o}, ts, ep); });
+      printf("  scan %-4s acc %-22s %7.0f GB/s\n", dbl ? "f64" : "f32", name, 2 * B / tt / 1e6);
+      return tt;
+    };
+#define GK_SP(T, I, S) scan_pol(gk_scan_policy<T, I, S>(), #T "x" #I " sleep " #S, std::false_type()); scan_pol(gk_scan_policy<T, I, S>(), #T "x" #I " sleep " #S, std::true_type());
+    GK_SP(128, 32, 0) GK_SP(256, 16, 0) GK_SP(256, 32, 0) GK_SP(256, 32, 100) GK_SP(512, 16, 0)
+#undef GK_SP
+    t = scan_pol(gk_scan_policy_default(), "default", std::false_type());
     need = 0; cub::DeviceScan::InclusiveSum(nullptr, need, x, o, (int)n); cub_tmp(need);
     tc = time_ms([&] { size_t nb = ctb; cub::DeviceScan::InclusiveSum(ctmp, nb, x, o, (int)n); });
-    report("inclusive scan", 2 * B, t, 2 * B / tc / 1e6, "CUB DeviceScan", 3600);
+    report("inclusive scan (f32 acc)", 2 * B, t, 2 * B / tc / 1e6, "CUB DeviceScan", 3600);
+    t = scan_pol(gk_scan_policy_default(), "default", std::true_type());
+    report("inclusive scan (f64 acc, as generated)", 2 * B, t, 2 * B / tc / 1e6, "CUB DeviceScan (f32)", 3600);
     /* filter x > 0.5 : bytes = read n + write selected */
-    gk_launch Lf = gk_select_launch(n); gk_i64 *cnt = (gk_i64 *)(tmp + (61 << 20));
-    t = time_ms([&] { ep = gk_next_epoch(ep); k_select<<<(unsigned)Lf.grid[0], 256>>>(n, SelLoad{x}, SelStore{o}, cnt, ts, ep); });
+    gk_i64 *cnt = (gk_i64 *)(tmp + (61 << 20));
+    auto sel_pol = [&](auto pol, const char *name) {
+      typedef decltype(pol) P;
+      unsigned g = (unsigned)gk_cdiv64(n, P::TILE);
+      double tt = time_ms([&] { ep = gk_next_epoch(ep); k_select<P><<<g, P::THREADS>>>((int)n, SelLoad{x}, SelStore{o}, cnt, ts, ep); });
+      gk_i64 k; CK(cudaMemcpy(&k, cnt, 8, cudaMemcpyDeviceToHost));
+      printf("  select %-22s %7.0f GB/s (count %lld)\n", name, (B + 4.0 * k) / tt / 1e6, k);
+      return tt;
+    };
+#define GK_FP(T, I, S) sel_pol(gk_select_policy<T, I, S>(), #T "x" #I " sleep " #S);
+    GK_FP(256, 16, 0) GK_FP(256, 32, 0) GK_FP(256, 32, 100) GK_FP(128, 32, 0)
+#undef GK_FP
+    t = sel_pol(gk_select_policy_default(), "default");
     gk_i64 k; CK(cudaMemcpy(&k, cnt, 8, cudaMemcpyDeviceToHost));
     auto pred = [] __device__(float v) { return v > 0.5f; };
     int *nsel = (int *)(tmp + (62 << 20));

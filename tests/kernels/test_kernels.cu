@@ -13,6 +13,7 @@
 #include <cmath>
 #include <vector>
 #include <algorithm>
+#include <type_traits>
 #include <string>
 #include "gk_reduce.cuh"
 #include "gk_scan.cuh"
@@ -64,6 +65,8 @@ struct LoadXY1 { typedef float X; const float *x, *y;   /* x*y+1 */
     float a[N], b[N]; gk_ld<N>(a, x + i); gk_ld<N>(b, y + i);
 #pragma unroll
     for (int k = 0; k < N; ++k) d[k] = a[k] * b[k] + 1.f; } };
+struct LoadD { typedef double X; const double *x;
+  template <int N> __device__ void load(double *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
 struct LoadI32 { typedef int X; const int *x;
   template <int N> __device__ void load(int *d, gk_i64 i) const { gk_ld<N>(d, x + i); } };
 template <class A> struct EpiStore { A *out; __device__ void operator()(const A &r) const { *out = r; } };
@@ -173,52 +176,151 @@ struct Load2x { typedef float X; const float *x;   /* prologue: 2*x */
 #pragma unroll
     for (int k = 0; k < N; ++k) d[k] *= 2.f; } };
 template <class A> struct StoreA { A *o; template <int N> __device__ void store(gk_i64 i, const A *v) const { gk_st<N>(o + i, v); } };
-template <class P, bool EX, class L, class Op, class S>
-__global__ void __launch_bounds__(256) k_scan(gk_i64 n, L l, Op op, S s, void *ts, gk_u32 ep) { gk_scan<P, EX>(n, l, op, s, ts, ep); }
+/* what compiler/lower.c generates for a float scan: f32 in, double accumulator, f32 out */
+struct StoreD2F { float *o; template <int N, class I> __device__ void store(I i, const double *v) const { o[i] = (float)v[0]; } };
+template <class P, bool EX, class Idx, class L, class Op, class S>
+__global__ void __launch_bounds__(P::THREADS) k_scan(Idx n, L l, Op op, S s, void *ts, gk_u32 ep) { gk_scan<P, EX>(n, l, op, s, ts, ep); }
+/* forces the multi-window group look-back (one group per window) */
+typedef gk_scan_policy<GK_SCAN_THREADS, GK_SCAN_TILE / GK_SCAN_THREADS, 0, 1> scan_policy_gw1;
 
 static unsigned g_epoch = 0;
-template <bool EX, class L, class Op, class A>
+template <bool EX, class P = gk_scan_policy_default, class Idx = gk_i64, class S0 = void, class L, class Op, class A>
 static void run_scan(gk_i64 n, L l, Op op, DBuf<A> &out, DBuf<char> &ts, std::vector<A> &r1, std::vector<A> &r2) {
-  gk_launch Ln = gk_scan_launch(n, sizeof(A));
+  typedef typename std::conditional<std::is_void<S0>::value, StoreA<A>, S0>::type S;
+  gk_launch Ln = gk_scan_launch(n, sizeof(typename Op::A));
+  if (Ln.temp_bytes > (int64_t)ts.n) { fprintf(stderr, "tile state too small\n"); exit(2); }
   for (int rep = 0; rep < 2; ++rep) {
     out.poison();
     g_epoch = gk_next_epoch(g_epoch);
-    k_scan<gk_scan_policy_default, EX><<<(unsigned)Ln.grid[0], GK_SCAN_THREADS>>>(n, l, op, StoreA<A>{out.p}, ts.p, g_epoch);
+    k_scan<P, EX><<<(unsigned)Ln.grid[0], GK_SCAN_THREADS>>>((Idx)n, l, op, S{out.p}, ts.p, g_epoch);
     LAUNCHED();
     (rep ? r2 : r1) = out.get();
   }
 }
-static void test_scan() {
-  for (gk_i64 n : SIZES) {
-    std::vector<float> hx = randf(n); DBuf<float> x(hx); DBuf<float> out(n);
-    DBuf<char> ts(gk_scan_launch(n, 8).temp_bytes); ts.zero();
-    std::vector<float> a, b;
-    for (int ex = 0; ex < 2; ++ex) {
-      if (ex) run_scan<true>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b);
-      else run_scan<false>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b);
-      double c = 0; bool ok = a == b; gk_i64 bad = -1;
-      for (gk_i64 i = 0; i < n; ++i) {
-        double inc = c + 2.0 * hx[i];
-        double ref = ex ? c : inc;
-        if (!(std::fabs(a[i] - ref) <= 1e-4 * std::max(1.0, ref))) { ok = false; if (bad < 0) bad = i; }
-        c = inc;
-      }
-      result(ok, fmt("scan %s sum(2x) n=%lld first bad %lld", ex ? "exclusive" : "inclusive", n, bad));
+/* sum(2x) in f32 or (as generated) f64 accumulators; inclusive and exclusive */
+template <class P, class Idx, bool DBL>
+static void check_scan_sum(gk_i64 n, const std::vector<float> &hx, DBuf<float> &x, DBuf<float> &out, DBuf<char> &ts, const char *tag) {
+  std::vector<float> a, b;
+  for (int ex = 0; ex < 2; ++ex) {
+    if (DBL) { if (ex) run_scan<true, P, Idx, StoreD2F>(n, Load2x{x.p}, gk_op_sum<double>(), out, ts, a, b);
+               else run_scan<false, P, Idx, StoreD2F>(n, Load2x{x.p}, gk_op_sum<double>(), out, ts, a, b); }
+    else { if (ex) run_scan<true, P, Idx>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b);
+           else run_scan<false, P, Idx>(n, Load2x{x.p}, gk_op_sum<float>(), out, ts, a, b); }
+    double c = 0; bool ok = a == b; gk_i64 bad = -1;
+    const double tol = DBL ? 1e-7 : 1e-4;
+    for (gk_i64 i = 0; i < n; ++i) {
+      double inc = c + 2.0 * hx[i];
+      double ref = ex ? c : inc;
+      if (!(std::fabs(a[i] - ref) <= tol * std::max(1.0, ref))) { ok = false; if (bad < 0) bad = i; }
+      c = inc;
     }
-    /* running max, exact */
+    result(ok, fmt("scan %s %s sum(2x) n=%lld first bad %lld%s", ex ? "exclusive" : "inclusive", tag, n, bad,
+                   a == b ? "" : " (runs differ)"));
+  }
+}
+static void test_scan() {
+  std::vector<gk_i64> sizes(SIZES, SIZES + sizeof SIZES / sizeof SIZES[0]);
+  sizes.push_back((1 << 24) + 5);                     /* > 32 look-back groups */
+  sizes.push_back(0);
+  for (gk_i64 n : sizes) {
+    std::vector<float> hx = randf(n); DBuf<float> x(hx); DBuf<float> out(n);
+    DBuf<char> ts(gk_scan_launch(n, 16).temp_bytes); ts.zero();
+    std::vector<float> a, b;
+    check_scan_sum<gk_scan_policy_default, gk_i64, false>(n, hx, x, out, ts, "f32");
+    check_scan_sum<gk_scan_policy_default, gk_i64, true>(n, hx, x, out, ts, "f64-acc");
+    check_scan_sum<gk_scan_policy_default, int, true>(n, hx, x, out, ts, "f64-acc int-idx");
+    check_scan_sum<scan_policy_gw1, gk_i64, false>(n, hx, x, out, ts, "f32 gw1");
+    /* running max / min, exact */
     { std::vector<float> hz = randf(n, -1.f, 1.f); x.put(hz);
       run_scan<false>(n, LoadF<1>{x.p}, gk_op_max<float>(), out, ts, a, b);
       float m = -INFINITY; bool ok = a == b;
       for (gk_i64 i = 0; i < n; ++i) { m = std::max(m, hz[i]); ok &= a[i] == m; }
-      result(ok, fmt("scan max n=%lld", n)); }
-    /* int32 -> int64 exclusive sum, exact */
+      result(ok, fmt("scan max n=%lld", n));
+      run_scan<true, gk_scan_policy_default, int>(n, LoadF<1>{x.p}, gk_op_min<float>(), out, ts, a, b);
+      m = INFINITY; ok = a == b;
+      for (gk_i64 i = 0; i < n; ++i) { ok &= a[i] == m; m = std::min(m, hz[i]); }
+      result(ok, fmt("scan exclusive min int-idx n=%lld", n));
+      x.put(hx); }
+    /* int32 -> int64 exclusive sum, exact; u64 sum, i64 max, int prod (wraps), double prod */
     { std::vector<int> hi(n); for (auto &v : hi) v = (int)(urand() * 2000) - 1000; DBuf<int> xi(hi); DBuf<gk_i64> oi(n);
       std::vector<gk_i64> c, d;
       run_scan<true>(n, LoadI32{xi.p}, gk_op_sum<gk_i64>(), oi, ts, c, d);
       gk_i64 s = 0; bool ok = c == d;
       for (gk_i64 i = 0; i < n; ++i) { ok &= c[i] == s; s += hi[i]; }
-      result(ok, fmt("scan exclusive i64 n=%lld", n)); }
+      result(ok, fmt("scan exclusive i64 n=%lld", n));
+      run_scan<false>(n, LoadI32{xi.p}, gk_op_max<gk_i64>(), oi, ts, c, d);
+      gk_i64 mx = gk_i64(-1) << 62; ok = c == d;
+      for (gk_i64 i = 0; i < n; ++i) { mx = std::max(mx, (gk_i64)hi[i]); ok &= c[i] == mx; }
+      result(ok, fmt("scan max i64 n=%lld", n));
+      DBuf<gk_u64> ou(n); std::vector<gk_u64> e, f;
+      run_scan<false, gk_scan_policy_default, int>(n, LoadI32{xi.p}, gk_op_sum<gk_u64>(), ou, ts, e, f);
+      gk_u64 su = 0; ok = e == f;
+      for (gk_i64 i = 0; i < n; ++i) { su += (gk_u64)(gk_i64)hi[i]; ok &= e[i] == su; }
+      result(ok, fmt("scan sum u64 n=%lld", n));
+      for (auto &v : hi) v = urand() < 0.5 ? 1 : 3;   /* odd: the wrapping product never reaches 0 */
+      xi.put(hi);
+      DBuf<int> o32(n); std::vector<int> g, h;
+      run_scan<false>(n, LoadI32{xi.p}, gk_op_prod<int>(), o32, ts, g, h);
+      unsigned pu = 1; ok = g == h;
+      for (gk_i64 i = 0; i < n; ++i) { pu *= (unsigned)hi[i]; ok &= g[i] == (int)pu; }
+      result(ok, fmt("scan prod int n=%lld", n)); }
+    /* f64 input (8-byte X goes through shared memory in rounds) */
+    { std::vector<double> hd(n); for (auto &v : hd) v = urand() - 0.25; DBuf<double> xd(hd), od(n);
+      std::vector<double> c, d;
+      run_scan<false>(n, LoadD{xd.p}, gk_op_sum<double>(), od, ts, c, d);
+      double s = 0; bool ok = c == d;
+      for (gk_i64 i = 0; i < n; ++i) { s += hd[i]; ok &= std::fabs(c[i] - s) <= 1e-9 * std::max(1.0, std::fabs(s)); }
+      result(ok, fmt("scan f64 in sum n=%lld", n)); }
+    { std::vector<float> hp(n); for (auto &v : hp) v = (float)(0.999 + 0.002 * urand()); x.put(hp);
+      DBuf<double> od(n); std::vector<double> c, d;
+      run_scan<false>(n, LoadF<1>{x.p}, gk_op_prod<double>(), od, ts, c, d);
+      double p = 1; bool ok = c == d; gk_i64 bad = -1;
+      for (gk_i64 i = 0; i < n; ++i) { p *= hp[i]; if (!close_rel(c[i], p, 1e-9)) { ok = false; if (bad < 0) bad = i; } }
+      result(ok, fmt("scan prod f64 n=%lld first bad %lld", n, bad));
+      x.put(hx); }
   }
+}
+/* Beyond 2^31 elements with gk_i64 indices: elements generated from the
+** index, outputs checked at a few positions (no 8 GiB buffers). */
+struct LoadMod { typedef int X; template <int N> __device__ void load(int *d, gk_i64 i) const { d[0] = (int)(i % 7) - 3; } };
+struct StoreProbe { gk_i64 *o; gk_i64 n;
+  template <int N> __device__ void store(gk_i64 i, const gk_i64 *v) const {
+    if (i % 1000003 == 0) o[i / 1000003] = v[0];
+    if (i == n - 1) o[n / 1000003 + 1] = v[0]; } };
+static gk_i64 modsum(gk_i64 m) {   /* sum of (i % 7) - 3 over [0, m): each full period sums to 0 */
+  gk_i64 s = 0; for (gk_i64 k = 0; k < m % 7; ++k) s += k - 3; return s; }
+template <bool EX> __global__ void __launch_bounds__(GK_SCAN_THREADS) k_scan_big(gk_i64 n, gk_i64 *o, void *ts, gk_u32 ep) {
+  gk_scan<gk_scan_policy_default, EX>(n, LoadMod(), gk_op_sum<gk_i64>(), StoreProbe{o, n}, ts, ep); }
+struct SelMod { typedef int X; __device__ bool operator()(gk_i64 i, int &v) const { v = (int)(i % 7); return v == 2 || v == 5; } };
+struct SelProbe { int *o; __device__ void operator()(gk_i64 d, const int &v, gk_i64 src) const { if (d % 1000003 == 0) o[d / 1000003] = (int)(src % 1000000007); } };
+__global__ void __launch_bounds__(GK_SELECT_THREADS) k_select_big(gk_i64 n, int *o, gk_i64 *cnt, void *ts, gk_u32 ep) {
+  gk_select<gk_select_policy_default, false>(n, SelMod(), SelProbe{o}, cnt, ts, ep); }
+static void test_scan_big() {
+  const gk_i64 n = ((gk_i64)1 << 31) + 123457;
+  gk_launch L = gk_scan_launch(n, 8);
+  DBuf<char> ts(L.temp_bytes); ts.zero();
+  const gk_i64 np = n / 1000003 + 2;
+  DBuf<gk_i64> o(np);
+  for (int ex = 0; ex < 2; ++ex) {
+    o.poison();
+    g_epoch = gk_next_epoch(g_epoch);
+    if (ex) k_scan_big<true><<<(unsigned)L.grid[0], GK_SCAN_THREADS>>>(n, o.p, ts.p, g_epoch);
+    else k_scan_big<false><<<(unsigned)L.grid[0], GK_SCAN_THREADS>>>(n, o.p, ts.p, g_epoch);
+    LAUNCHED();
+    std::vector<gk_i64> h = o.get(); bool ok = true;
+    for (gk_i64 k = 0; k + 1 < np; ++k) ok &= h[k] == modsum(k * 1000003 + (ex ? 0 : 1));
+    ok &= h[np - 1] == modsum(n - 1 + (ex ? 0 : 1));
+    result(ok, fmt("scan %s i64 n=2^31+123457 (generated input)", ex ? "exclusive" : "inclusive"));
+  }
+  gk_launch Lf = gk_select_launch(n);
+  DBuf<char> tf(Lf.temp_bytes); tf.zero(); DBuf<gk_i64> cnt(1); DBuf<int> so(n / 1000003 + 1); so.poison();
+  g_epoch = gk_next_epoch(g_epoch);
+  k_select_big<<<(unsigned)Lf.grid[0], GK_SELECT_THREADS>>>(n, so.p, cnt.p, tf.p, g_epoch);
+  LAUNCHED();
+  gk_i64 k = cnt.get()[0], want = n / 7 * 2 + (n % 7 > 2) + (n % 7 > 5);
+  std::vector<int> h = so.get(); bool ok = k == want;
+  for (gk_i64 d = 0; d < want; d += 1000003) { gk_i64 src = d / 2 * 7 + (d % 2 ? 5 : 2); ok &= h[d / 1000003] == (int)(src % 1000000007); }
+  result(ok, fmt("filter n=2^31+123457 (generated) count %lld/%lld", k, want));
 }
 
 /* ---- row programs ---- */
@@ -656,7 +758,10 @@ template <bool PART> __global__ void __launch_bounds__(256) k_select(gk_i64 n, S
   gk_select<gk_select_policy_default, PART>(n, l, s, cnt, ts, ep); }
 __global__ void k_reverse(float *a, gk_i64 lo, gk_i64 hi) { gk_reverse_tail(a, lo, hi); }
 static void test_select() {
-  for (gk_i64 n : SIZES) for (float t : {0.5f, 0.01f, 0.99f}) {
+  std::vector<gk_i64> sizes(SIZES, SIZES + sizeof SIZES / sizeof SIZES[0]);
+  sizes.push_back((1 << 24) + 5);
+  sizes.push_back(0);
+  for (gk_i64 n : sizes) for (float t : {0.5f, 0.01f, 0.99f}) {
     std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n); DBuf<gk_i64> cnt(1);
     gk_launch L = gk_select_launch(n);
     DBuf<char> ts(L.temp_bytes); ts.zero();
@@ -717,7 +822,7 @@ int main() {
   int dev = 0; CK(cudaSetDevice(dev));
   CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
   test_reduce(); printf("reduce done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
-  test_scan(); printf("scan done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
+  test_scan(); test_scan_big(); printf("scan done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
   test_rows(); printf("rows done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
   test_rowscan_cols(); printf("rowscan/cols done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
   test_hist(); test_select(); test_transpose();
