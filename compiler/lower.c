@@ -1412,7 +1412,7 @@ static int lower_select(lw *L, fmt_buf *src) {
   gk_launch gl = gk_select_launch(n);
   int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
   int64_t cnt = gk_align16(ts), tick = cnt + 16;
-  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_SELECT_THREADS);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
@@ -1431,7 +1431,7 @@ static int lower_select(lw *L, fmt_buf *src) {
       (long long)tick, (long long)cnt, (long long)n, ctype(x->t));
   }
   fmt_puts(src, "}\n");
-  set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+  set_launch(g, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
   g->temp_bytes = tick + 16;
   g->temp_zero = 1;
   return L->fail ? -1 : 0;
