@@ -194,33 +194,11 @@ static void test_borrow(int64_t n) {
 
 /* ------------------------------------------------ DLPack on the device */
 
-typedef struct producer {
-  DLManagedTensor t;
-  int64_t shape[8], strides[8];
-  int deletes;
-  DLManagedTensor *inner;   /* a gk export passed on, or NULL */
-  CUdeviceptr owned;        /* a buffer this program allocated, or 0 */
-} producer;
-
-static void producer_deleter(DLManagedTensor *self) {
-  producer *p = self->manager_ctx;
-  p->deletes++;
-  if (p->inner) { p->inner->deleter(p->inner); p->inner = NULL; }
-  if (p->owned) { cu.free(p->owned); p->owned = 0; }
-}
+static void free_dev(void *owned) { cu.free((CUdeviceptr)(uintptr_t)owned); }
 
 static void make(producer *p, CUdeviceptr data, int code, int bits, int ndim, const int64_t *shape) {
-  memset(p, 0, sizeof *p);
-  p->t.dl_tensor.data = (void *)(uintptr_t)data;
-  p->t.dl_tensor.device.device_type = kDLCUDA;
-  p->t.dl_tensor.ndim = ndim;
-  p->t.dl_tensor.dtype.code = (uint8_t)code;
-  p->t.dl_tensor.dtype.bits = (uint8_t)bits;
-  p->t.dl_tensor.dtype.lanes = 1;
-  for (int i = 0; i < ndim; i++) p->shape[i] = shape[i];
-  p->t.dl_tensor.shape = p->shape;
-  p->t.manager_ctx = p;
-  p->t.deleter = producer_deleter;
+  dl_make(p, (void *)(uintptr_t)data, kDLCUDA, code, bits, ndim, shape);
+  p->free_owned = free_dev;
 }
 
 static void test_export(int64_t n) {
@@ -285,7 +263,7 @@ static void test_import(void) {
   for (int k = 0; k < R * C + 1; k++) h[k] = urand() * 10 - 5;
   producer p;
   make(&p, upload(h, sizeof(double) * (R * C + 1)), kDLFloat, 64, 2, (int64_t[]){R, C});
-  p.owned = (CUdeviceptr)(uintptr_t)p.t.dl_tensor.data;
+  p.owned = p.t.dl_tensor.data;
   p.t.dl_tensor.byte_offset = sizeof(double);
   p.strides[0] = C; p.strides[1] = 1;
   p.t.dl_tensor.strides = p.strides;
@@ -316,7 +294,7 @@ static void test_import(void) {
   for (int k = 0; k < 1001; k++) hi[k] = (int32_t)(urand() * 2000) - 1000;
   producer q;
   make(&q, upload(hi, sizeof hi), kDLInt, 32, 1, (int64_t[]){1000});
-  q.owned = (CUdeviceptr)(uintptr_t)q.t.dl_tensor.data;
+  q.owned = q.t.dl_tensor.data;
   q.t.dl_tensor.byte_offset = 4;
   OK(g, gk_from_dlpack(g, "v", &q.t));
   OK(g, gk_eval(g, "sv = sum(v); pv = scan(v)"));

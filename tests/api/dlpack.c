@@ -13,36 +13,9 @@
 
 #include "dl.h"
 
-/* A producer's tensor whose deleter counts its calls and, when it wraps a
-** tensor from gk, calls that one's deleter (a consumer's duty). */
-typedef struct producer {
-  DLManagedTensor t;
-  int64_t shape[8], strides[8];
-  int deletes;
-  DLManagedTensor *inner;   /* a gk export passed on, or NULL */
-  void *owned;              /* malloc'd data, or NULL */
-} producer;
-
-static void producer_deleter(DLManagedTensor *self) {
-  producer *p = self->manager_ctx;
-  p->deletes++;
-  if (p->inner) { p->inner->deleter(p->inner); p->inner = NULL; }
-  free(p->owned);
-  p->owned = NULL;
-}
-
 static void make(producer *p, void *data, int code, int bits, int ndim, const int64_t *shape) {
-  memset(p, 0, sizeof *p);
-  p->t.dl_tensor.data = data;
-  p->t.dl_tensor.device.device_type = kDLCPU;
-  p->t.dl_tensor.ndim = ndim;
-  p->t.dl_tensor.dtype.code = (uint8_t)code;
-  p->t.dl_tensor.dtype.bits = (uint8_t)bits;
-  p->t.dl_tensor.dtype.lanes = 1;
-  for (int i = 0; i < ndim; i++) p->shape[i] = shape[i];
-  p->t.dl_tensor.shape = p->shape;
-  p->t.manager_ctx = p;
-  p->t.deleter = producer_deleter;
+  dl_make(p, data, kDLCPU, code, bits, ndim, shape);
+  p->free_owned = free;
 }
 
 static void test_export_import(void) {
