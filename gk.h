@@ -258,7 +258,8 @@ void gk_finalize(gk_stmt *s);   /* NULL is a no-op */
 **
 ** gk_to_dlpack computes `name` and returns in *dl_managed_tensor a tensor
 ** that SHARES the variable's buffer (no copy; compact C order, strides NULL;
-** kDLCPU on the cpu backend, kDLCUDA device 0 on the cuda backend, whose
+** kDLCPU on the cpu backend, kDLCUDA on the context's device (GK_DEVICE,
+** default 0) on the cuda backend, whose
 ** work is finished before the call returns; bool is kDLBool, 8 bits).  The
 ** consumer must call its deleter exactly once; the deleter may run on any
 ** thread and even after gk_close.  gk's values are immutable: the consumer
@@ -272,7 +273,8 @@ void gk_finalize(gk_stmt *s);   /* NULL is a no-op */
 ** int64, float32, float64, lanes 1, compact C order (strides NULL or C
 ** strides; dims of size 1 may have any stride), the data pointer plus
 ** byte_offset aligned to the element size, on kDLCPU (or kDLCUDAHost) for
-** the cpu backend, kDLCUDA (or kDLCUDAManaged) for the cuda backend.
+** the cpu backend, kDLCUDA (on the context's device) or kDLCUDAManaged for
+** the cuda backend.
 ** Anything else fails with GK_EMISUSE and a message naming the problem.
 ** The producer must not modify the data while gk holds it.
 */
