@@ -125,24 +125,13 @@ struct RowSum : RLoad {
   template <int N> __device__ void store(gk_i64, gk_i64, const float *, float, gk_none) const {}
   __device__ void row_out(gk_i64 r, float s, gk_none) const { y[r] = s; }
 };
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_cached(gk_i64 R, gk_i64 C, Prog p) { gk_row_cached<P>(R, C, p); }
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_stream(gk_i64 R, gk_i64 C, Prog p) { gk_row_stream<P>(R, C, p); }
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_split(gk_i64 R, gk_i64 C, Prog p, float *part, gk_u32 *ctr) { gk_row_split<P>(R, C, p, part, ctr); }
+#include "../kernels/rows_launch.cuh"
+/* the plan's instantiation, or stop: a bench that launched nothing would time nothing */
 template <class Prog>
-static bool launch_rows(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p) {
-  dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
-  if (L.pack != 4) return false;
-#define GK_W(W, NP) if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP) { \
-    k_row_cached<gk_rows_policy<128, W, NP, 4>><<<g, 128>>>(R, C, p); return true; }
-  GK_W(8, 1) GK_W(32, 1) GK_W(32, 8)
-#define GK_B(T) if (L.mode == GK_ROWS_BLOCK && L.width == T && L.packs == 4) { \
-    k_row_cached<gk_rows_policy<T, T, 4, 4>><<<g, T>>>(R, C, p); return true; }
-  GK_B(512)
-  if (L.mode == GK_ROWS_STREAM) { k_row_stream<gk_rows_policy<1024, 1024, 4, 4>><<<g, 1024>>>(R, C, p); return true; }
+static void run_rows(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p) {
+  if (launch_rows(L, R, C, p)) return;
   fprintf(stderr, "no instantiation for mode %d width %d packs %d\n", L.mode, L.width, L.packs);
   exit(3);
-#undef GK_W
-#undef GK_B
 }
 
 int main(int argc, char **argv) {
@@ -254,11 +243,11 @@ int main(int argc, char **argv) {
     char nm[64];
     Softmax sm; sm.x = x; sm.ld = s.c; sm.y = o;
     Softmax2 sm2; sm2.x = x; sm2.ld = s.c; sm2.y = o;
-    if (Lr.mode == GK_ROWS_STREAM) t = time_ms([&] { launch_rows(Lr, s.r, s.c, sm); });
-    else t = time_ms([&] { launch_rows(Lr, s.r, s.c, sm2); });
+    if (Lr.mode == GK_ROWS_STREAM) t = time_ms([&] { run_rows(Lr, s.r, s.c, sm); });
+    else t = time_ms([&] { run_rows(Lr, s.r, s.c, sm2); });
     snprintf(nm, sizeof nm, "row softmax %lldx%lld", s.r, s.c); report(nm, b2, t, s.sm, "torch.softmax (doc)", s.sm > 3700 ? (s.c == 32 ? 3000 : 4000) : 3700);
     Layernorm ln; ln.x = x; ln.ld = s.c; ln.y = o; ln.inv_n = 1.f / s.c; ln.eps = 1e-5f;
-    t = time_ms([&] { launch_rows(Lr, s.r, s.c, ln); });
+    t = time_ms([&] { run_rows(Lr, s.r, s.c, ln); });
     snprintf(nm, sizeof nm, "row layernorm %lldx%lld", s.r, s.c); report(nm, b2, t, s.ln, "torch layer_norm (doc)", 3500);
     gk_launch Ls = gk_row_reduce_plan(s.r, s.c, 4, g_sms, 4);
     RowSum rs; rs.x = x; rs.ld = s.c; rs.y = o;
@@ -267,7 +256,7 @@ int main(int argc, char **argv) {
     CK(cudaMemset(tmp, 0, 48 << 20));
     t = time_ms([&] {
       if (Ls.mode == GK_ROWS_SPLIT) k_row_split<gk_rows_policy<256, 256, 4, 4>><<<dim3((unsigned)Ls.grid[0], (unsigned)Ls.grid[1]), 256>>>(s.r, s.c, rs, part, c2);
-      else launch_rows(Ls, s.r, s.c, rs); });
+      else run_rows(Ls, s.r, s.c, rs); });
     snprintf(nm, sizeof nm, "row sum %lldx%lld", s.r, s.c); report(nm, 4.0 * s.r * s.c + 4.0 * s.r, t, s.rs, "torch sum(1) (doc)", 3800);
   }
   FILE *f = fopen(json, "w");

@@ -393,31 +393,7 @@ struct RowArgmax : RLoad {
   __device__ void row_out(gk_i64 r, const OpA::A &a, gk_none) const { y[r] = a.i; }
 };
 
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_cached(gk_i64 R, gk_i64 C, Prog p) { gk_row_cached<P>(R, C, p); }
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_stream(gk_i64 R, gk_i64 C, Prog p) { gk_row_stream<P>(R, C, p); }
-template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_row_split(gk_i64 R, gk_i64 C, Prog p, typename Prog::OpA::A *part, gk_u32 *ctr) { gk_row_split<P>(R, C, p, part, ctr); }
-
-/* Launch the row program the way the runtime would: plan, then pick the
-** matching instantiation. Returns false if no instantiation matches. */
-template <class Prog, int PK>
-static bool launch_rows_pk(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p, cudaStream_t st = 0) {
-  dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
-#define GK_W(W, NP) if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP) { \
-    k_row_cached<gk_rows_policy<128, W, NP, PK>><<<g, 128, 0, st>>>(R, C, p); return true; }
-  GK_W(1, 1) GK_W(2, 1) GK_W(4, 1) GK_W(8, 1) GK_W(16, 1) GK_W(32, 1) GK_W(32, 2) GK_W(32, 4) GK_W(32, 8)
-  GK_W(1, 2) GK_W(2, 2) GK_W(4, 2) GK_W(8, 2) GK_W(16, 2)   /* short rows: two packs per lane */
-#define GK_B(T) if (L.mode == GK_ROWS_BLOCK && L.width == T && L.packs == 4) { \
-    k_row_cached<gk_rows_policy<T, T, 4, PK>><<<g, T, 0, st>>>(R, C, p); return true; }
-  GK_B(128) GK_B(256) GK_B(512) GK_B(1024)
-  if (L.mode == GK_ROWS_STREAM) { k_row_stream<gk_rows_policy<1024, 1024, 4, PK>><<<g, 1024, 0, st>>>(R, C, p); return true; }
-  return false;
-#undef GK_W
-#undef GK_B
-}
-template <class Prog>
-static bool launch_rows(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p, cudaStream_t st = 0) {
-  return L.pack == 4 ? launch_rows_pk<Prog, 4>(L, R, C, p, st) : launch_rows_pk<Prog, 1>(L, R, C, p, st);
-}
+#include "rows_launch.cuh"
 
 struct Shape { gk_i64 r, c; };
 static const Shape SHAPES[] = {{1, 1}, {3, 1000}, {1000, 3}, {7, 33}, {129, 32}, {300, 128}, {65, 1000}, {5, 1024},
