@@ -76,9 +76,8 @@ typedef struct lw {
   int has_onl;
   int *maxof;                  /* per g->nodes index: 1 + the online node whose running max this max is, or 0 */
   char *shared;                /* per g->nodes index: its field is an equal reduction's (field[] says which) */
-  char *twop;                  /* per g->nodes index: a var computed without Welford merges: two passes
-                               ** over a cached row (1; 2: its stage-1 sum is another node's field,
-                               ** shared), or one pass of sums shifted by a pivot element (3) */
+  char *varm;                  /* per g->nodes index: how a var is computed without Welford merges
+                               ** (VAR_*), or 0 */
   ixv pivot;                   /* VAR_SHIFT: the index of the pivot element (row start, or 0) */
   const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
@@ -89,17 +88,20 @@ typedef struct lw {
 
 /* ------------------------------------------------------------- helpers */
 
+/* A var without Welford merges (lw.varm): two passes over a cached row, the
+** first summing into its own field or into an equal sum's (SHARED), or one
+** pass of sums shifted by a pivot element. */
+enum { VAR_TWO = 1, VAR_TWO_SHARED = 2, VAR_SHIFT = 3 };
+
 /* Reduction node i has an accumulator field of its own (else it reads an
 ** equal one's, or a two-pass var's shared sum, or an online pair's max). */
 static int own_field(const struct lw *L, int i) {
-  return L->twop[i] != 2 && !L->maxof[i] && !L->shared[i];
+  return L->varm[i] != VAR_TWO_SHARED && !L->maxof[i] && !L->shared[i];
 }
-
-enum { VAR_TWO = 1, VAR_TWO_SHARED = 2, VAR_SHIFT = 3 };
 
 /* The stage whose tuple holds var node i's sum of squares q<i> (0: none). */
 static int q_stage(const struct lw *L, int i) {
-  return L->twop[i] == VAR_SHIFT ? 1 : L->twop[i] ? 2 : 0;
+  return L->varm[i] == VAR_SHIFT ? 1 : L->varm[i] ? 2 : 0;
 }
 
 static const char *ctype(gk_dtype t) {
@@ -406,7 +408,7 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
                  L->field[j], T, L->acc[st], L->field[j]);
       return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
     }
-    if (L->twop[k] == VAR_SHIFT) {   /* m2 = sum d^2 - (sum d)^2 / n, d = x - pivot; never below 0 */
+    if (L->varm[k] == VAR_SHIFT) {   /* m2 = sum d^2 - (sum d)^2 / n, d = x - pivot; never below 0 */
       const char *a = L->acc[st];
       double nn = (double)x->in[0]->n / (double)(x->n ? x->n : 1);
       fmt_printf(L->o, "    const double m%s = %s.q%d - %s.f%d * %s.f%d / %.17g;\n", v, a, k, a, L->field[k], a,
@@ -414,7 +416,7 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
       fmt_printf(L->o, "    const %s %s = (%s)((m%s < 0.0 ? 0.0 : m%s) / %.17g);\n", ctype(x->t), v, ctype(x->t), v, v, nn);
       return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
     }
-    if (L->twop[k]) {   /* two-pass var: sum of squared deviations / C */
+    if (L->varm[k]) {   /* two-pass var: sum of squared deviations / C */
       if (L->avail < 2) { lw_fail(L, "two-pass variance read before its second pass"); return "0"; }
       fmt_printf(L->o, "    const %s %s = (%s)(%s.q%d / %lld.0);\n", ctype(x->t), v, ctype(x->t), L->acc[2], k,
                  (long long)L->C);
@@ -717,7 +719,7 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   for (int i = 0; i < g->nnodes; i++) {
     if (L->stage[i] == s && own_field(L, i)) {
       if (L->onl && L->onl[i]) fmt_printf(b, " gkl_ms<%s> f%d;", ctype(g->nodes[i]->t), L->field[i]);
-      else if (L->twop[i]) fmt_printf(b, " double f%d;", L->field[i]);
+      else if (L->varm[i]) fmt_printf(b, " double f%d;", L->field[i]);
       else fmt_printf(b, " %s f%d;", red_acc(g->nodes[i], buf, sizeof buf), L->field[i]);
       any = 1;
     }
@@ -728,7 +730,7 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && own_field(L, i)) {
     if (L->onl && L->onl[i]) fmt_printf(b, "  gkl_op_ms<%s> o%d;\n", ctype(g->nodes[i]->t), L->field[i]);
-    else if (L->twop[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
+    else if (L->varm[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
     else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
   }
   fmt_puts(b, "  __device__ A identity() const { A r;");
@@ -769,7 +771,7 @@ static void stage_lift(lw *L, int s, const ixv *ix, const char *idxexpr) {
       continue;
     }
     const char *v = emit_val(L, g->nodes[i]->in[0], ix);
-    if (L->twop[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
+    if (L->varm[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
     fmt_printf(o, "    r.f%d = ", L->field[i]);
     red_lift(o, g->nodes[i], v, idxexpr);
     fmt_puts(o, ";\n");
@@ -1002,7 +1004,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   snprintf(L->pivot.s, sizeof L->pivot.s, "(I)0");
   L->pivot.tag = TAG_OTHER;
   for (int i = 0; i < g->nnodes; i++)
-    if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->twop[i] = VAR_SHIFT;
+    if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->varm[i] = VAR_SHIFT;
   /* max(E) next to an online sum(exp(E - max(E))) is the pair's running max:
   ** no reduction of its own */
   for (int j = 0; j < g->nnodes; j++) if (L->onl[j] && !L->shared[j]) {
@@ -1117,26 +1119,25 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   if (R == 0 || C == 0) return -1;
   int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
-  /* A var over a row held in registers takes two passes over the registers
-  ** (sum, then squared deviations from the mean: numpy's algorithm) rather
-  ** than Welford merges, which divide per element.  Only with one stage of
-  ** reductions (the second pass takes the second stage). */
-  /* Over a row that is streamed, one pass of sums shifted by the row's first
-  ** element. */
+  /* Welford merges divide per element.  With one stage of reductions, a var
+  ** over a row held in registers takes two passes over the registers (sum,
+  ** then squared deviations from the mean: numpy's algorithm; the second pass
+  ** is the second stage); over a streamed row, one pass of sums shifted by the
+  ** row's first element. */
   snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%lldLL)", (long long)C);
   L->pivot.tag = TAG_OTHER;
   if (ns == 1) {
     int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
     for (int i = 0; i < g->nnodes && !cached; i++)
-      if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->twop[i] = VAR_SHIFT;
+      if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->varm[i] = VAR_SHIFT;
     for (int i = 0; i < g->nnodes && cached; i++)
       if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) {
-        L->twop[i] = 1;
+        L->varm[i] = VAR_TWO;
         ns = 2;
         for (int j = 0; j < g->nnodes; j++)   /* mean(x) next to var(x): one sum */
           if (L->stage[j] == 1 && g->nodes[j]->rop == ROP_SUM && g->nodes[j]->in[0] == g->nodes[i]->in[0] &&
               isf(g->nodes[i]->in[0]->t)) {
-            L->twop[i] = 2;
+            L->varm[i] = VAR_TWO_SHARED;
             L->field[i] = L->field[j];
             break;
           }
@@ -1160,9 +1161,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_puts(o, "    S1 r;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
-      if (L->twop[i] == VAR_TWO_SHARED) continue;
-      if (L->twop[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
-      if (L->twop[i]) { fmt_printf(o, "    r.f%d = (double)%s;\n", L->field[i], v); continue; }
+      if (L->varm[i] == VAR_TWO_SHARED) continue;
+      if (L->varm[i] == VAR_SHIFT) { shift_lift(L, o, i, v); continue; }
+      if (L->varm[i]) { fmt_printf(o, "    r.f%d = (double)%s;\n", L->field[i], v); continue; }
       fmt_printf(o, "    r.f%d = ", L->field[i]);
       red_lift(o, g->nodes[i], v, "col");
       fmt_puts(o, ";\n");
@@ -1178,7 +1179,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
       red_lift(&lb, g->nodes[i], v, "col");
       fmt_puts(&lb, ";\n");
     }
-    for (int i = 0; i < g->nnodes; i++) if (L->twop[i] && L->twop[i] != VAR_SHIFT) {
+    for (int i = 0; i < g->nnodes; i++) if (L->varm[i] && L->varm[i] != VAR_SHIFT) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
       fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / %lld.0; r.q%d = d_ * d_; }\n", v, L->field[i],
                  (long long)C, i);
@@ -1643,6 +1644,16 @@ static void reset_launch(rt_group *g) {
   g->errflag = 0;
 }
 
+/* Forgets what a fast path decided per node, before the general lowering. */
+static void clear_marks(lw *L) {
+  size_t n = (size_t)L->g->nnodes;
+  memset(L->onl, 0, sizeof(*L->onl) * n);
+  L->has_onl = 0;
+  memset(L->maxof, 0, sizeof(int) * n);
+  memset(L->shared, 0, n);
+  memset(L->varm, 0, n);
+}
+
 int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   lw L;
   memset(&L, 0, sizeof L);
@@ -1669,11 +1680,11 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
-  L.twop = calloc((size_t)g->nnodes + 1, 1);
+  L.varm = calloc((size_t)g->nnodes + 1, 1);
   L.maxof = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.shared = calloc((size_t)g->nnodes + 1, 1);
-  if (!L.stage || !L.field || !L.onl || !L.twop || !L.maxof || !L.shared) {
-    free(L.stage); free(L.field); free(L.onl); free(L.twop); free(L.maxof); free(L.shared);
+  if (!L.stage || !L.field || !L.onl || !L.varm || !L.maxof || !L.shared) {
+    free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
@@ -1693,10 +1704,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     rc = lower_reduce1(&L, &src);
     if (rc) {
       fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0;
-      memset(L.onl, 0, sizeof(*L.onl) * (size_t)g->nnodes); L.has_onl = 0;
-      memset(L.maxof, 0, sizeof(int) * (size_t)g->nnodes);
-      memset(L.shared, 0, (size_t)g->nnodes);
-      memset(L.twop, 0, (size_t)g->nnodes);
+      clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
     break;
@@ -1704,7 +1712,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     rc = lower_rows(&L, &src);
     if (rc) {
       fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL;
-      memset(L.twop, 0, (size_t)g->nnodes);
+      clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
     break;
@@ -1715,7 +1723,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.stage); free(L.field); free(L.onl); free(L.twop); free(L.maxof); free(L.shared);
+  free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
