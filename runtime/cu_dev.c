@@ -78,6 +78,7 @@ struct cu_dev {
   int disk;                    /* 1 when cache_dir is usable */
   char cache_dir[CU_PATH_MAX];
   void *pin;                   /* page-locked staging for small downloads (PIN_BYTES), or NULL */
+  int pin_tried;               /* its allocation was asked for (once) */
   int dead;                    /* a sticky error happened */
   char dead_what[ERR_MAX];     /* the first sticky error */
   char err[ERR_MAX];           /* the last error */
@@ -613,7 +614,10 @@ int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
 int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   int rc;
   if ((rc = enter(d)) != GK_OK) return rc;
-  if (n && n <= PIN_BYTES && !d->pin && CU_CALL(d, drv, cuMemAllocHost_v2, &d->pin, (size_t)PIN_BYTES)) d->pin = NULL;
+  if (n && n <= PIN_BYTES && !d->pin_tried) {
+    d->pin_tried = 1;
+    if (CU_CALL(d, drv, cuMemAllocHost_v2, &d->pin, (size_t)PIN_BYTES)) d->pin = NULL;
+  }
   int staged = n && n <= PIN_BYTES && d->pin;
   if (n && CU_CALL(d, drv, cuMemcpyDtoHAsync_v2, staged ? d->pin : dst, src, n, d->stream)) return GK_EDEVICE;
   if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
