@@ -801,7 +801,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int nper[8];
   memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
   int ns = stages(L, nper);
-  if (ns > 6) { lw_fail(L, "too many dependent reduction stages"); return -1; }
+  if (ns > RT_MAX_STAGES) { lw_fail(L, "too many dependent reduction stages"); return -1; }   /* the fuser splits deeper chains */
   L->rmode = RM_STORAGE;
   fmt_buf body; fmt_init(&body);
   L->o = &body;
