@@ -130,6 +130,12 @@ typedef enum {
 extern const char *const rt_group_name[];
 
 #define RT_MAX_SCAL 32     /* per-launch scalar parameters of one kernel (16 rand streams) */
+/* A planning constraint every backend may rely on: a group holds at most
+** this many dependent reduction stages (a reduction reading another of its
+** group is one stage later).  The fuser splits a deeper chain into more
+** groups (compiler/fuse.c); the CUDA lowering's staged kernel has this many
+** grid-barrier stages at most (at most 7: its stage tables have 8 slots). */
+#define RT_MAX_STAGES 6
 
 typedef struct rt_group {
   rt_group_kind kind;
