@@ -1241,7 +1241,7 @@ static int eval_list(cc_session *s, const ast *e, cval *out) {
   rt_node *x = NULL;
   if (!rc) {
     gk_dtype t = b.kind == 2 ? GK_F32 : b.kind == 1 ? GK_I64 : (b.n ? GK_BOOL : GK_F32);
-    size_t es = gk_dtype_size(t);
+    size_t es = rt_dtype_size(t);
     void *d = rt_alloc(s->mem, (size_t)b.n * es + 1);
     if (!d) rc = cc_error(s, e->loc, GK_ENOMEM, "out of memory");
     else {
