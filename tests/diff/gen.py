@@ -405,7 +405,7 @@ class Gen:
         for _ in range(30):
             try:
                 n, v = self.try_expr(d, shape)
-            except Reject:
+            except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
                 continue
             if shape is not None and v.shape != shape:
                 continue
@@ -724,11 +724,64 @@ class Gen:
         x, vx = self.expr(d - 1, None)
         return N("shapefn", [x], fn=self.r.choice(["len", "size"]))
 
+    def shared(self):
+        """A pending value E used by a reduction, scan or filter in one statement
+        and by a filter / mask / partition / print in a later one (issue 9.7, 9.8)."""
+        r, p = self.r, self.p
+        E, vE = self.expr(r.randint(0, 2), (self.n,) if r.random() < 0.8 else self.rc)
+        c = r.choice([">", "<", ">=", "!="])
+        k = r.randrange(6)
+        if k == 0:
+            S = N("red", [E.copy()], fn=r.choice(["sum", "max", "min", "mean", "any", "count", "prod"]))
+        elif k == 1:
+            S = N("scan", [E.copy()], sop=r.choice(SCAN_OPS), excl=r.random() < 0.3, dflt=True)
+        elif k == 2:
+            S = N(r.choice(["filter", "mask"]), [E.copy(), N("bin", [E.copy(), self.litnode()], sym=c)])
+        elif k == 3:
+            S = N("red", [N("mask", [E.copy(), N("bin", [E.copy(), self.litnode()], sym=c)])], fn=r.choice(["any", "max", "sum"]))
+        elif k == 4:
+            S = N("red", [N("scan", [E.copy()], sop=r.choice(SCAN_OPS), excl=False, dflt=True)], fn=r.choice(["min", "max", "sum"]))
+        else:
+            S = N("bin", [E.copy(), self.litnode()], sym="*")
+        vS = self.ev(S)
+        nm = self.newname("s")
+        p.stmts.append(Stmt("assign", nm, [S]))
+        self.add_var(nm, vS)
+        T = var(nm)
+        uses = []
+        if vS.shape == ():
+            uses.append(N(r.choice(["filter", "mask"]), [E.copy(), N("bin", [E.copy(), T], sym=c)]))
+            uses.append(N("partition", [E.copy(), N("bin", [E.copy(), T], sym=c)]))
+            uses.append(N("red", [N("mask", [E.copy(), N("bin", [E.copy(), T], sym=c)])], fn=r.choice(["sum", "all", "count"])))
+        elif vS.shape == vE.shape:
+            uses.append(N("filter", [E.copy(), N("bin", [T, self.litnode()], sym=c)]))
+            uses.append(N("mask", [T, N("bin", [E.copy(), self.litnode()], sym=c)]))
+        else:
+            uses.append(N("red", [T], fn=r.choice(["sum", "max", "count"])))
+        uses.append(N("filter", [E.copy(), N("bin", [E.copy(), self.litnode()], sym=c)]))
+        uses.append(N("scan", [E.copy()], sop=r.choice(SCAN_OPS), excl=False, dflt=True))
+        U_ = r.choice(uses)
+        self.ev(U_)
+        if r.random() < 0.5:
+            p.stmts.append(Stmt("print", p.prefix() + "p%d" % len(p.stmts), [T, U_]))
+            self.ev(T)
+            if vS.size > 40 or self.ev(U_).size > 40:
+                p.stmts[-1] = Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_])
+        else:
+            p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_]))
+
     # -- statements
     def program(self):
         r, p = self.r, self.p
         nst = r.randint(2, 7)
         made = []
+        if r.random() < 0.35:
+            for _ in range(5):
+                try:
+                    self.shared()
+                    break
+                except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
+                    continue
         for _ in range(nst):
             k = r.random()
             try:
@@ -751,7 +804,7 @@ class Gen:
                                 break
                     if es:
                         p.stmts.append(Stmt("print", self.p.prefix() + "p%d" % len(p.stmts), es))
-            except Reject:
+            except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
                 continue
         for nm in made:
             if r.random() < 0.5:

@@ -197,7 +197,7 @@ def check_outputs(prog, obs, outdir, stdout, refdir=None):
                     fails.append(("wrong", "print %s[%d]: printed %r, expected %d numbers" % (
                         s.name, j, seg[:200], v.size)))
                     break
-                msg = cmp_numbers(np.array(vals).reshape(v.shape), v, "print %s[%d]" % (s.name, j), 2e-6)
+                msg = cmp_numbers(np.array(vals).reshape(v.shape), v, "print %s[%d]" % (s.name, j), 1e-5)
                 if msg:
                     fails.append(("wrong", msg + " printed %r" % seg[:160]))
                     break
@@ -268,6 +268,10 @@ def build_programs(base, ids, big_every, ctx, d):
             Gm.generate(p, g, rvals)
             obs = p.model(rvals)
         except Reject:
+            continue
+        except (ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError) as ex:
+            if ctx.verbose:
+                print("generator: program %d dropped (%r)" % (p.pid, ex))
             continue
         progs.append((p, obs))
     return progs, rvals
@@ -462,6 +466,7 @@ def work(args, ctx, base, ids, tmp):
                 results.append((p.pid, None, None))
                 continue
             sig = signature(fl)
+            cf = sorted({f[0] for f in fl})
             small = None
             if args.minimise and sig[0] != "batch":
                 try:
@@ -479,7 +484,7 @@ def work(args, ctx, base, ids, tmp):
                 txt.append("   minimised (still fails: [%s] %s):\n%s" % (sig[0], sig[1], indent(describe(small, rvals))))
                 if args.keep:
                     keep(args.keep, small, p.pid)
-            results.append((p.pid, sig, "\n".join(txt)))
+            results.append((p.pid, sig + (",".join(cf),), "\n".join(txt)))
         return results
     finally:
         shutil.rmtree(d, ignore_errors=True)
@@ -551,7 +556,8 @@ def main():
         if sigs:
             print("failure kinds:")
             for sig, pids in sorted(sigs.items(), key=lambda kv: -len(kv[1])):
-                print("  %4d  [%s] %s %s  e.g. --prog %d" % (len(pids), sig[0], sig[1], sig[2], pids[0]))
+                print("  %4d  [%s] %s %s (configs failing: %s)  e.g. --prog %d" % (
+                    len(pids), sig[0], sig[1], sig[2], sig[3], pids[0]))
         print("%d programs in %.1f s (%.1f s per 1000)" % (passed + failed, dt, 1000 * dt / max(1, passed + failed)))
         print("%d passed, %d failed" % (passed, failed))
         return 1 if failed else 0

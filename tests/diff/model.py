@@ -905,8 +905,8 @@ def hist(x, nbins, lo=None, hi=None):
     h = x.hi.astype(F64).ravel()
     if h.size == 0:
         raise Reject("empty hist")
-    if not x.exact:
-        raise Reject("hist needs exact data")
+    if not x.exact or not np.isfinite(h).all():
+        raise Reject("hist needs exact finite data")
     if lo is None:
         a, b = h.min(), h.max()
         if a == b:
