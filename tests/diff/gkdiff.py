@@ -68,9 +68,9 @@ class Ctx:
     def __init__(self, gk, backend, timeout, verbose):
         self.gk, self.backend, self.timeout, self.verbose = gk, backend, timeout, verbose
 
-    def run(self, src, cwd, env_extra):
+    def run(self, src, cwd, env_extra, backend=None):
         env = dict(os.environ)
-        be = self.backend
+        be = backend or self.backend
         if "GK_BACKEND_OVERRIDE" in env_extra:
             be = env_extra["GK_BACKEND_OVERRIDE"]
         env.update({k: v for k, v in env_extra.items() if k != "GK_BACKEND_OVERRIDE"})
@@ -247,10 +247,7 @@ def prepass(ctx, plans, d):
     if not lines:
         return vals
     os.makedirs(d, exist_ok=True)
-    be = ctx.backend
-    ctx.backend = "cpu"
-    rc, out, err = ctx.run("\n".join(lines), d, {})
-    ctx.backend = be
+    rc, out, err = ctx.run("\n".join(lines), d, {}, backend="cpu")
     if rc != 0:
         raise RuntimeError("rand prepass failed: %s" % err)
     for p, _ in plans:
@@ -303,14 +300,18 @@ def run_configs(ctx, progs, d, cfgs):
                 crashed = ("crash", "exit status %s: %s" % (rc, first))
             else:
                 crashed = ("error", first)
+        seen_fail = False
         for p, obs in progs:
             fl = check_outputs(p, obs, cd, out, refdir if cname != "cpu" else None)
+            if fl:
+                seen_fail = True
             for kind, msg in fl:
-                if kind == "missing" and crashed:
+                if crashed and (kind == "missing" or seen_fail):
+                    # output cut short by the crash: the crash is the failure
                     kind, msg = crashed[0], crashed[1] + " (" + msg + ")"
                 res[p.pid].append((cname, kind, msg))
-        if ctx.backend == "cuda" and cname == "default":
-            refdir = None
+        if crashed and not seen_fail:
+            res.setdefault("batch", []).append((cname, crashed[0], crashed[1]))
     if ctx.backend == "cuda":
         # cuda results against the cpu backend's
         cpu = os.path.join(d, "cpu")
@@ -441,6 +442,23 @@ def describe(prog, rvals):
 
 # ----------------------------------------------------------------- main
 
+class Slots:
+    """At most N minimisations per run (each takes up to --min-budget seconds)."""
+    def __init__(self, n):
+        import threading
+        self.n, self.lock = n, threading.Lock()
+
+    def take(self):
+        with self.lock:
+            if self.n <= 0:
+                return False
+            self.n -= 1
+            return True
+
+
+MIN_SLOTS = Slots(0)
+
+
 def work(args, ctx, base, ids, tmp):
     d = tempfile.mkdtemp(dir=tmp)
     try:
@@ -448,19 +466,33 @@ def work(args, ctx, base, ids, tmp):
         cfgs = configs(ctx.backend)
         res = run_configs(ctx, progs, os.path.join(d, "batch"), cfgs)
         out = []
+        batch_fail = res.pop("batch", [])
+        alone_crash = False
         for p, obs in progs:
             fl = res[p.pid]
             if fl and len(progs) > 1:
                 # rerun alone: a crash elsewhere in the batch hides nothing
                 alone = run_one(ctx, p, obs, os.path.join(d, "alone"), cfgs)
                 if not alone and all(k in ("missing", "error", "crash", "timeout") for _, k, _ in fl):
+                    if fl:
+                        batch_fail = batch_fail or fl[:1]
                     fl = []
                 elif alone:
                     fl = alone
                 else:
                     fl = [("batch",) + f[1:] for f in fl]
+            if fl and any(k in ("error", "crash", "timeout") for _, k, _ in fl):
+                alone_crash = True
             out.append((p, obs, fl))
         results = []
+        if batch_fail and not alone_crash:
+            # the batch failed but no program fails alone: gk state left by one
+            # program broke a later one; the batch itself is the reproducer
+            c, k, m = batch_fail[0]
+            results.append((-1 - ids[0], (c, k, "batch-only", c), "FAIL batch of programs %d..%d "
+                            "(replay: %s --seed %d -n %d --batch %d, this batch alone fails; every program "
+                            "alone passes): [%s] %s: %s" % (ids[0], ids[-1], os.path.relpath(__file__, os.getcwd()),
+                                                            base, ids[-1] + 1, len(ids), c, k, m)))
         for p, obs, fl in out:
             if not fl:
                 results.append((p.pid, None, None))
@@ -468,7 +500,7 @@ def work(args, ctx, base, ids, tmp):
             sig = signature(fl)
             cf = sorted({f[0] for f in fl})
             small = None
-            if args.minimise and sig[0] != "batch":
+            if args.minimise and sig[0] != "batch" and MIN_SLOTS.take():
                 try:
                     small = minimise(ctx, p, rvals, sig, os.path.join(d, "min"), args.min_budget)
                 except Exception as ex:  # noqa
@@ -515,11 +547,13 @@ def main():
     ap.add_argument("--timeout", type=float, default=120)
     ap.add_argument("--no-minimise", dest="minimise", action="store_false")
     ap.add_argument("--min-budget", type=float, default=60, help="seconds of minimising per failure")
+    ap.add_argument("--max-minimise", type=int, default=8, help="minimise at most this many failures")
     ap.add_argument("--keep", help="write each minimised failing program (script + inputs) under this folder")
     ap.add_argument("--show", action="store_true", help="print the programs (with --prog) and exit")
     ap.add_argument("-v", action="store_true")
     args = ap.parse_args()
 
+    MIN_SLOTS.n = args.max_minimise
     gk = find_gk()
     if gk is None:
         print("gkdiff.py: no gk binary at $B/gk", file=sys.stderr)
