@@ -71,6 +71,8 @@ class Ctx:
     def run(self, src, cwd, env_extra, backend=None):
         env = dict(os.environ)
         be = backend or self.backend
+        if be == "cuda" and os.environ.get("GKDIFF_CUDA_AS"):
+            be = os.environ["GKDIFF_CUDA_AS"]   # tests the cuda paths of this script without a GPU
         if "GK_BACKEND_OVERRIDE" in env_extra:
             be = env_extra["GK_BACKEND_OVERRIDE"]
         env.update({k: v for k, v in env_extra.items() if k != "GK_BACKEND_OVERRIDE"})
@@ -370,6 +372,9 @@ def minimise(ctx, prog, rvals, sig, d, budget_s=60):
         # 1. drop statements
         i = len(cur.stmts) - 1
         while i >= 0 and time.time() - t0 < budget_s:
+            if cur.stmts[i].kind in ("rand", "seed"):
+                i -= 1      # the rand stream's order must stay as the prepass drew it
+                continue
             c = cur.copy()
             del c.stmts[i]
             if fails(c):
