@@ -559,6 +559,8 @@ def main():
     args = ap.parse_args()
 
     MIN_SLOTS.n = args.max_minimise
+    if args.backend == "cuda":
+        M.CT = 16   # the cuda kernels' exp/log in softmax and logsumexp are __expf/__logf
     gk = find_gk()
     if gk is None:
         print("gkdiff.py: no gk binary at $B/gk", file=sys.stderr)

@@ -78,6 +78,7 @@ def sum_dt(d):
 
 
 INT_LIM = {B_: 1, I32: 2 ** 30, I64: 2 ** 60}
+SQ_LIM = {F32: 1e14, F64: 1e100}   # |x| below which sums of squares stay finite
 F_LIM = {F32: 1e30, F64: 1e200}
 
 
@@ -582,6 +583,8 @@ def reduce(fn, a):
     u = U(t)
     x = as_dt(V(d, h, a.e, a.exact) if d not in INTS else V(d, h), t)
     h, ex = x.hi, x.e
+    if fn in ("var", "std", "norm") and h.size and np.abs(h).max() > SQ_LIM[t]:
+        raise Reject("squares overflow")
     if fn == "mean":
         if n == 0:
             raise Reject("empty mean")
@@ -636,6 +639,8 @@ def dot(a, b):
         return check(V(st, r))
     n = a.size
     p = a2.hi * b2.hi
+    if p.size and np.abs(p).max() * n > F_LIM[t]:
+        raise Reject("dot overflow")
     e = np.sum(np.abs(a2.hi) * b2.e + np.abs(b2.hi) * a2.e + a2.e * b2.e) + (G(n) + 2) * U(t) * np.sum(np.abs(p))
     return check(V(t, np.sum(p), e, False))
 
@@ -660,6 +665,8 @@ def matmul(a, b):
             raise Reject("matmul overflow")
         return V(t, r.astype(t))
     ah, bh = a2.hi, b2.hi
+    if ah.size and bh.size and np.abs(ah).max() * np.abs(bh).max() * k > F_LIM[t]:
+        raise Reject("matmul overflow")
     r = ah @ bh
     e = np.abs(ah) @ b2.e + a2.e @ np.abs(bh) + a2.e @ b2.e + (G(k) + 2) * U(t) * (np.abs(ah) @ np.abs(bh))
     return check(V(t, r, e, False))
@@ -771,6 +778,8 @@ def normalise(fn, a, g=None, b=None, eps=None):
     u = U(t)
     h, ex = a.hi, a.e
     n = red_n(a)
+    if h.size and np.abs(h).max() > SQ_LIM[t]:
+        raise Reject("squares overflow")
     K = lambda v: v if ax is None else np.expand_dims(v, ax)
     R = lambda f, x: f(x) if ax is None else f(x, axis=ax)
     with np.errstate(all="ignore"):
