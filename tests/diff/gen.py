@@ -367,9 +367,17 @@ class Gen:
             self.add_var(nm, evaluate(p.stmts[-1].exprs[0], self.env))
         if r.random() < 0.15:
             nm = self.newname("f")
-            v = r.choice(["2.5", "3", "0.3", "-1"])
+            v = r.choice(["2.5", "3", "0.3", "-1", "f64(9.21e18)", "f64(-3.5e9)", "f64(0.1)"])
             p.stmts.append(Stmt("assign", nm, [N("fill", v=v, dims=(n,))]))
             self.add_var(nm, evaluate(p.stmts[-1].exprs[0], self.env))
+            if v.startswith("f64(") and r.random() < 0.5:
+                # issue 9.5: the checker's fold and the runtime must agree on the cast
+                c = N("cast", [var(nm)], fn=r.choice(["i64", "i64", "i32", "bool"]))
+                try:
+                    evaluate(c, self.env)
+                    p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [c]))
+                except Reject:
+                    pass
         if p.rands:
             p.stmts.insert(0, Stmt("seed", value=p.rseed))
             for key, kind, dims in p.rands:

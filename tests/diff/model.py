@@ -497,7 +497,8 @@ def cast(name, a):
         if not a.exact and np.any(np.abs(h) <= 2 * a.e):
             raise Reject("bool cast fragile")
         return V(B_, h != 0, view=a.view)
-    if h.size and np.abs(h).max() > INT_LIM[t]:
+    lim = INT_LIM[t] if not a.exact or t != I64 else 2.0 ** 63 - 2 ** 11
+    if h.size and np.abs(h).max() > lim:
         raise Reject("cast range")
     if not a.exact:
         dist = np.abs(h - np.round(h))
