@@ -46,6 +46,7 @@ case "$mode" in
   run numpy python3 tests/numpy_check.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
+  run python make --no-print-directory B="$B" test-python
   run asan make --no-print-directory asan
   ;;
 esac
