@@ -661,7 +661,7 @@ class Context:
             try:
                 cap = value.__dlpack__(dl_device=(_lib.kDLCPU, 0), copy=True)
                 a = np.from_dlpack(_Capsule(cap, (_lib.kDLCPU, 0)))
-            except (builtins.TypeError, BufferError, NotImplementedError, builtins.ValueError):
+            except (builtins.TypeError, BufferError, NotImplementedError, builtins.ValueError, RuntimeError):
                 if hasattr(value, "cpu"):                    # torch
                     a = np.from_dlpack(value.cpu())
                 elif hasattr(value, "get"):                  # cupy
@@ -673,9 +673,11 @@ class Context:
             return "device memory copied to the host"
         if copy:
             value = _device_copy(value, None, True)
+            if value is None:
+                raise MisuseError(_lib.EMISUSE, "gk: copy=True: gk cannot copy this device array itself")
         try:
             cap = value.__dlpack__(stream=1)   # "order your work before the legacy default stream"
-        except builtins.TypeError:
+        except (builtins.TypeError, builtins.ValueError):
             cap = value.__dlpack__()
         _cuda.synchronize(device[1])           # ...and everything else on that device: see _cuda
         d = _tensor_of(cap).dl_tensor
@@ -685,8 +687,9 @@ class Context:
         if problem is not None:
             if copy is False:
                 raise MisuseError(_lib.EMISUSE, "gk: copy=False, but this array needs a copy (%s)" % problem)
-            del cap
-            fixed = _device_copy(value, None if t is not None else _widen_name(d.dtype), False)
+            want = None if t is not None else _widen_name(d.dtype)
+            del d, cap                         # the producer's tensor goes (its capsule's destructor)
+            fixed = _device_copy(value, want, False)
             if fixed is None:
                 raise MisuseError(_lib.EMISUSE, "gk: cannot use this %s: %s; make a contiguous copy "
                                                 "in a gk dtype first" % (type(value).__name__, problem))
