@@ -621,7 +621,7 @@ class Context:
         if why and copy is False:
             raise MisuseError(_lib.EMISUSE, "gk: copy=False, but this array needs a copy (%s)" % why)
         if oncuda:
-            a = np.ascontiguousarray(a, dtype=_NP[t])
+            a = np.asarray(a, dtype=_NP[t], order="C")   # (ascontiguousarray would make 0-d 1-d)
             shp = (ctypes.c_int64 * max(a.ndim, 1))(*a.shape)
             self._check(lib.gk_set(h, bname, t, a.ndim, shp, a.ctypes.data))
             return why
@@ -724,7 +724,7 @@ def _device_copy(value, dtype, force):
         return value.clone(memory_format=torch.contiguous_format) if force else value.contiguous()
     if mod == "cupy":
         import cupy
-        out = cupy.ascontiguousarray(value, dtype=dtype)
+        out = cupy.asarray(value, dtype=dtype, order="C")   # (ascontiguousarray would make 0-d 1-d)
         return out.copy() if force and out is value else out
     return None
 
