@@ -8,6 +8,8 @@
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
 #   make bench        gk vs torch on a GPU machine (tests/bench/bench_gk.py)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
+#   make python       the Python package installed in a venv, build/pyenv (docs/python.md)
+#   make test-python  its pytest suite on the cpu backend (part of make test)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make debug        -O0 build in build/debug
 
@@ -32,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench
+.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -99,6 +101,11 @@ $(B)/gk.map: Makefile
 $(B)/libgk.so: $(LIB_OBJ) $(B)/gk.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/gk.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
+# the Python package's C helper (python/gk/gkpy.c: DLPack deleters; no Python headers)
+$(B)/libgkpy.so: python/gk/gkpy.c
+	@mkdir -p $(B)
+	$(CC) -std=c11 $(OPT) -fPIC -shared -Wall -Wextra $(SANFLAGS) -o $@ $<
+
 $(B)/gk: $(CLI_OBJ) $(B)/libgk.a
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/libgk.a -ledit $(LDLIBS)
 
@@ -130,6 +137,20 @@ test: build/.deps all unit
 
 test-gpu: all unit
 	@B=$(B) GK_BACKEND=cuda sh tests/run_all.sh --gpu
+
+# --- Python (python/, docs/python.md) ----------------------------------------
+PYENV := $(B)/pyenv
+$(PYENV)/.installed: $(B)/libgk.so $(B)/libgkpy.so $(wildcard python/gk/*.py) python/setup.py python/pyproject.toml
+	@[ -x $(PYENV)/bin/python ] || python3 -m venv $(PYENV)
+	@GK_PREBUILT_DIR=$(abspath $(B)) $(PYENV)/bin/python -m pip install -q --disable-pip-version-check ./python
+	@$(PYENV)/bin/python -c 'import pytest' 2>/dev/null || \
+	  $(PYENV)/bin/python -m pip install -q --disable-pip-version-check pytest
+	@touch $@
+
+python: $(PYENV)/.installed
+
+test-python: python
+	@cd python/tests && GK_TEST_BACKENDS=$${GK_TEST_BACKENDS:-cpu} $(abspath $(PYENV))/bin/python -m pytest -q -p no:cacheprovider .
 
 test-nvrtc: all
 	@B=$(B) sh tests/run_nvrtc.sh
