@@ -687,7 +687,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int nper[8];
   memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
   int ns = stages(L, nper);
-  if (ns > 6) { lw_fail(L, "too many dependent reduction stages"); return -1; }
+  if (ns > RT_MAX_STAGES) { lw_fail(L, "too many dependent reduction stages"); return -1; }   /* the fuser splits deeper chains */
   L->rmode = RM_STORAGE;
   fmt_buf body; fmt_init(&body);
   L->o = &body;
@@ -964,10 +964,12 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
     fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
                   "    const S1 r = lift(x, i_);\n    S1 b;\n");
-    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i)) {
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       int f = L->field[i];
-      if (L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
-      else fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      if (own_field(L, i) && L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
+      else if (own_field(L, i)) fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      /* every member of S1, a VAR_SHIFT's sum of squares included */
+      if (q_stage(L, i) == 1) fmt_printf(src, "    b.q%d = a.q%d + r.q%d;\n", i, i, i);
     }
     fmt_puts(src, "    return b;\n  }\n");
   }

@@ -143,6 +143,8 @@ static void cast_loop(gk_dtype from, gk_dtype to, const void *pa, void *po, int6
 #undef CASTFROM
 }
 
+void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n) { cast_loop(from, to, in, out, n); }
+
 /* Unary op on n elements: input dtype ti at pa, output dtype to at po. */
 static void unary_loop(int op, gk_dtype ti, gk_dtype to, const void *pa, void *po, int64_t n) {
   if (op == RT_CAST) { cast_loop(ti, to, pa, po, n); return; }

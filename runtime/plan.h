@@ -102,6 +102,12 @@ extern const char *const rt_group_name[];
 
 #define RT_MAX_SCAL 128    /* per-launch scalar parameters of one kernel: random streams, then sizes */
 #define RT_MAX_RAND 32     /* of them for random streams (16) */
+/* A planning constraint every backend may rely on: a group holds at most
+** this many dependent reduction stages (a reduction reading another of its
+** group is one stage later).  The fuser splits a deeper chain into more
+** groups (compiler/fuse.c); the CUDA lowering's staged kernel has this many
+** grid-barrier stages at most (at most 7: its stage tables have 8 slots). */
+#define RT_MAX_STAGES 6
 
 typedef struct rt_group {
   rt_group_kind kind;

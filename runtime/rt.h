@@ -79,6 +79,10 @@ void rt_value_unref(rt_value *v);
 /* Reads one element of v as double / int64 (v read to host if needed). */
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 
+/* The cast op (the cpu backend's semantics, which every backend follows) on
+** n host elements: dtype `from` at in to dtype `to` at out. */
+void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
+
 /* Backends. */
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);
