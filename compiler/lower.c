@@ -1676,7 +1676,8 @@ static void nvrtc_summary(void) {
 
 static void nvrtc_check(const rt_group *g, int show) {
   if (!g->src || g->nokernel) return;
-  if (show) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
+  if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
+  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", g->kname, rt_group_name[g->kind]);
   uint64_t h = fnv64(g->src, strlen(g->src));
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
@@ -1719,11 +1720,11 @@ int lower_rebind(rt_group *g) {
 }
 
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
-  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each new kernel's text */
+  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name */
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = check && !strcmp(v, "src");
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : 0;
   }
   int cuda = !strcmp(be->name, "cuda");
   if (!cuda && !check) { g->nlaunch = group_launches(g); return GK_OK; }

@@ -45,6 +45,7 @@ case "$mode" in
   run plan python3 tests/run_plan.py
   run numpy python3 tests/numpy_check.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
+  run shapes python3 tests/run_shapes.py
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
   run asan make --no-print-directory asan
   ;;
