@@ -79,13 +79,14 @@ $(G)/kernels_embed.c: $(KERNELS) Makefile
 	   n=0; for f in $(KERNELS); do echo "  k$$n,"; n=$$((n+1)); done; echo "  0 };"; } > $@
 
 # --- objects and products -------------------------------------------------
+# Generated parsers build with NDEBUG: Lemon's asserts would be an abort path in the library.
 $(B)/obj/%.o: %.c | $(G)/grammar.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/%.o: $(G)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -DNDEBUG -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
 
 $(B)/libgk.a: $(LIB_OBJ)
 	@rm -f $@
