@@ -511,7 +511,10 @@ def main():
         P.sync()
         ts = [cx.cub.cubp_run(0, 0, ctypes.c_void_p(P.ptr(src)), ctypes.c_void_p(P.ptr(dst)), None, 4 * N28, 0, 0.0, 0.0)
               for _ in range(3 + a.reps)][3:]
+        if not bool((dst == src).all().item()):
+            cx.failures.append("cudaMemcpy ceiling: the copy is wrong")
         copy_gbs = 2 * 4 * N28 / (median(ts) * 1e3)
+        if copy_gbs > 6000: cx.failures.append("cudaMemcpy ceiling: %.0f GB/s is past the HBM's peak" % copy_gbs)
         meta["copy_GBs"] = copy_gbs
         meta["copy_us_1GiB"] = median(ts)
         del src, dst
@@ -551,6 +554,10 @@ def main():
             r = {"op": c.op, "family": c.fam, "shape": list(c.shape), "dtype": c.dt,
                  "error": "%s: %s" % (type(e).__name__, str(e)[:400]), "trace": traceback.format_exc()[-1500:]}
             cx.failures.append("%s: %s" % (c.key, r["error"]))
+        for k, what in (("eager", "torch"), ("compile", "torch.compile")):
+            if r.get(k + "_ok") is False: cx.failures.append("%s: %s output wrong: %s" % (c.key, what, r.get(k + "_err")))
+        if (r.get("cub") or {}).get("ok") is False:
+            cx.failures.append("%s: %s output wrong: %s" % (c.key, r["cub"]["name"], r["cub"]["err"]))
         r["target_spec"] = list(c.target)
         r["target_kind"] = c.target[0]
         r["case_s"] = round(time.time() - t0, 2)

@@ -23,13 +23,13 @@
 
 namespace {
 
-void *g_temp = nullptr;
-size_t g_temp_bytes = 0;
+void *g_temp = nullptr;     // never NULL once timed() has sized a call: the timed pass
+size_t g_temp_bytes = 0;    // must not be mistaken for CUB's sizing pass (d_temp_storage NULL)
 cudaEvent_t g_a, g_b;
 bool g_events = false;
 
 cudaError_t grow(size_t want) {
-  if (want <= g_temp_bytes) return cudaSuccess;
+  if (g_temp && want <= g_temp_bytes) return cudaSuccess;
   if (g_temp) cudaFree(g_temp);
   g_temp = nullptr;
   g_temp_bytes = 0;

@@ -1,0 +1,39 @@
+#!/bin/sh
+# tests/bench/device_run.sh -- the benchmark in one call on a GPU machine that
+# cannot build gk (no re2c/lemon there).  Prepare on the build machine, in a
+# folder D that travels with the call (git-ignored):
+#   make build/libgk.so build/libgkbench.so build/libcubpeer.so
+#   cp build/libgk.so build/libgkbench.so build/libcubpeer.so tests/bench/*.py \
+#      tests/bench/cub_peer.cu tests/bench/device_run.sh D/
+#   git rev-parse --short HEAD > D/COMMIT
+# then run `sh D/device_run.sh [bench_gk.py options]` there.  If the carried
+# libcubpeer.so does not load, it is built there with nvcc.  If D holds
+# caches.tgz (the previous call's $OUT/caches.tgz: gk's kernel cache and
+# Inductor's/Triton's caches) it is unpacked first, which spares the JIT time
+# (never the timed part).  $OUT gets bench.log, bench.json, bench.txt and a
+# fresh caches.tgz.
+cd "$(dirname "$0")" || exit 1
+OUT=${OUT:-/tmp/bench_out}
+mkdir -p "$OUT"
+C=/tmp/bench_caches
+mkdir -p $C
+[ -f caches.tgz ] && tar xzf caches.tgz -C $C
+export PYTHONUNBUFFERED=1 GK_LIB_DIR=$(pwd) GK_COMMIT=$(cat COMMIT 2>/dev/null)
+export XDG_CACHE_HOME=$C/xdg TORCHINDUCTOR_CACHE_DIR=$C/inductor TRITON_CACHE_DIR=$C/triton
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw --format=csv,noheader
+python3 -c "import ctypes; ctypes.CDLL('./libcubpeer.so')" ||
+  nvcc -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -Xlinker -Bsymbolic -o libcubpeer.so cub_peer.cu
+timeout "${BENCH_TIMEOUT:-420}" python3 bench_gk.py "$@" > "$OUT/bench.log" 2>&1
+rc=$?
+tail -c 11000 "$OUT/bench.log"
+# hardware counters of chosen gk kernels (one line per case in ncu_cases.txt)
+NCU=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -1)
+if [ -f ncu_cases.txt ] && [ -n "$NCU" ]; then
+  tr '\n' '\0' < ncu_cases.txt | xargs -0 timeout "${NCU_TIMEOUT:-150}" "$NCU" --clock-control none \
+    -k regex:^gk_ --section SpeedOfLight --section MemoryWorkloadAnalysis --section LaunchStats \
+    --section Occupancy --csv --page details --log-file "$OUT/ncu.log" python3 ncu_gk.py > "$OUT/ncu.csv" 2> "$OUT/ncu_cases.log"
+  echo "ncu: rc $?, $(grep -c '' "$OUT/ncu.csv") lines"
+fi
+tar czf "$OUT/caches.tgz" -C $C . 2>/dev/null
+[ "$(stat -c %s "$OUT/caches.tgz")" -gt 15000000 ] && rm -f "$OUT/caches.tgz"
+exit $rc
