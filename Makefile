@@ -18,7 +18,7 @@ CC      ?= cc
 OPT     ?= -O2
 CFLAGS  ?=
 SANFLAGS ?=
-ALL_CFLAGS = -std=c11 $(OPT) -g -fPIC -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE \
+ALL_CFLAGS = -std=c11 $(OPT) -g -fPIC -ffp-contract=off -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE \
              -I. -I$(G) -pthread -MMD -MP $(SANFLAGS) $(CFLAGS)
 LDLIBS  = -ldl -lpthread -lm
 SONAME  = libgk.so.0
@@ -30,7 +30,7 @@ LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
-KERNELS  := $(sort $(wildcard kernels/*.cuh))
+KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
 .PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so

@@ -500,6 +500,41 @@ static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *
   return GK_OK;
 }
 
+/* Step 3b of cc_compute: re-forms the union-find so that no group has more
+** than RT_MAX_STAGES dependent reduction stages.  An anchor's level is the
+** stage it runs in within its group (reductions: one more than the deepest
+** anchor of the group they read; others: that deepest level); anchors of one
+** group and one slice of levels, (level - 1) / RT_MAX_STAGES, stay together.
+** lv has room for p->npost entries. */
+static int split_stages(planner *p, const int *deps, const int *dstart, int *lv) {
+  cc_session *s = p->s;
+  int n = p->npost, deep = 0;
+  for (int i = 0; i < n; i++) {
+    lv[i] = 0;
+    if (!G(p->post[i])->anchor) continue;
+    int r = uf_find(p, i), d = 0;
+    for (int j = dstart[i]; j < dstart[i + 1]; j++)   /* deps come earlier in post-order */
+      if (uf_find(p, deps[j]) == r && lv[deps[j]] > d) d = lv[deps[j]];
+    lv[i] = d + (p->post[i]->op == RT_REDUCE);
+    if (lv[i] > RT_MAX_STAGES) deep = 1;
+  }
+  if (!deep) return GK_OK;
+  int *root = rt_alloc(s->mem, sizeof(int) * (size_t)n * 3);
+  if (!root) return GK_ENOMEM;
+  int *head = root + n, *next = root + 2 * n;   /* per group: its slices' representatives */
+  for (int i = 0; i < n; i++) { root[i] = G(p->post[i])->anchor ? uf_find(p, i) : i; head[i] = -1; }
+  for (int i = 0; i < n; i++) p->parent[i] = i;
+  for (int i = 0; i < n; i++) {
+    if (!G(p->post[i])->anchor) continue;
+    int sl = lv[i] ? (lv[i] - 1) / RT_MAX_STAGES : 0, q = head[root[i]];
+    while (q >= 0 && (lv[q] ? (lv[q] - 1) / RT_MAX_STAGES : 0) != sl) q = next[q];
+    if (q >= 0) p->parent[i] = q;   /* q is its own root: the first of the slice */
+    else { next[i] = head[root[i]]; head[root[i]] = i; }
+  }
+  rt_free(s->mem, root, sizeof(int) * (size_t)n * 3);
+  return GK_OK;
+}
+
 int cc_compute(cc_session *s, rt_node **targets, int nt) {
   planner p;
   memset(&p, 0, sizeof p);
@@ -657,6 +692,12 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
       }
     }
   }
+
+  /* 3b. stage limit: a group whose reductions chain deeper than RT_MAX_STAGES
+  ** is cut by stage level, each slice of RT_MAX_STAGES levels its own group.
+  ** A slice reads only lower slices (and what the whole group read), so the
+  ** plan stays acyclic.  gid holds the levels until step 4. */
+  if (s->opt_fusion && (rc = split_stages(&p, deps, dstart, gid))) goto done;
 
   /* 4. groups: one per union-find root; outs are anchors read across groups */
   for (i = 0; i < n; i++) gid[i] = -1;

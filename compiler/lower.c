@@ -20,8 +20,10 @@
 **   MATMUL     cu_gemm (f32/f64; a prologue kernel materializes computed
 **              operands), a generated kernel for integers
 **
-** Element code is table driven: optab[] maps each op to a C expression per
-** dtype class (the cpu backend's semantics, runtime/cpu.c).  Every node value
+** Element code is table driven: runtime/ops.h's RT_OPS rows give each op's C
+** expression per dtype class, the same text runtime/cpu.c compiles, calling
+** kernels/gk_scalar.h's helpers (no device code is written here as strings
+** beyond that).  Every node value
 ** needed at one index becomes one `const T tN = ...;` (memoised per scope).
 ** Float sums, products and variances accumulate in double, as the cpu
 ** backend does.  The kernel name is gk_<16 hex digits of a hash of
@@ -104,15 +106,7 @@ static int q_stage(const struct lw *L, int i) {
   return L->varm[i] == VAR_SHIFT ? 1 : L->varm[i] ? 2 : 0;
 }
 
-static const char *ctype(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return "gk_u8";
-  case GK_I32: return "int";
-  case GK_I64: return "gk_i64";
-  case GK_F32: return "float";
-  default: return "double";
-  }
-}
+static const char *ctype(gk_dtype t) { return rt_dtype_info[t].cuda; }
 static const char *utype(gk_dtype t) {
   return t == GK_I64 ? "gk_u64" : "unsigned";
 }
@@ -167,64 +161,27 @@ static void literal(fmt_buf *b, gk_dtype t, double f, int64_t i) {
 
 /* --------------------------------------------------------- the op table */
 
-/* Templates: $a $b $c operands, $T result C type, $U unsigned type of the
-** operands.  Columns: f32, f64, integers (i32/i64), bool.  NULL: identity. */
-typedef struct opdef { int op; const char *f, *d, *i, *b; } opdef;
-static const opdef optab[] = {
-  {RT_NEG, "(-$a)", "(-$a)", "(($T)(($U)0 - ($U)$a))", "$a"},
-  {RT_NOT, "$a", "$a", "$a", "((gk_u8)!$a)"},
-  {RT_ABS, "fabsf($a)", "fabs($a)", "($a < 0 ? ($T)(($U)0 - ($U)$a) : $a)", "$a"},
-  {RT_EXP, "expf($a)", "exp($a)", "$a", "$a"},
-  {RT_LOG, "logf($a)", "log($a)", "$a", "$a"},
-  {RT_SQRT, "sqrtf($a)", "sqrt($a)", "$a", "$a"},
-  {RT_RSQRT, "(1.0f / sqrtf($a))", "(1.0 / sqrt($a))", "$a", "$a"},
-  {RT_SIN, "sinf($a)", "sin($a)", "$a", "$a"},
-  {RT_COS, "cosf($a)", "cos($a)", "$a", "$a"},
-  {RT_TANH, "tanhf($a)", "tanh($a)", "$a", "$a"},
-  {RT_SIGMOID, "(1.0f / (1.0f + expf(-$a)))", "(1.0 / (1.0 + exp(-$a)))", "$a", "$a"},
-  {RT_RELU, "($a != $a ? $a : $a > 0.0f ? $a : 0.0f)", "($a != $a ? $a : $a > 0.0 ? $a : 0.0)",
-   "($a > 0 ? $a : ($T)0)", "$a"},
-  {RT_FLOOR, "floorf($a)", "floor($a)", "$a", "$a"},
-  {RT_CEIL, "ceilf($a)", "ceil($a)", "$a", "$a"},
-  {RT_ROUND, "rintf($a)", "rint($a)", "$a", "$a"},
-  {RT_SIGN, "($a > 0.0f ? 1.0f : $a < 0.0f ? -1.0f : $a)", "($a > 0.0 ? 1.0 : $a < 0.0 ? -1.0 : $a)",
-   "(($T)(($a > 0) - ($a < 0)))", "$a"},
-  {RT_ISFINITE, "((gk_u8)isfinite($a))", "((gk_u8)isfinite($a))", "((gk_u8)1)", "((gk_u8)1)"},
-  {RT_ADD, "($a + $b)", "($a + $b)", "(($T)(($U)$a + ($U)$b))", NULL},
-  {RT_SUB, "($a - $b)", "($a - $b)", "(($T)(($U)$a - ($U)$b))", NULL},
-  {RT_MUL, "($a * $b)", "($a * $b)", "(($T)(($U)$a * ($U)$b))", NULL},
-  {RT_DIV, "($a / $b)", "($a / $b)", "($b ? ($T)($a / $b) : ($T)0)", NULL},
-  {RT_MOD, "gkl_fmod($a, $b)", "gkl_fmod($a, $b)", "(($T)gkl_imod((gk_i64)$a, (gk_i64)$b))", NULL},
-  {RT_POW, "powf($a, $b)", "pow($a, $b)", "(($T)gkl_ipow((gk_i64)$a, (gk_i64)$b))", NULL},
-  {RT_MAXIMUM, "gkl_nanmax($a, $b)", "gkl_nanmax($a, $b)", "($a > $b ? $a : $b)", NULL},
-  {RT_MINIMUM, "gkl_nanmin($a, $b)", "gkl_nanmin($a, $b)", "($a < $b ? $a : $b)", NULL},
-  {RT_EQ, "((gk_u8)($a == $b))", NULL, NULL, NULL},
-  {RT_NE, "((gk_u8)($a != $b))", NULL, NULL, NULL},
-  {RT_LT, "((gk_u8)($a < $b))", NULL, NULL, NULL},
-  {RT_LE, "((gk_u8)($a <= $b))", NULL, NULL, NULL},
-  {RT_GT, "((gk_u8)($a > $b))", NULL, NULL, NULL},
-  {RT_GE, "((gk_u8)($a >= $b))", NULL, NULL, NULL},
-  {RT_AND, "((gk_u8)($a && $b))", NULL, NULL, NULL},
-  {RT_OR, "((gk_u8)($a || $b))", NULL, NULL, NULL},
-  {RT_WHERE, "($a ? $b : $c)", NULL, NULL, NULL},
-};
-
-/* Writes template tp with the operands substituted. */
+/* Writes op expression tp (an RT_OPS column, runtime/ops.h) with the
+** identifiers a, b, c replaced by the operands and T, U by the result type
+** and the operands' unsigned type. */
 static void subst(fmt_buf *b, const char *tp, const char *a, const char *bb, const char *c,
                   const char *T, const char *U) {
-  for (const char *p = tp; *p; p++) {
-    if (*p == '$' && p[1]) {
+  for (const char *p = tp; *p;) {
+    if (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) {
+      const char *q = p;
+      while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')) q++;
       const char *r = NULL;
-      switch (p[1]) {
-      case 'a': r = a; break;
-      case 'b': r = bb; break;
-      case 'c': r = c; break;
-      case 'T': r = T; break;
-      case 'U': r = U; break;
-      }
-      if (r) { fmt_puts(b, r); p++; continue; }
-    }
-    fmt_putc(b, *p);
+      if (q - p == 1) switch (*p) {
+        case 'a': r = a; break;
+        case 'b': r = bb; break;
+        case 'c': r = c; break;
+        case 'T': r = T; break;
+        case 'U': r = U; break;
+        }
+      if (r) fmt_puts(b, r);
+      else fmt_printf(b, "%.*s", (int)(q - p), p);
+      p = q;
+    } else fmt_putc(b, *p++);
   }
 }
 
@@ -477,7 +434,7 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   case RT_IOTA: fmt_printf(o, "(%s)(%s)", T, ix->s); break;
   case RT_RAND: case RT_RANDN: {
     /* seed and offset are kernel parameters: the text does not depend on them */
-    const char *fn = x->op == RT_RAND ? "gkl_rand" : "gkl_randn";
+    const char *fn = x->op == RT_RAND ? "gk_rand" : "gk_randn";
     int r = -1;
     for (int q = 0; q < L->nrn; q++) if (L->rn[q] == x) r = q;
     if (r >= 0) fmt_printf(o, "%s(sc%d, sc%d + (gk_u64)(%s))", fn, 2 * r, 2 * r + 1, ix->s);
@@ -488,156 +445,30 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     gk_dtype f = x->in[0]->t;
     if (x->t == GK_BOOL) fmt_printf(o, "(gk_u8)(%s != 0)", a[0]);
     else if (f == GK_BOOL) fmt_printf(o, "(%s)(%s != 0)", T, a[0]);
-    else if (isf(f) && x->t == GK_I32) fmt_printf(o, "gkl_f2i32((double)%s)", a[0]);
-    else if (isf(f) && x->t == GK_I64) fmt_printf(o, "gkl_f2i64((double)%s)", a[0]);
+    else if (isf(f) && x->t == GK_I32) fmt_printf(o, "gk_f2i32((double)%s)", a[0]);
+    else if (isf(f) && x->t == GK_I64) fmt_printf(o, "gk_f2i64((double)%s)", a[0]);
     else fmt_printf(o, "(%s)%s", T, a[0]);
     break;
   }
   default: {
-    const opdef *d = NULL;
-    for (size_t q = 0; q < sizeof optab / sizeof optab[0]; q++) if (optab[q].op == x->op) d = &optab[q];
-    if (!d) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
+    const rt_opinfo *d = &rt_op_info[x->op];
+    if (d->cls != RC_MAP) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
     gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
-    const char *tp = d->f;
-    if (ti == GK_F64 && d->d) tp = d->d;
-    else if ((ti == GK_I32 || ti == GK_I64) && d->i) tp = d->i;
-    else if (ti == GK_BOOL) tp = d->b ? d->b : d->i ? d->i : d->f;
-    if (ti == GK_BOOL && !d->b && d->i) subst(o, tp, a[0], a[1], a[2], "gk_u8", "unsigned");
-    else subst(o, tp, a[0], a[1], a[2], T, utype(ti));
+    int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
+    subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
   fmt_puts(o, ";\n");
   return memo_put(L, x, ix->s, v);
 }
 
-/* ------------------------------------------------------------ preamble */
-
-static const char preamble[] =
-  "__device__ __forceinline__ float gkl_nanmax(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a > b ? a : b; }\n"
-  "__device__ __forceinline__ double gkl_nanmax(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a > b ? a : b; }\n"
-  "__device__ __forceinline__ float gkl_nanmin(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a < b ? a : b; }\n"
-  "__device__ __forceinline__ double gkl_nanmin(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a < b ? a : b; }\n"
-  "__device__ __forceinline__ gk_i64 gkl_imod(gk_i64 a, gk_i64 b) {\n"
-  "  if (b == 0 || b == -1) return 0;\n"
-  "  gk_i64 r = a % b;\n"
-  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-  "  return r;\n}\n"
-  "__device__ __forceinline__ double gkl_fmod(double a, double b) {\n"
-  "  double r = fmod(a, b);\n"
-  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-  "  else if (r == 0) r = copysign(0.0, b);\n"
-  "  return r;\n}\n"
-  "__device__ __forceinline__ float gkl_fmod(float a, float b) { return (float)gkl_fmod((double)a, (double)b); }\n"
-  "__device__ __forceinline__ gk_i64 gkl_ipow(gk_i64 b, gk_i64 e) {\n"
-  "  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
-  "  gk_u64 r = 1, x = (gk_u64)b;\n"
-  "  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }\n"
-  "  return (gk_i64)r;\n}\n"
-  "__device__ __forceinline__ int gkl_f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? (int)0x80000000 : (int)v; }\n"
-  "__device__ __forceinline__ gk_i64 gkl_f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? (gk_i64)0x8000000000000000ULL : (gk_i64)v; }\n"
-  "template <class T> __device__ __forceinline__ T gkl_ld(const T *p) { return *(const volatile T *)p; }\n"
-  "template <class T> __device__ __forceinline__ void gkl_st(T *p, T v) { *(volatile T *)p = v; }\n"
-  "struct gkl_op_any { typedef gk_u8 A; __device__ A identity() const { return 0; }\n"
-  "  __device__ A operator()(A a, A b) const { return a | b; }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n"
-  "struct gkl_op_all { typedef gk_u8 A; __device__ A identity() const { return 1; }\n"
-  "  __device__ A operator()(A a, A b) const { return a & b; }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n";
-
-static const char preamble_rng[] =
-  "__device__ __forceinline__ void gkl_philox(unsigned c[4], unsigned k0, unsigned k1) {\n"
-  "#pragma unroll\n"
-  "  for (int r = 0; r < 10; ++r) {\n"
-  "    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }\n"
-  "    unsigned lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);\n"
-  "    unsigned lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);\n"
-  "    unsigned n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;\n"
-  "    c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;\n"
-  "  }\n}\n"
-  "__device__ __forceinline__ float gkl_rand(gk_u64 seed, gk_u64 c) {\n"
-  "  gk_u64 b = c >> 2;\n"
-  "  unsigned w[4] = {(unsigned)b, (unsigned)(b >> 32), 0u, 0u};\n"
-  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
-  "  unsigned x = w[c & 3];\n"
-  "  return (float)(x >> 8) * (1.0f / 16777216.0f);\n}\n"
-  "__device__ __forceinline__ float gkl_randn(gk_u64 seed, gk_u64 c) {\n"
-  "  unsigned w[4] = {(unsigned)c, (unsigned)(c >> 32), 1u, 0u};\n"
-  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
-  "  double u1 = ((double)(w[0] >> 8) + 1.0) * (1.0 / 16777216.0);\n"
-  "  double u2 = (double)(w[1] >> 8) * (1.0 / 16777216.0);\n"
-  "  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2));\n}\n";
-
-/* The online (running max m, sum s of exp(x - m)) operator of an online
-** sum(exp(E - m')): one exp per element, in the element's type when the
-** right operand is one element (the two-pass term exp(x - m) exactly when m
-** is already the maximum), in double when partial sums are rescaled.  s
-** accumulates in double, as the cpu backend's float sums do.  gkl_ms_final
-** gives sum(exp(E - m')) for m' = m or m' = a finite constant (the guards
-** where(m > -inf, m, c) and where(isfinite(m), m, c)): a NaN max gives NaN,
-** an infinite max gives inf (+inf, finite m') / 0 (-inf, finite m') / NaN. */
-static const char preamble_ms[] =
-  "template <class T> struct alignas(8) gkl_ms { T m; double s; };\n"
-  "__device__ __forceinline__ float gkl_exp1(float d) { return expf(d); }\n"
-  "__device__ __forceinline__ double gkl_exp1(double d) { return exp(d); }\n"
-  "template <class T> struct gkl_op_ms {\n"
-  "  typedef gkl_ms<T> A;\n"
-  "  __device__ A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = 0.0; return r; }\n"
-  "  __device__ A operator()(A a, A b) const {\n"
-  "    if (a.m != a.m) return a;\n"
-  "    if (b.m != b.m) return b;\n"
-  "    if (a.m < b.m) { A t = a; a = b; b = t; }\n"
-  "    if (a.m == b.m) { a.s += b.s; return a; }\n"
-  "    if (b.s == 1.0) a.s += (double)gkl_exp1(b.m - a.m);\n"
-  "    else a.s += b.s * exp((double)b.m - (double)a.m);\n"
-  "    return a;\n  }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }\n"
-  "};\n"
-  "__device__ __forceinline__ float gkl_min0(float d) { return fminf(d, 0.0f); }\n"
-  "__device__ __forceinline__ double gkl_min0(double d) { return fmin(d, 0.0); }\n"
-  "/* op(a, lift(x)) for one element, without the general merge: x <= m (also\n"
-  "** x == m == inf, where min0 turns inf - inf into 0) adds exp(x - m); a\n"
-  "** larger x rescales s; a NaN x makes m NaN; a NaN m stays. */\n"
-  "template <class T> __device__ __forceinline__ gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {\n"
-  "  if (x <= a.m) a.s += (double)gkl_exp1(gkl_min0(x - a.m));\n"
-  "  else if (a.m == a.m) {\n"
-  "    if (x != x) a.m = x;\n"
-  "    else { a.s = a.s * exp((double)a.m - (double)x) + 1.0; a.m = x; }\n"
-  "  }\n"
-  "  return a;\n}\n"
-  "template <class T> __device__ __forceinline__ double gkl_ms_final(const gkl_ms<T> &a, T mp) {\n"
-  "  const double nan = __longlong_as_double(0x7ff8000000000000LL), inf = __longlong_as_double(0x7ff0000000000000LL);\n"
-  "  if (a.m != a.m || mp != mp) return nan;\n"
-  "  if (a.m - a.m != a.m - a.m) return mp - mp == 0 ? (a.m > 0 ? inf : 0.0) : nan;\n"
-  "  return mp == a.m ? a.s : a.s * exp((double)a.m - (double)mp);\n}\n";
-
-static const char preamble_sync[] =
-  "/* grid barrier of a co-resident grid; *bar is zero at launch */\n"
-  "__device__ __forceinline__ void gkl_grid_sync(unsigned *bar, unsigned &goal) {\n"
-  "  __syncthreads();\n"
-  "  if (threadIdx.x == 0) {\n"
-  "    goal += gridDim.x;\n"
-  "    __threadfence();\n"
-  "    atomicAdd(bar, 1u);\n"
-  "    while (*(volatile unsigned *)bar < goal) { }\n"
-  "    __threadfence();\n"
-  "  }\n"
-  "  __syncthreads();\n}\n";
-
 /* An upper bound of sizeof(S<s>) for a stage of nf reductions (24 bytes is the widest accumulator). */
 static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ? nf : 1)); }
 
-static int uses_op(const rt_group *g, int op) {
-  for (int i = 0; i < g->nnodes; i++) if (g->nodes[i]->op == op) return 1;
-  return 0;
-}
-
 static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_printf(b, "#include \"%s\"\n", inc);
+  fmt_puts(b, "#include \"gk_fused.cuh\"\n");   /* gk_scalar.h's semantics + the generated kernels' helpers */
   fmt_printf(b, "typedef %s I;\n", L->i64 ? "gk_i64" : "int");
-  fmt_puts(b, preamble);
-  if (uses_op(L->g, RT_RAND) || uses_op(L->g, RT_RANDN)) fmt_puts(b, preamble_rng);
-  if (sync) fmt_puts(b, preamble_sync);
-  if (L->has_onl) fmt_puts(b, preamble_ms);
 }
 
 /* The parameter members of K and the kernel's parameter list. */
@@ -801,7 +632,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int nper[8];
   memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
   int ns = stages(L, nper);
-  if (ns > 6) { lw_fail(L, "too many dependent reduction stages"); return -1; }
+  if (ns > RT_MAX_STAGES) { lw_fail(L, "too many dependent reduction stages"); return -1; }   /* the fuser splits deeper chains */
   L->rmode = RM_STORAGE;
   fmt_buf body; fmt_init(&body);
   L->o = &body;
@@ -1063,10 +894,12 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
     fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
                   "    const S1 r = lift(x, i_);\n    S1 b;\n");
-    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i)) {
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       int f = L->field[i];
-      if (L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
-      else fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      if (own_field(L, i) && L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
+      else if (own_field(L, i)) fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      /* every member of S1, a VAR_SHIFT's sum of squares included */
+      if (q_stage(L, i) == 1) fmt_printf(src, "    b.q%d = a.q%d + r.q%d;\n", i, i, i);
     }
     fmt_puts(src, "    return b;\n  }\n");
   }
