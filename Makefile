@@ -126,6 +126,14 @@ $(B)/libcubpeer.so: tests/bench/cub_peer.cu
 bench: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
 	B=$(B) python3 tests/bench/bench_gk.py $(BENCH_ARGS)
 
+# The folder a device call carries (tests/bench/device_run.sh says how to run it).
+BENCH_DEV ?= .dev/bench
+.PHONY: bench-dev
+bench-dev: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
+	mkdir -p $(BENCH_DEV)
+	cp $^ tests/bench/*.py tests/bench/cub_peer.cu tests/bench/device_run.sh tests/bench/ncu_cases.txt $(BENCH_DEV)/
+	git rev-parse --short HEAD > $(BENCH_DEV)/COMMIT
+
 $(B)/embed: examples/embed.c $(B)/libgk.a gk.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 

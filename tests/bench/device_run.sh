@@ -1,11 +1,9 @@
 #!/bin/sh
 # tests/bench/device_run.sh -- the benchmark in one call on a GPU machine that
-# cannot build gk (no re2c/lemon there).  Prepare on the build machine, in a
-# folder D that travels with the call (git-ignored):
-#   make build/libgk.so build/libgkbench.so build/libcubpeer.so
-#   cp build/libgk.so build/libgkbench.so build/libcubpeer.so tests/bench/*.py \
-#      tests/bench/cub_peer.cu tests/bench/device_run.sh D/
-#   git rev-parse --short HEAD > D/COMMIT
+# cannot build gk (no re2c/lemon there).  Prepare on the build machine a
+# folder D that travels with the call (git-ignored): `make bench-dev
+# BENCH_DEV=D` builds libgk.so, libgkbench.so and libcubpeer.so and copies
+# them with the scripts, ncu_cases.txt and the commit (D/COMMIT) into D;
 # then run `sh D/device_run.sh [bench_gk.py options]` there.  If the carried
 # libcubpeer.so does not load, it is built there with nvcc.  If D holds
 # caches.tgz (the previous call's $OUT/caches.tgz: gk's kernel cache and

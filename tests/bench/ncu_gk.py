@@ -5,7 +5,7 @@
         python3 tests/bench/ncu_gk.py 'colsum 8192x8192' 'scan 268435456 f32' ...
 
 Each argument picks the cases of bench_gk.py whose key ("op shape dtype")
-contains it; the inputs are torch tensors shared through DLPack, as in the
+starts with it; the inputs are torch tensors shared through DLPack, as in the
 benchmark.  gk's kernels are named gk_<hash>; the mapping from case to kernel
 name goes to stderr (stdout is left to ncu's report).
 """
@@ -17,7 +17,7 @@ import bench_gk, gkc, peers
 
 def main():
     want = sys.argv[1:]
-    cs = [c for c in bench_gk.cases(False) if any(w in c.key for w in want)]
+    cs = [c for c in bench_gk.cases(False) if any(c.key.startswith(w) for w in want)]
     P = peers.TorchPeer()
     lib = gkc.load(bench_gk.find_lib(["libgk.so"]))
     for c in cs:
