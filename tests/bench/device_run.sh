@@ -8,8 +8,10 @@
 # libcubpeer.so does not load, it is built there with nvcc.  If D holds
 # caches.tgz (the previous call's $OUT/caches.tgz: gk's kernel cache and
 # Inductor's/Triton's caches) it is unpacked first, which spares the JIT time
-# (never the timed part).  $OUT gets bench.log, bench.json, bench.txt and a
-# fresh caches.tgz.
+# (never the timed part).  If D holds ncu_cases.txt (one case key a line, as
+# bench_gk.py --only takes them), ncu then reads the hardware counters of those
+# cases' gk kernels (tests/bench/ncu_gk.py) into ncu.csv.  $OUT gets bench.log,
+# bench.json, bench.txt, ncu.csv, ncu.log, ncu_cases.log and a fresh caches.tgz.
 cd "$(dirname "$0")" || exit 1
 OUT=${OUT:-/tmp/bench_out}
 mkdir -p "$OUT"
