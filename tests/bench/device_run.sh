@@ -34,6 +34,8 @@ if [ -f ncu_cases.txt ] && [ -n "$NCU" ]; then
     --section Occupancy --csv --page details --log-file "$OUT/ncu.log" python3 ncu_gk.py > "$OUT/ncu.csv" 2> "$OUT/ncu_cases.log"
   echo "ncu: rc $?, $(grep -c '' "$OUT/ncu.csv") lines"
 fi
-tar czf "$OUT/caches.tgz" -C $C . 2>/dev/null
-[ "$(stat -c %s "$OUT/caches.tgz")" -gt 15000000 ] && rm -f "$OUT/caches.tgz"
+if [ -z "$NO_CACHES" ]; then   # NO_CACHES=1: the last call, nothing to spare
+  tar czf "$OUT/caches.tgz" -C $C . 2>/dev/null
+  [ "$(stat -c %s "$OUT/caches.tgz")" -gt 15000000 ] && rm -f "$OUT/caches.tgz"
+fi
 exit $rc
