@@ -6,7 +6,7 @@
 #   make test         build and run every test that needs no GPU (CI runs this)
 #   make test-gpu     the suites on the cuda backend (run on a GPU machine)
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
-#   make bench        gk vs torch on a GPU machine (tests/bench/bench_gk.py)
+#   make bench        gk vs torch, torch.compile, CUB on a GPU machine (tests/bench/)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
 #   make python       the Python package installed in a venv, build/pyenv (docs/python.md)
 #   make test-python  its pytest suite on the cpu backend (part of make test)
@@ -119,11 +119,27 @@ $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 
 unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
 
-$(B)/bench_gk: tests/bench/bench_gk.c $(B)/libgk.a gk.h
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+# The benchmark (GPU machine with torch and nvcc): libgkbench.so holds its
+# host-clock loops (its gk_* calls resolve against libgk.so, which the driver
+# loads first); libcubpeer.so the CUB and cudaMemcpy peers.
+# BENCH_ARGS=--quick for a short run; $$OUT gets bench.json and bench.txt.
+NVCC    ?= nvcc
+$(B)/libgkbench.so: tests/bench/bench_gk.c gk.h
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $<
 
-bench: all $(B)/bench_gk
-	@B=$(B) python3 tests/bench/bench_gk.py
+$(B)/libcubpeer.so: tests/bench/cub_peer.cu
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -Xlinker -Bsymbolic -o $@ $<
+
+bench: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
+	B=$(B) python3 tests/bench/bench_gk.py $(BENCH_ARGS)
+
+# The folder a device call carries (tests/bench/device_run.sh says how to run it).
+BENCH_DEV ?= .dev/bench
+.PHONY: bench-dev
+bench-dev: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
+	mkdir -p $(BENCH_DEV)
+	cp $^ tests/bench/*.py tests/bench/cub_peer.cu tests/bench/device_run.sh tests/bench/ncu_cases.txt $(BENCH_DEV)/
+	git rev-parse --short HEAD > $(BENCH_DEV)/COMMIT
 
 $(B)/embed: examples/embed.c $(B)/libgk.a gk.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
