@@ -546,7 +546,7 @@ static int b_scan(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
     if (!in) return s->err->status;
   }
   gk_dtype t = in->t;
-  if ((rop == ROP_SUM || rop == ROP_PROD) && !rt_is_float(t)) t = GK_I64;
+  if (rt_rop_info[rop].acc == RA_WIDE && !rt_is_float(t)) t = GK_I64;   /* sum/prod: ints in i64 */
   in = cast(s, in, t);
   if (!in) return s->err->status;
   rt_node r = blank(RT_SCAN, t, in->ndim, in->shape);
@@ -1079,6 +1079,11 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 #define OP_PARAMS_1 { "x" }, b_unary
 #define OP_PARAMS_2 { "a", "b" }, b_binary
 
+/* An RT_ROPS row marked FN is the builtin reduction of its name. */
+#define ROP_BUILTIN(NAME, str, acc, fl, fn) ROP_BUILTIN_##fn(str, ROP_##NAME)
+#define ROP_BUILTIN_NOFN(str, rop)
+#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x" }, b_reduce, rop },
+
 static const builtin builtins[] = {
   { "iota", 1, 1, { "n" }, b_iota, 0 },
   { "zeros", 0, -1, { 0 }, b_fillers, 0 },
@@ -1095,14 +1100,7 @@ static const builtin builtins[] = {
   { "i32", 1, 1, { "x" }, b_cast, GK_I32 },
   { "i64", 1, 1, { "x" }, b_cast, GK_I64 },
   { "bool", 1, 1, { "x" }, b_cast, GK_BOOL },
-  { "sum", 1, 1, { "x" }, b_reduce, ROP_SUM },
-  { "prod", 1, 1, { "x" }, b_reduce, ROP_PROD },
-  { "max", 1, 1, { "x" }, b_reduce, ROP_MAX },
-  { "min", 1, 1, { "x" }, b_reduce, ROP_MIN },
-  { "any", 1, 1, { "x" }, b_reduce, ROP_ANY },
-  { "all", 1, 1, { "x" }, b_reduce, ROP_ALL },
-  { "argmax", 1, 1, { "x" }, b_reduce, ROP_ARGMAX },
-  { "argmin", 1, 1, { "x" }, b_reduce, ROP_ARGMIN },
+  RT_ROPS(ROP_BUILTIN)   /* sum, prod, max, min, argmax, argmin, any, all: the FN rows of RT_ROPS */
   { "mean", 1, 1, { "x" }, b_mean, 0 },
   { "count", 1, 1, { "x" }, b_count, 0 },
   { "norm", 1, 1, { "x" }, b_norm, 0 },
@@ -1176,11 +1174,10 @@ static int op_of(ast_op op) {
   }
 }
 
+/* The scan operator named n (an RF_SCAN row of RT_ROPS), or -1. */
 static int rop_named(const char *n) {
-  if (!strcmp(n, "sum")) return ROP_SUM;
-  if (!strcmp(n, "prod")) return ROP_PROD;
-  if (!strcmp(n, "max")) return ROP_MAX;
-  if (!strcmp(n, "min")) return ROP_MIN;
+  for (int r = 0; r < ROP_N; r++)
+    if ((rt_rop_info[r].flags & RF_SCAN) && !strcmp(rt_rop_info[r].name, n)) return r;
   return -1;
 }
 
