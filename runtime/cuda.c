@@ -225,7 +225,7 @@ static int cuda_sync(rt_backend *b) {
 
 /* ---------------------------------------------------------- run a group */
 
-#define MAX_PARAMS 256
+#define MAX_PARAMS 500   /* 4000 bytes of kernel parameters */
 
 static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
 
@@ -234,7 +234,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   cu_dev *d = c->d;
   int rc = GK_OK, i;
   if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 2 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  if (g->nin + g->nout + 2 + g->nscal + g->errflag > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   int misaligned = 0;
   for (i = 0; i < g->nin; i++) {
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)

@@ -100,7 +100,14 @@ typedef enum {
 } rt_group_kind;
 extern const char *const rt_group_name[];
 
-#define RT_MAX_SCAL 32     /* per-launch scalar parameters of one kernel (16 rand streams) */
+#define RT_MAX_SCAL 128    /* per-launch scalar parameters of one kernel: random streams, then sizes */
+#define RT_MAX_RAND 32     /* of them for random streams (16) */
+/* A planning constraint every backend may rely on: a group holds at most
+** this many dependent reduction stages (a reduction reading another of its
+** group is one stage later).  The fuser splits a deeper chain into more
+** groups (compiler/fuse.c); the CUDA lowering's staged kernel has this many
+** grid-barrier stages at most (at most 7: its stage tables have 8 slots). */
+#define RT_MAX_STAGES 6
 
 typedef struct rt_group {
   rt_group_kind kind;
@@ -128,8 +135,10 @@ typedef struct rt_group {
   int nlaunch;             /* device launches this group costs (kernel + gemm) */
   /* Per-launch scalars, passed by value after the temp pointer as
   ** unsigned long long parameters sc0, sc1, ... so that groups that differ
-  ** only in them share one kernel text (RAND/RANDN: seed, offset). */
-  int nscal;
+  ** only in them share one kernel text: the first nrand are RAND/RANDN
+  ** seeds and offsets, the rest sizes (element, row and column counts,
+  ** view offsets and strides, temp offsets). */
+  int nscal, nrand;
   uint64_t scal[RT_MAX_SCAL];
   /* The kernel's last parameter is an error record (unsigned long long[3],
   ** zero when clear): a kernel that finds its input invalid (hist: a range
