@@ -58,6 +58,15 @@ static rt_node *mkconst(cc_session *s, gk_dtype t, double f, int64_t i, int ndim
   return cc_node(s, &r);
 }
 
+/* x as a strong value: an f32 constant holds its float's value (a weak f32
+** literal keeps the literal's double, so that meeting f64 it stays exact;
+** f32(0.3) or fill(0.3, n) is the float nearest 0.3, also against f64). */
+static rt_node *strong_const(cc_session *s, rt_node *x) {
+  if (x && x->op == RT_CONST && x->t == GK_F32 && x->c.f != (double)(float)x->c.f)
+    return mkconst(s, GK_F32, (double)(float)x->c.f, 0, x->ndim, x->shape);
+  return x;
+}
+
 static double const_f(const rt_node *x) { return rt_is_float(x->t) ? x->c.f : (double)x->c.i; }
 static int64_t const_i(const rt_node *x) { return rt_is_float(x->t) ? gk_f2i64(x->c.f) : x->c.i; }
 
@@ -401,12 +410,7 @@ static int b_unary(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 
 static int b_cast(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
-  rt_node *x = cast(s, A(0).x, (gk_dtype)code);
-  /* an explicit cast makes a strong constant of its type: f32(0.3) is the
-  ** float nearest 0.3, also where it meets f64 (a weak f32 literal keeps the
-  ** literal's double) */
-  if (x && x->op == RT_CONST && x->t == GK_F32 && x->c.f != (double)(float)x->c.f)
-    x = mkconst(s, GK_F32, (double)(float)x->c.f, 0, x->ndim, x->shape);
+  rt_node *x = strong_const(s, cast(s, A(0).x, (gk_dtype)code));   /* an explicit cast is strong */
   if (!x) return s->err->status;
   *out = arr(x, A(0).view, 0);
   return GK_OK;
@@ -672,7 +676,7 @@ static int b_fill(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   gk_dtype t = v->t;
   if (A(0).weak && t == GK_I64) t = GK_I64;
   rt_node *x;
-  if (v->op == RT_CONST) x = mkconst(s, t, v->c.f, v->c.i, nd, shape);
+  if (v->op == RT_CONST) x = strong_const(s, mkconst(s, t, v->c.f, v->c.i, nd, shape));   /* fill's array is strong */
   else {
     rt_node r = blank(RT_VIEW, t, nd, shape);   /* all strides 0 */
     r.nin = 1; r.in[0] = v;
