@@ -839,7 +839,7 @@ def gvec(g, a, t):
     """gamma / beta: a vector along the normalised axis (or a scalar literal)."""
     if g.dt in (WI, WF):
         raise Reject("literal gamma")
-    if g.view or len(g.shape) != 1:
+    if g.view or len(g.shape) != 1 or (a.view is None and len(a.shape) != 1):
         raise Reject("gamma shape")
     ax = axis_of(a)
     n = red_n(a)
