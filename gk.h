@@ -9,7 +9,7 @@
 **     gk_set(g, "m", GK_F32, 2, shape, data);        // copies data
 **     if (gk_eval(g, "s = sum(rows(m))") != GK_OK) fputs(gk_errmsg(g), stderr);
 **     float s[3];
-**     gk_get(g, "s", s, sizeof s);
+**     gk_get_as(g, "s", GK_F32, s, sizeof s);        // says what it expects
 **     gk_close(g);
 **
 ** Everything inside the library is reached through the opaque handles
@@ -90,6 +90,11 @@ size_t gk_dtype_size(gk_dtype t);
 /* Name of dtype t ("bool", "i32", "i64", "f32", "f64"); "?" when invalid.
 ** Static storage. */
 const char *gk_dtype_name(gk_dtype t);
+
+/* The names of the builtin functions (sum, exp, softmax, ...), NULL-terminated,
+** in the order of the language's table; static storage.  For tools: completion,
+** help, documentation generators. */
+const char *const *gk_builtin_names(void);
 
 /* ---------------------------------------------------------------------------
 ** Contexts and host hooks.  A gk_config, zero-initialised, means "use the
@@ -210,11 +215,35 @@ int gk_borrow_device(gk_ctx *g, const char *name, gk_dtype t, int ndim,
 ** GK_MAX_DIMS.  Errors: GK_EMISUSE (no such variable). */
 int gk_shape(gk_ctx *g, const char *name, gk_dtype *t, int *ndim, int64_t shape[GK_MAX_DIMS]);
 
-/* Copies variable `name` into host_out (C order; bool as bytes 0/1);
-** out_bytes must be at least the array's size in bytes.  Computes the value
-** if it is pending (errors of that computation are returned, e.g. GK_EVALUE
-** for max of an empty array, GK_ENOMEM; the variable stays pending).
-** Errors: GK_EMISUSE (no such variable, short or NULL buffer). */
+/* Copies variable `name`, converted to dtype `want`, into host_out (C order;
+** bool as bytes 0/1).  out_bytes must EQUAL the element count times
+** gk_dtype_size(want).  The conversion is gk's own cast op (`f64(x)`,
+** `i32(x)`, ...), numpy's astype: to a float, the nearest value (f64 to f32
+** may overflow to +-inf); float to integer truncates toward zero, and NaN or
+** a value outside the integer type gives its lowest value (INT32_MIN,
+** INT64_MIN); i64 to i32 keeps the low 32 bits; to bool, != 0 (NaN is
+** true); from bool, 0 or 1.  want equal to the variable's dtype copies the
+** bytes.  Computes the value if it is pending (errors of that computation
+** are returned, e.g. GK_EVALUE for max of an empty array, GK_ENOMEM; the
+** variable stays pending).  Errors: GK_EMISUSE (no such variable, want not
+** a gk_dtype, out_bytes not the size, NULL buffer; nothing is written). */
+int gk_get_as(gk_ctx *g, const char *name, gk_dtype want, void *host_out, size_t out_bytes);
+
+/* One value, converted as gk_get_as does (sqlite3_column_double's shape):
+** the variable must hold exactly one element (a scalar, or any shape of
+** size 1), else GK_EMISUSE and *out is not written.  gk_get_i64 of a float
+** truncates (NaN and out of range: INT64_MIN). */
+int gk_get_f64(gk_ctx *g, const char *name, double *out);
+int gk_get_i64(gk_ctx *g, const char *name, int64_t *out);
+
+/* Copies variable `name` in its own dtype (no conversion) into host_out.
+** out_bytes must EQUAL the array's size in bytes (element count times
+** gk_dtype_size of its dtype, gk_shape tells both): a buffer sized for
+** another dtype -- a double for an f32 scalar -- is refused with GK_EMISUSE
+** instead of being filled in part.  (gk 0.1.0 accepted a larger buffer;
+** callers that relied on that pass the exact size, or call
+** gk_get_as, which also states the dtype expected.)  Otherwise as
+** gk_get_as. */
 int gk_get(gk_ctx *g, const char *name, void *host_out, size_t out_bytes);
 
 /* Removes variable `name`.  Errors: GK_EMISUSE (no such variable). */
@@ -246,6 +275,20 @@ void gk_interrupt(gk_ctx *g);
 ** step binds nothing.
 */
 int gk_prepare(gk_ctx *g, const char *src, gk_stmt **stmt, const char **tail);
+
+/* A place in source text: 1-based line and column (columns count bytes). */
+typedef struct gk_pos { int line, col; } gk_pos;
+
+/* gk_prepare for a statement of a named file or script.  Its diagnostics, at
+** prepare and at every step, read `name:LINE:COL: error: ...` (name NULL =
+** "<expr>"; the string is copied), LINE:COL counted in the whole file: *pos
+** is where src's first byte is in it (pos NULL = 1:1), and on success *pos
+** is moved to where *tail starts, so a loop over the tail carries the
+** position along (docs/embedding.md).  gk_prepare is gk_prepare_named(g,
+** src, NULL, NULL, stmt, tail): positions count from src.  Errors: as
+** gk_prepare, GK_EMISUSE for a line or column below 1. */
+int gk_prepare_named(gk_ctx *g, const char *src, const char *name, gk_pos *pos, gk_stmt **stmt,
+                     const char **tail);
 int gk_step(gk_stmt *s);
 void gk_finalize(gk_stmt *s);   /* NULL is a no-op */
 

@@ -63,6 +63,8 @@ struct gk_stmt {
   const ast *stmt;
   char *src;                 /* the statement's text, for diagnostics */
   size_t len;
+  char *name;                /* gk_prepare_named's name (NULL: "<expr>") */
+  gk_pos at;                 /* where src starts in that file */
   gk_stmt *next, **prevp;    /* in g->stmts */
 };
 
@@ -78,25 +80,10 @@ struct gk_export {
 const char *gk_version(void) { return GK_VERSION; }
 int gk_version_number(void) { return GK_VERSION_NUMBER; }
 
-size_t gk_dtype_size(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return 1;
-  case GK_I32: case GK_F32: return 4;
-  case GK_I64: case GK_F64: return 8;
-  }
-  return 0;
-}
-
-const char *gk_dtype_name(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return "bool";
-  case GK_I32: return "i32";
-  case GK_I64: return "i64";
-  case GK_F32: return "f32";
-  case GK_F64: return "f64";
-  }
-  return "?";
-}
+/* The dtype table is runtime/ops.h's (RT_DTYPES); these export it. */
+size_t gk_dtype_size(gk_dtype t) { return rt_dtype_size(t); }
+const char *gk_dtype_name(gk_dtype t) { return rt_dtype_name(t); }
+const char *const *gk_builtin_names(void) { return cc_builtin_names(); }
 
 const char *gk_errstr(int status) {
   /* ORDER: the status enum in gk.h. */
@@ -271,9 +258,19 @@ static void emit(gk_ctx *g, const char *text, size_t n) {
   else fwrite(text, 1, n, stdout);
 }
 
+/* loc (counted from the start of a text) counted from `at`, the position
+** of that text's first byte in its file. */
+static lang_loc at_pos(lang_loc loc, gk_pos at) {
+  if (loc.line <= 0) return loc;
+  if (loc.line == 1) loc.col += at.col - 1;
+  loc.line += at.line - 1;
+  return loc;
+}
+
 /* Runs the statements of prog in order, stopping at the first that fails;
-** earlier statements stay done, the failing one binds nothing (cc_exec). */
-static int run_program(gk_ctx *g, const char *src, size_t len, const char *name, const lang_program *prog) {
+** earlier statements stay done, the failing one binds nothing (cc_exec).
+** `at` is where src starts in the file `name`. */
+static int run_program(gk_ctx *g, const char *src, size_t len, const char *name, gk_pos at, const lang_program *prog) {
   int64_t k0 = cc_kernels(g->cc);
   int rc = GK_OK;
   for (int i = 0; i < prog->nstmts && !rc; i++) {
@@ -284,7 +281,7 @@ static int run_program(gk_ctx *g, const char *src, size_t len, const char *name,
     if (rc) {
       if (rc == GK_EINTERRUPT) snprintf(e.msg, sizeof e.msg, "interrupted");
       if (loc.line == 0) loc = prog->stmts[i]->loc;
-      located(g, rc, name, src, len, loc, e.msg[0] ? e.msg : gk_errstr(rc));
+      located(g, rc, name, src, len, at_pos(loc, at), e.msg[0] ? e.msg : gk_errstr(rc));
     }
   }
   if (cc_get_option(g->cc, CC_OPT_PLAN)) {
@@ -312,7 +309,7 @@ int gk_eval_named(gk_ctx *g, const char *src, const char *name) {
   memset(&d, 0, sizeof d);
   int rc = lang_parse(&a, src, len, &prog, &d);
   if (rc) located(g, rc, name, src, len, d.loc, d.msg);
-  else rc = run_program(g, src, len, name, &prog);
+  else rc = run_program(g, src, len, name, (gk_pos){1, 1}, &prog);
   lang_arena_free(&a);
   return rc;
 }
@@ -335,18 +332,43 @@ int gk_is_complete(const char *src) {
 
 /* ------------------------------------------------------------ prepared */
 
-int gk_prepare(gk_ctx *g, const char *src, gk_stmt **out, const char **tail) {
+/* Where the text src[0, n) ends, counted from `at` (lines and byte columns,
+** as the lexer counts them). */
+static gk_pos advance(gk_pos at, const char *src, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (src[i] == '\n') { at.line++; at.col = 1; }
+    else at.col++;
+  }
+  return at;
+}
+
+static void stmt_free(gk_ctx *g, gk_stmt *s) {
+  lang_arena_free(&s->arena);
+  if (s->src) rt_free(&g->mem, s->src, s->len + 1);
+  if (s->name) rt_free(&g->mem, s->name, strlen(s->name) + 1);
+  rt_free(&g->mem, s, sizeof *s);
+}
+
+int gk_prepare_named(gk_ctx *g, const char *src, const char *name, gk_pos *pos, gk_stmt **out, const char **tail) {
   if (!g) return GK_EMISUSE;
   begin(g);
   if (out) *out = NULL;
   if (!out || !src) return fail(g, GK_EMISUSE, "gk_prepare: %s is NULL", !out ? "stmt" : "src");
+  gk_pos at = {1, 1};
+  if (pos) {
+    if (pos->line < 1 || pos->col < 1)
+      return fail(g, GK_EMISUSE, "gk_prepare_named: position %d:%d is not a line and column (both count from 1)", pos->line, pos->col);
+    at = *pos;
+  }
+  const char *label = name ? name : "<expr>";
   size_t len = strlen(src);
   if (tail) *tail = src;
   if (len > LANG_MAX_SOURCE)
-    return fail(g, GK_ELIMIT, "<expr>: error: source text too large (%zu bytes; limit %u)\n", len, LANG_MAX_SOURCE);
+    return fail(g, GK_ELIMIT, "%s: error: source text too large (%zu bytes; limit %u)\n", label, len, LANG_MAX_SOURCE);
   gk_stmt *s = rt_calloc(&g->mem, 1, sizeof *s);
   if (!s) return fail(g, GK_ENOMEM, "gk_prepare: out of memory");
   s->g = g;
+  s->at = at;
   lang_arena_init(&s->arena, arena_hook, &g->mem);
   lang_program prog;
   lang_diag d;
@@ -354,32 +376,37 @@ int gk_prepare(gk_ctx *g, const char *src, gk_stmt **out, const char **tail) {
   memset(&d, 0, sizeof d);
   int rc = lang_parse(&s->arena, src, len, &prog, &d);
   if (rc || prog.nstmts == 0) {
-    if (rc) located(g, rc, "<expr>", src, len, d.loc, d.msg);
-    else if (tail) *tail = src + len;
-    lang_arena_free(&s->arena);
-    rt_free(&g->mem, s, sizeof *s);
+    if (rc) located(g, rc, label, src, len, at_pos(d.loc, at), d.msg);
+    else {
+      if (tail) *tail = src + len;
+      if (pos) *pos = advance(at, src, len);
+    }
+    stmt_free(g, s);
     return rc;
   }
   /* Keep only the first statement's text: its locations are offsets into it. */
   size_t end = (size_t)prog.stmt_end[0];
   if (end > len) end = len;
   s->src = rt_alloc(&g->mem, end + 1);
-  if (!s->src) {
-    lang_arena_free(&s->arena);
-    rt_free(&g->mem, s, sizeof *s);
+  if (s->src) { s->len = end; memcpy(s->src, src, end); s->src[end] = 0; }
+  if (s->src && name && (s->name = rt_alloc(&g->mem, strlen(name) + 1))) memcpy(s->name, name, strlen(name) + 1);
+  if (!s->src || (name && !s->name)) {
+    stmt_free(g, s);
     return fail(g, GK_ENOMEM, "gk_prepare: out of memory");
   }
-  memcpy(s->src, src, end);
-  s->src[end] = 0;
-  s->len = end;
   s->stmt = prog.stmts[0];
   s->next = g->stmts;
   s->prevp = &g->stmts;
   if (g->stmts) g->stmts->prevp = &s->next;
   g->stmts = s;
   if (tail) *tail = src + end;
+  if (pos) *pos = advance(at, src, end);
   *out = s;
   return GK_OK;
+}
+
+int gk_prepare(gk_ctx *g, const char *src, gk_stmt **out, const char **tail) {
+  return gk_prepare_named(g, src, NULL, NULL, out, tail);
 }
 
 int gk_step(gk_stmt *s) {
@@ -392,7 +419,7 @@ int gk_step(gk_stmt *s) {
   prog.nstmts = 1;
   prog.stmts = &one;
   prog.stmt_end = &end;
-  return run_program(g, s->src, s->len, "<expr>", &prog);
+  return run_program(g, s->src, s->len, s->name ? s->name : "<expr>", s->at, &prog);
 }
 
 void gk_finalize(gk_stmt *s) {
@@ -400,9 +427,7 @@ void gk_finalize(gk_stmt *s) {
   gk_ctx *g = s->g;
   *s->prevp = s->next;
   if (s->next) s->next->prevp = s->prevp;
-  lang_arena_free(&s->arena);
-  rt_free(&g->mem, s->src, s->len + 1);
-  rt_free(&g->mem, s, sizeof *s);
+  stmt_free(g, s);
 }
 
 /* ------------------------------------------------------------ variables */
@@ -555,22 +580,76 @@ int gk_shape(gk_ctx *g, const char *name, gk_dtype *t, int *ndim, int64_t shape[
   return GK_OK;
 }
 
-int gk_get(gk_ctx *g, const char *name, void *out, size_t out_bytes) {
+static int valid_dtype(int t) { return t >= GK_BOOL && t <= GK_F64; }
+
+/* "f32[3,4]" */
+static void type_text(char *buf, size_t n, const rt_node *x) {
+  int k = snprintf(buf, n, "%s[", gk_dtype_name(x->t));
+  for (int d = 0; d < x->ndim && k > 0 && (size_t)k < n; d++) k += snprintf(buf + k, n - (size_t)k, "%s%lld", d ? "," : "", (long long)x->shape[d]);
+  if (k > 0 && (size_t)k < n) snprintf(buf + k, n - (size_t)k, "]");
+}
+
+/* The reads: variable `name` computed, then copied into out as dtype want
+** (want < 0: its own dtype, no conversion), out_bytes exactly its size;
+** one: it must hold exactly one element.  fn names the entry point. */
+static int get_value(gk_ctx *g, const char *fn, const char *name, int want, void *out, size_t out_bytes, int one) {
   if (!g) return GK_EMISUSE;
   begin(g);
-  if (!name) return fail(g, GK_EMISUSE, "gk_get: name is NULL");
+  if (!name) return fail(g, GK_EMISUSE, "%s: name is NULL", fn);
+  if (want >= 0 && !valid_dtype(want)) return fail(g, GK_EMISUSE, "%s: %d is not a gk_dtype", fn, want);
   rt_err e; rt_err_clear(&e);
   rt_node *x;
-  if (cc_lookup(g->cc, name, 0, &x, &e)) return fail(g, GK_EMISUSE, "gk_get: %s", e.msg);
-  size_t need = (size_t)x->n * gk_dtype_size(x->t);
-  if (out_bytes < need) return fail(g, GK_EMISUSE, "gk_get: '%s' needs %zu bytes, the buffer has %zu", name, need, out_bytes);
-  if (need && !out) return fail(g, GK_EMISUSE, "gk_get: output buffer is NULL");
+  if (cc_lookup(g->cc, name, 0, &x, &e)) return fail(g, GK_EMISUSE, "%s: %s", fn, e.msg);
+  gk_dtype t = want < 0 ? x->t : (gk_dtype)want;
+  size_t need = (size_t)x->n * gk_dtype_size(t);
+  char ty[128]; type_text(ty, sizeof ty, x);
+  if (one && x->n != 1)
+    return fail(g, GK_EMISUSE, "%s: '%s' is %s, %lld elements; it reads one (use gk_get_as for arrays)", fn, name, ty, (long long)x->n);
+  if (!out && (need || one)) return fail(g, GK_EMISUSE, "%s: output buffer is NULL", fn);
+  if (out_bytes != need) {
+    if (want < 0)
+      return fail(g, GK_EMISUSE, "%s: '%s' is %s, %zu bytes; the buffer has %zu (gk_get_as converts to another dtype)", fn, name, ty, need, out_bytes);
+    return fail(g, GK_EMISUSE, "%s: '%s' is %s, %zu bytes as %s; the buffer has %zu", fn, name, ty, need, gk_dtype_name(t), out_bytes);
+  }
   int rc = cc_lookup(g->cc, name, 1, &x, &e);
-  if (rc) return fail(g, rc, "gk_get: %s", e.msg[0] ? e.msg : gk_errstr(rc));
+  if (rc) return fail(g, rc, "%s: %s", fn, e.msg[0] ? e.msg : gk_errstr(rc));
   if (!need) return GK_OK;
+  rt_value *v = x->val;
   rt_err_clear(&g->be->err);
-  if (g->be->read(g->be, x->val, out)) return fail(g, g->be->err.status, "gk_get: %s", g->be->err.msg);
+  if (t == v->t) {
+    if (g->be->read(g->be, v, out)) return fail(g, g->be->err.status, "%s: %s", fn, g->be->err.msg);
+    return GK_OK;
+  }
+  /* convert: from the host copy, or from a staging copy of a device value */
+  const void *from = v->where == RT_ON_HOST ? v->host : NULL;
+  void *stage = NULL;
+  if (!from) {
+    if (!(stage = rt_alloc(&g->mem, v->bytes))) return fail(g, GK_ENOMEM, "%s: out of memory", fn);
+    if (g->be->read(g->be, v, stage)) {
+      rt_free(&g->mem, stage, v->bytes);
+      return fail(g, g->be->err.status, "%s: %s", fn, g->be->err.msg);
+    }
+    from = stage;
+  }
+  rt_cast_loop(v->t, t, from, out, v->n);
+  if (stage) rt_free(&g->mem, stage, v->bytes);
   return GK_OK;
+}
+
+int gk_get(gk_ctx *g, const char *name, void *out, size_t out_bytes) {
+  return get_value(g, "gk_get", name, -1, out, out_bytes, 0);
+}
+
+int gk_get_as(gk_ctx *g, const char *name, gk_dtype want, void *out, size_t out_bytes) {
+  return get_value(g, "gk_get_as", name, (int)want, out, out_bytes, 0);
+}
+
+int gk_get_f64(gk_ctx *g, const char *name, double *out) {
+  return get_value(g, "gk_get_f64", name, GK_F64, out, sizeof *out, 1);
+}
+
+int gk_get_i64(gk_ctx *g, const char *name, int64_t *out) {
+  return get_value(g, "gk_get_i64", name, GK_I64, out, sizeof *out, 1);
 }
 
 int gk_unset(gk_ctx *g, const char *name) {

@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CLI_HISTORY_MAX 1000   /* entries kept in memory and in the file */
 #define CLI_LIST_MAX    200    /* completion candidates listed at most */
@@ -77,6 +78,14 @@ static char *history_path(void) {
   return p;
 }
 
+/* True when PATH is a regular file or does not exist yet: history is
+** never read from or appended to a FIFO, a device or a folder. */
+static int history_regular(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno == ENOENT;
+  return S_ISREG(st.st_mode);
+}
+
 /* Loads the file into r->hist, rewrites it if it holds more than
 ** CLI_HISTORY_MAX entries, and opens it for appending. */
 static void history_open(repl *r) {
@@ -87,6 +96,10 @@ static void history_open(repl *r) {
   FILE *f;
 
   if (!path) return;
+  if (!history_regular(path)) {   /* a FIFO or device would block or be harmed */
+    free(path);
+    return;
+  }
   f = fopen(path, "r");
   if (f) {
     ssize_t got;
@@ -141,20 +154,9 @@ static void history_add(repl *r, const char *line) {
 
 /* ------------------------------------------------------------ completion */
 
-/* Names the completion key offers besides variables: the builtins of
-** docs/language.md.  Only a typing aid; the library decides what exists. */
-static const char *const builtin_names[] = {
-  "iota", "zeros", "ones", "fill", "rand", "randn", "seed",
-  "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-  "floor", "ceil", "round", "sign", "pow", "maximum", "minimum", "clamp", "where",
-  "f32", "f64", "i32", "i64", "bool",
-  "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "count",
-  "norm", "var", "std", "logsumexp", "dot", "scan", "exscan",
-  "softmax", "logsoftmax", "layernorm", "rmsnorm",
-  "filter", "partition", "hist", "transpose", "reshape", "permute",
-  "len", "size", "shape", "rows", "cols", "load", "save", "print",
-  "fn", "true", "false", "and", "or", "not", NULL
-};
+/* Names the completion key offers besides variables: the library's builtins
+** (gk_builtin_names) and these keywords. */
+static const char *const keyword_names[] = { "fn", "true", "false", "and", "or", "not", NULL };
 
 static const char *const command_names[] = {
   ":help", ":vars", ":time", ":plan", ":cuda", ":backend", ":quit", NULL
@@ -215,7 +217,9 @@ static unsigned char complete_fn(EditLine *el, int ch) {
   } else {
     if (c.plen == 0 || isdigit((unsigned char)word[0])) return CC_ERROR;
     if (r) gk_vars(r->st->g, cand_var, &c);
-    for (i = 0; builtin_names[i]; i++) cand_add(&c, builtin_names[i]);
+    const char *const *bn = gk_builtin_names();
+    for (i = 0; bn[i]; i++) cand_add(&c, bn[i]);
+    for (i = 0; keyword_names[i]; i++) cand_add(&c, keyword_names[i]);
   }
   if (c.n == 0) { free(c.v); return CC_ERROR; }
   qsort(c.v, c.n, sizeof *c.v, cand_cmp);
@@ -444,7 +448,7 @@ int cli_repl(cli_state *st) {
   r.el = el_init("gk", stdin, stdout, stderr);
   r.hist = history_init();
   if (!r.el || !r.hist) {
-    fprintf(stderr, "gk: cannot start line editing\n");
+    fprintf(stderr, "gk: error: cannot start line editing\n");
     if (r.el) el_end(r.el);
     if (r.hist) history_end(r.hist);
     return CLI_EXIT_ERROR;
@@ -494,7 +498,7 @@ int cli_repl(cli_state *st) {
     {
       char *copy = strndup(line, len);   /* el_gets' buffer is reused */
       const char *s;
-      if (!copy) { fprintf(stderr, "gk: out of memory\n"); status = CLI_EXIT_ERROR; break; }
+      if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); status = CLI_EXIT_ERROR; break; }
       history_add(&r, copy);
       for (s = copy; isspace((unsigned char)*s); s++) {}
       if (r.plen == 0 && *s == ':') {
@@ -505,7 +509,7 @@ int cli_repl(cli_state *st) {
       }
       if (r.plen == 0 && *s == '\0') { free(copy); continue; }
       if (pending_add(&r, copy, len) != 0) {
-        fprintf(stderr, "gk: out of memory\n");
+        fprintf(stderr, "gk: error: out of memory\n");
         r.plen = 0;
       }
       free(copy);

@@ -162,7 +162,7 @@ static void node_ref(fmt_buf *b, const rt_node *x) {
 }
 
 static void type_str(fmt_buf *b, const rt_node *x) {
-  fmt_printf(b, "%s[", gk_dtype_name(x->t));
+  fmt_printf(b, "%s[", rt_dtype_name(x->t));
   for (int i = 0; i < x->ndim; i++) fmt_printf(b, "%s%lld", i ? "," : "", (long long)x->shape[i]);
   fmt_puts(b, "]");
 }
@@ -183,7 +183,7 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
     switch (x->op) {
     case RT_REDUCE: fmt_printf(&b, "%s%s", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
     case RT_SCAN: fmt_printf(&b, "%s%s%s", x->excl ? "exscan." : "scan.", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
-    case RT_CAST: fmt_printf(&b, "%s", gk_dtype_name(x->t)); break;
+    case RT_CAST: fmt_printf(&b, "%s", rt_dtype_name(x->t)); break;
     case RT_CONST: fmt_puts(&b, "fill "); break;
     default: fmt_puts(&b, rt_op_info[x->op].name); break;
     }
@@ -280,14 +280,21 @@ static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node **o
 }
 
 /* ------------------------------------------------------------ plan cache
-** A plan depends only on the shape of the pending graph: ops, dtypes,
-** shapes, constants, which nodes are targets or bound to variables, and the
-** dtypes and shapes of the materialized inputs -- not on the inputs' values
-** or the random streams' seeds and offsets (those are kernel parameters).
-** The signature below serializes exactly that; a hit rebuilds the groups by
-** position (node i of the post-order, materialized input k) and reuses the
-** lowered text and launch description, so a statement re-run on new data
-** (gk_step, a REPL line, a loop in a script) neither plans nor lowers. */
+** A plan depends only on the structure of the pending graph: ops, dtypes,
+** ranks, constants, which nodes are targets or bound to variables, the
+** dtypes and ranks of the materialized inputs, and which of their sizes
+** (dims, element counts, view offsets and strides, bin counts) are 0, 1 or
+** equal to each other -- not on the sizes themselves (fusion compares sizes
+** only for equality and with 0 and 1), not on the inputs' values or the
+** random streams' seeds and offsets (kernel parameters).  The signature
+** serializes exactly that, every other size as the number of its first
+** appearance; the sizes themselves go beside it.  A hit rebuilds the groups
+** by position (node i of the post-order, materialized input k) and reuses
+** the lowered text and launch description when the sizes are the same, so a
+** statement re-run on new data (gk_step, a REPL line, a loop in a script)
+** neither plans nor lowers; on new sizes it lowers the groups again (no
+** fusion; the same text, since sizes are kernel parameters: a memory hit of
+** the kernel cache) and remembers the plan for the new sizes. */
 
 typedef struct pc_group {
   rt_group g;              /* launch fields and kind; pointers unused */
@@ -298,12 +305,19 @@ typedef struct pc_entry {
   uint64_t hash;
   uint64_t *sig;
   size_t nsig;
+  int64_t *vals;           /* the sizes the launch descriptions are for */
+  size_t nvals;
   int ngroups;
   pc_group *groups;
   int *order;
 } pc_entry;
 
-typedef struct sigbuf { uint64_t *w; size_t n, cap; int fail; } sigbuf;
+typedef struct sigbuf {
+  uint64_t *w; size_t n, cap; int fail;
+  int64_t *vals; size_t nv, capv;   /* distinct sizes other than 0 and 1, in order of appearance */
+  int64_t *cv; size_t ncv, capcv;   /* constants' values, in order */
+  uint32_t *ht; size_t htcap;       /* open addressing: 1 + index into vals, 0 empty */
+} sigbuf;
 
 static void sig_push(cc_session *s, sigbuf *b, uint64_t v) {
   if (b->fail) return;
@@ -316,6 +330,50 @@ static void sig_push(cc_session *s, sigbuf *b, uint64_t v) {
   b->w[b->n++] = v;
 }
 
+static int sig_val(cc_session *s, sigbuf *b, int64_t **a, size_t *n, size_t *cap, int64_t v) {
+  if (*n == *cap) {
+    size_t nc = *cap ? *cap * 2 : 64;
+    int64_t *w = rt_realloc(s->mem, *a, *cap * 8, nc * 8);
+    if (!w) { b->fail = 1; return -1; }
+    *a = w; *cap = nc;
+  }
+  (*a)[(*n)++] = v;
+  return 0;
+}
+
+/* A size: 0 and 1 as themselves, any other value as 2 + the number of its
+** first appearance (equal sizes get equal numbers). */
+static void sig_size(cc_session *s, sigbuf *b, int64_t v) {
+  if (b->fail) return;
+  if (v == 0 || v == 1) { sig_push(s, b, (uint64_t)v); return; }
+  if (2 * (b->nv + 1) > b->htcap) {
+    size_t nc = b->htcap ? b->htcap * 2 : 64;
+    uint32_t *t = rt_calloc(s->mem, nc, sizeof(uint32_t));
+    if (!t) { b->fail = 1; return; }
+    for (size_t k = 0; k < b->nv; k++) {
+      size_t h = (size_t)cc_mix(0, (uint64_t)b->vals[k]) & (nc - 1);
+      while (t[h]) h = (h + 1) & (nc - 1);
+      t[h] = (uint32_t)(k + 1);
+    }
+    rt_free(s->mem, b->ht, b->htcap * sizeof(uint32_t));
+    b->ht = t; b->htcap = nc;
+  }
+  size_t h = (size_t)cc_mix(0, (uint64_t)v) & (b->htcap - 1);
+  while (b->ht[h] && b->vals[b->ht[h] - 1] != v) h = (h + 1) & (b->htcap - 1);
+  if (!b->ht[h]) {
+    if (sig_val(s, b, &b->vals, &b->nv, &b->capv, v)) return;
+    b->ht[h] = (uint32_t)b->nv;
+  }
+  sig_push(s, b, (uint64_t)1 << 61 | (uint64_t)(b->ht[h] + 1));
+}
+
+/* A constant's value: data, beside the signature (fusion never reads it). */
+static void sig_const(cc_session *s, sigbuf *b, const rt_node *x) {
+  uint64_t c; memcpy(&c, &x->c, 8);
+  sig_push(s, b, (uint64_t)1 << 60);
+  sig_val(s, b, &b->cv, &b->ncv, &b->capcv, (int64_t)c);
+}
+
 /* Serializes the pending graph p.post (targets flagged in istarget);
 ** materialized inputs are numbered in order of first use into mat[]. */
 static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node **mat, int *nmat) {
@@ -326,10 +384,11 @@ static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node *
     sig_push(s, b, (uint64_t)x->op | (uint64_t)x->rop << 8 | (uint64_t)(uint8_t)x->axis << 16 | (uint64_t)x->excl << 24 |
                    (uint64_t)x->t << 32 | (uint64_t)x->ndim << 40 | (uint64_t)x->nin << 48 |
                    (uint64_t)(istarget[i] != 0) << 56 | (uint64_t)(G(x)->bound > 0) << 57);
-    for (int d = 0; d < x->ndim; d++) sig_push(s, b, (uint64_t)x->shape[d]);
-    if (x->op == RT_CONST) { uint64_t c; memcpy(&c, &x->c, 8); sig_push(s, b, c); }
-    if (x->op == RT_VIEW) { sig_push(s, b, (uint64_t)x->voff); for (int d = 0; d < x->ndim; d++) sig_push(s, b, (uint64_t)x->vstride[d]); }
-    if (x->op == RT_HIST) sig_push(s, b, (uint64_t)x->nbins);
+    for (int d = 0; d < x->ndim; d++) sig_size(s, b, x->shape[d]);
+    sig_size(s, b, x->n);
+    if (x->op == RT_CONST) sig_const(s, b, x);
+    if (x->op == RT_VIEW) { sig_size(s, b, x->voff); for (int d = 0; d < x->ndim; d++) sig_size(s, b, x->vstride[d]); }
+    if (x->op == RT_HIST) sig_size(s, b, x->nbins);
     for (int k = 0; k < x->nin; k++) {
       rt_node *c = x->in[k];
       if (is_pending(s, c)) { sig_push(s, b, (uint64_t)G(c)->post); continue; }
@@ -338,7 +397,8 @@ static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node *
         G(c)->post = (*nmat)++;
         mat[G(c)->post] = c;
         sig_push(s, b, (uint64_t)1 << 63 | (uint64_t)c->t << 8 | (uint64_t)c->ndim);
-        for (int d = 0; d < c->ndim; d++) sig_push(s, b, (uint64_t)c->shape[d]);
+        for (int d = 0; d < c->ndim; d++) sig_size(s, b, c->shape[d]);
+        sig_size(s, b, c->n);
       }
       sig_push(s, b, (uint64_t)1 << 62 | (uint64_t)G(c)->post);
     }
@@ -361,6 +421,7 @@ static void pc_entry_free(cc_session *s, pc_entry *e) {
   rt_free(s->mem, e->groups, 0);
   rt_free(s->mem, e->order, 0);
   rt_free(s->mem, e->sig, 0);
+  rt_free(s->mem, e->vals, 0);
   memset(e, 0, sizeof *e);
 }
 
@@ -376,6 +437,12 @@ void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses) {
   if (misses) *misses = s->pc_misses;
 }
 
+/* The plan in e was lowered for the sizes and constants in b. */
+static int pc_same_vals(const pc_entry *e, const sigbuf *b) {
+  return e->nvals == b->nv + b->ncv && !memcmp(e->vals, b->vals, b->nv * 8) &&
+         !memcmp(e->vals + b->nv, b->cv, b->ncv * 8);
+}
+
 static pc_entry *pc_find(cc_session *s, const sigbuf *b, uint64_t h) {
   if (!s->pcache) return NULL;
   for (int i = 0; i < CC_PLAN_CACHE; i++) {
@@ -389,16 +456,22 @@ static int pc_index(cc_session *s, const rt_node *x) {
   return G(x)->mark == s->stamp ? G(x)->post : -(G(x)->post + 1);
 }
 
-/* Remembers the plan just run (before its outputs are frozen).  Failure to
-** remember is not an error. */
-static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *groups, int ngroups, const int *order) {
+/* Remembers the plan just run (before its outputs are frozen), in entry
+** `into` (the one it came from, lowered again for new sizes) or the next
+** slot.  Failure to remember is not an error. */
+static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *groups, int ngroups, const int *order,
+                     pc_entry *into) {
   if (!s->pcache && !(s->pcache = rt_calloc(s->mem, CC_PLAN_CACHE, sizeof(pc_entry)))) return;
-  pc_entry *e = &s->pcache[s->pc_next];
+  pc_entry *e = into ? into : &s->pcache[s->pc_next];
   pc_entry_free(s, e);
   e->groups = rt_calloc(s->mem, (size_t)(ngroups ? ngroups : 1), sizeof(pc_group));
   e->order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
   e->sig = rt_alloc(s->mem, b->n * 8);
-  if (!e->groups || !e->order || !e->sig) goto fail;
+  e->vals = rt_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
+  if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
+  memcpy(e->vals, b->vals, b->nv * 8);
+  memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
+  e->nvals = b->nv + b->ncv;
   e->ngroups = ngroups;
   memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
   memcpy(e->sig, b->w, b->n * 8);
@@ -423,7 +496,7 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
       memcpy(q->g.src, src->src, l);
     }
   }
-  s->pc_next = (s->pc_next + 1) % CC_PLAN_CACHE;
+  if (!into) s->pc_next = (s->pc_next + 1) % CC_PLAN_CACHE;
   return;
 fail:
   pc_entry_free(s, e);
@@ -500,6 +573,41 @@ static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *
   return GK_OK;
 }
 
+/* Step 3b of cc_compute: re-forms the union-find so that no group has more
+** than RT_MAX_STAGES dependent reduction stages.  An anchor's level is the
+** stage it runs in within its group (reductions: one more than the deepest
+** anchor of the group they read; others: that deepest level); anchors of one
+** group and one slice of levels, (level - 1) / RT_MAX_STAGES, stay together.
+** lv has room for p->npost entries. */
+static int split_stages(planner *p, const int *deps, const int *dstart, int *lv) {
+  cc_session *s = p->s;
+  int n = p->npost, deep = 0;
+  for (int i = 0; i < n; i++) {
+    lv[i] = 0;
+    if (!G(p->post[i])->anchor) continue;
+    int r = uf_find(p, i), d = 0;
+    for (int j = dstart[i]; j < dstart[i + 1]; j++)   /* deps come earlier in post-order */
+      if (uf_find(p, deps[j]) == r && lv[deps[j]] > d) d = lv[deps[j]];
+    lv[i] = d + (p->post[i]->op == RT_REDUCE);
+    if (lv[i] > RT_MAX_STAGES) deep = 1;
+  }
+  if (!deep) return GK_OK;
+  int *root = rt_alloc(s->mem, sizeof(int) * (size_t)n * 3);
+  if (!root) return GK_ENOMEM;
+  int *head = root + n, *next = root + 2 * n;   /* per group: its slices' representatives */
+  for (int i = 0; i < n; i++) { root[i] = G(p->post[i])->anchor ? uf_find(p, i) : i; head[i] = -1; }
+  for (int i = 0; i < n; i++) p->parent[i] = i;
+  for (int i = 0; i < n; i++) {
+    if (!G(p->post[i])->anchor) continue;
+    int sl = lv[i] ? (lv[i] - 1) / RT_MAX_STAGES : 0, q = head[root[i]];
+    while (q >= 0 && (lv[q] ? (lv[q] - 1) / RT_MAX_STAGES : 0) != sl) q = next[q];
+    if (q >= 0) p->parent[i] = q;   /* q is its own root: the first of the slice */
+    else { next[i] = head[root[i]]; head[root[i]] = i; }
+  }
+  rt_free(s->mem, root, sizeof(int) * (size_t)n * 3);
+  return GK_OK;
+}
+
 int cc_compute(cc_session *s, rt_node **targets, int nt) {
   planner p;
   memset(&p, 0, sizeof p);
@@ -513,6 +621,7 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   char *seen = NULL, *relower = NULL;
   rt_group *groups = NULL;
   int ngroups = 0, cached = 0, nmat = 0;
+  pc_entry *resized = NULL;   /* the cached plan was for other sizes: lowered again, stored back */
   sigbuf sig = {0};
   rt_node **mat = NULL;
   uint64_t sh = 0;
@@ -531,6 +640,10 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
           rt_free(s->mem, ist, (size_t)n);
           if (rc) goto done;
           cached = 1;
+          if (!pc_same_vals(e, &sig)) {
+            resized = e;
+            memset(relower, 1, (size_t)(ngroups ? ngroups : 1));
+          }
           s->pc_hits++;
           goto run;
         }
@@ -658,6 +771,12 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     }
   }
 
+  /* 3b. stage limit: a group whose reductions chain deeper than RT_MAX_STAGES
+  ** is cut by stage level, each slice of RT_MAX_STAGES levels its own group.
+  ** A slice reads only lower slices (and what the whole group read), so the
+  ** plan stays acyclic.  gid holds the levels until step 4. */
+  if (s->opt_fusion && (rc = split_stages(&p, deps, dstart, gid))) goto done;
+
   /* 4. groups: one per union-find root; outs are anchors read across groups */
   for (i = 0; i < n; i++) gid[i] = -1;
   for (i = 0; i < n; i++) if (G(p.post[i])->anchor) {
@@ -761,7 +880,7 @@ run:
     rc = s->be->run_group(s->be, g);
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
   }
-  if (!rc && !cached && !s->pc_off && sig.w && !sig.fail) pc_store(s, &sig, sh, groups, ngroups, order);
+  if (!rc && (!cached || resized) && !s->pc_off && sig.w && !sig.fail) pc_store(s, &sig, sh, groups, ngroups, order, resized);
   if (!rc) {
     for (int g = 0; g < ngroups; g++)
       for (int k = 0; k < groups[g].nout; k++) cc_freeze(s, groups[g].outs[k]);
@@ -787,6 +906,9 @@ done:
   rt_free(s->mem, p.parent, 0);
   rt_free(s->mem, p.post, 0);
   rt_free(s->mem, sig.w, sig.cap * 8);
+  rt_free(s->mem, sig.vals, sig.capv * 8);
+  rt_free(s->mem, sig.cv, sig.capcv * 8);
+  rt_free(s->mem, sig.ht, sig.htcap * sizeof(uint32_t));
   rt_free(s->mem, mat, 0);
   rt_free(s->mem, relower, 0);
   if (owned) rt_free(s->mem, owned, sizeof(rt_node *) * (size_t)nowned);

@@ -20,8 +20,10 @@
 **   MATMUL     cu_gemm (f32/f64; a prologue kernel materializes computed
 **              operands), a generated kernel for integers
 **
-** Element code is table driven: optab[] maps each op to a C expression per
-** dtype class (the cpu backend's semantics, runtime/cpu.c).  Every node value
+** Element code is table driven: runtime/ops.h's RT_OPS rows give each op's C
+** expression per dtype class, the same text runtime/cpu.c compiles, calling
+** kernels/gk_scalar.h's helpers (no device code is written here as strings
+** beyond that).  Every node value
 ** needed at one index becomes one `const T tN = ...;` (memoised per scope).
 ** Float sums, products and variances accumulate in double, as the cpu
 ** backend does.  The kernel name is gk_<16 hex digits of a hash of
@@ -79,8 +81,13 @@ typedef struct lw {
   char *varm;                  /* per g->nodes index: how a var is computed without Welford merges
                                ** (VAR_*), or 0 */
   ixv pivot;                   /* VAR_SHIFT: the index of the pivot element (row start, or 0) */
-  const rt_node *rn[RT_MAX_SCAL / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
+  const rt_node *rn[RT_MAX_RAND / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
+  /* size parameters (prm): what each scalar after the random streams' is */
+  struct lw_prm { const void *who; int what; char name[40]; } *prm;
+  int nprm, capprm;
+  int sealed;                  /* the parameter list is written: no new parameter */
+  int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
   int fail;
   char err[256];
@@ -104,15 +111,7 @@ static int q_stage(const struct lw *L, int i) {
   return L->varm[i] == VAR_SHIFT ? 1 : L->varm[i] ? 2 : 0;
 }
 
-static const char *ctype(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return "gk_u8";
-  case GK_I32: return "int";
-  case GK_I64: return "gk_i64";
-  case GK_F32: return "float";
-  default: return "double";
-  }
-}
+static const char *ctype(gk_dtype t) { return rt_dtype_info[t].cuda; }
 static const char *utype(gk_dtype t) {
   return t == GK_I64 ? "gk_u64" : "unsigned";
 }
@@ -137,6 +136,35 @@ static int same_shape2(const rt_node *x, int64_t R, int64_t C) {
 
 static void lw_fail(lw *L, const char *why) {
   if (!L->fail) { L->fail = 1; snprintf(L->err, sizeof L->err, "%s", why); }
+}
+
+/* What a size parameter is (with its node, `who`): the kernel text names the
+** parameter, never the size, so one text serves every size of a structure. */
+enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI, P_BITS,
+       P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS };
+
+/* The expression of size v (a kernel parameter sc<k>, `(I)` or `(double)`
+** cast by the caller), the same parameter for the same (who, what).  With
+** GK_SPECIALIZE=1, or when the parameters run out, the literal. */
+static const char *prm(lw *L, const void *who, int what, int64_t v) {
+  rt_group *g = L->g;
+  for (int k = 0; k < L->nprm; k++)
+    if (L->prm[k].who == who && L->prm[k].what == what) return L->prm[k].name;
+  if (L->nprm == L->capprm) {
+    int nc = L->capprm ? 2 * L->capprm : 32;
+    struct lw_prm *q = realloc(L->prm, sizeof *q * (size_t)nc);
+    if (!q) { lw_fail(L, "out of memory"); return "0"; }
+    L->prm = q; L->capprm = nc;
+  }
+  struct lw_prm *q = &L->prm[L->nprm++];
+  q->who = who; q->what = what;
+  if (L->lit || g->nscal == RT_MAX_SCAL) snprintf(q->name, sizeof q->name, "((gk_i64)%lldLL)", (long long)v);
+  else if (L->sealed) { lw_fail(L, "size parameter after the parameter list"); return "0"; }
+  else {
+    snprintf(q->name, sizeof q->name, "((gk_i64)sc%d)", g->nscal);
+    g->scal[g->nscal++] = (uint64_t)v;
+  }
+  return q->name;
 }
 
 /* A literal of dtype t with value from x->c, exact. */
@@ -167,64 +195,27 @@ static void literal(fmt_buf *b, gk_dtype t, double f, int64_t i) {
 
 /* --------------------------------------------------------- the op table */
 
-/* Templates: $a $b $c operands, $T result C type, $U unsigned type of the
-** operands.  Columns: f32, f64, integers (i32/i64), bool.  NULL: identity. */
-typedef struct opdef { int op; const char *f, *d, *i, *b; } opdef;
-static const opdef optab[] = {
-  {RT_NEG, "(-$a)", "(-$a)", "(($T)(($U)0 - ($U)$a))", "$a"},
-  {RT_NOT, "$a", "$a", "$a", "((gk_u8)!$a)"},
-  {RT_ABS, "fabsf($a)", "fabs($a)", "($a < 0 ? ($T)(($U)0 - ($U)$a) : $a)", "$a"},
-  {RT_EXP, "expf($a)", "exp($a)", "$a", "$a"},
-  {RT_LOG, "logf($a)", "log($a)", "$a", "$a"},
-  {RT_SQRT, "sqrtf($a)", "sqrt($a)", "$a", "$a"},
-  {RT_RSQRT, "(1.0f / sqrtf($a))", "(1.0 / sqrt($a))", "$a", "$a"},
-  {RT_SIN, "sinf($a)", "sin($a)", "$a", "$a"},
-  {RT_COS, "cosf($a)", "cos($a)", "$a", "$a"},
-  {RT_TANH, "tanhf($a)", "tanh($a)", "$a", "$a"},
-  {RT_SIGMOID, "(1.0f / (1.0f + expf(-$a)))", "(1.0 / (1.0 + exp(-$a)))", "$a", "$a"},
-  {RT_RELU, "($a != $a ? $a : $a > 0.0f ? $a : 0.0f)", "($a != $a ? $a : $a > 0.0 ? $a : 0.0)",
-   "($a > 0 ? $a : ($T)0)", "$a"},
-  {RT_FLOOR, "floorf($a)", "floor($a)", "$a", "$a"},
-  {RT_CEIL, "ceilf($a)", "ceil($a)", "$a", "$a"},
-  {RT_ROUND, "rintf($a)", "rint($a)", "$a", "$a"},
-  {RT_SIGN, "($a > 0.0f ? 1.0f : $a < 0.0f ? -1.0f : $a)", "($a > 0.0 ? 1.0 : $a < 0.0 ? -1.0 : $a)",
-   "(($T)(($a > 0) - ($a < 0)))", "$a"},
-  {RT_ISFINITE, "((gk_u8)isfinite($a))", "((gk_u8)isfinite($a))", "((gk_u8)1)", "((gk_u8)1)"},
-  {RT_ADD, "($a + $b)", "($a + $b)", "(($T)(($U)$a + ($U)$b))", NULL},
-  {RT_SUB, "($a - $b)", "($a - $b)", "(($T)(($U)$a - ($U)$b))", NULL},
-  {RT_MUL, "($a * $b)", "($a * $b)", "(($T)(($U)$a * ($U)$b))", NULL},
-  {RT_DIV, "($a / $b)", "($a / $b)", "($b ? ($T)($a / $b) : ($T)0)", NULL},
-  {RT_MOD, "gkl_fmod($a, $b)", "gkl_fmod($a, $b)", "(($T)gkl_imod((gk_i64)$a, (gk_i64)$b))", NULL},
-  {RT_POW, "powf($a, $b)", "pow($a, $b)", "(($T)gkl_ipow((gk_i64)$a, (gk_i64)$b))", NULL},
-  {RT_MAXIMUM, "gkl_nanmax($a, $b)", "gkl_nanmax($a, $b)", "($a > $b ? $a : $b)", NULL},
-  {RT_MINIMUM, "gkl_nanmin($a, $b)", "gkl_nanmin($a, $b)", "($a < $b ? $a : $b)", NULL},
-  {RT_EQ, "((gk_u8)($a == $b))", NULL, NULL, NULL},
-  {RT_NE, "((gk_u8)($a != $b))", NULL, NULL, NULL},
-  {RT_LT, "((gk_u8)($a < $b))", NULL, NULL, NULL},
-  {RT_LE, "((gk_u8)($a <= $b))", NULL, NULL, NULL},
-  {RT_GT, "((gk_u8)($a > $b))", NULL, NULL, NULL},
-  {RT_GE, "((gk_u8)($a >= $b))", NULL, NULL, NULL},
-  {RT_AND, "((gk_u8)($a && $b))", NULL, NULL, NULL},
-  {RT_OR, "((gk_u8)($a || $b))", NULL, NULL, NULL},
-  {RT_WHERE, "($a ? $b : $c)", NULL, NULL, NULL},
-};
-
-/* Writes template tp with the operands substituted. */
+/* Writes op expression tp (an RT_OPS column, runtime/ops.h) with the
+** identifiers a, b, c replaced by the operands and T, U by the result type
+** and the operands' unsigned type. */
 static void subst(fmt_buf *b, const char *tp, const char *a, const char *bb, const char *c,
                   const char *T, const char *U) {
-  for (const char *p = tp; *p; p++) {
-    if (*p == '$' && p[1]) {
+  for (const char *p = tp; *p;) {
+    if (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')) {
+      const char *q = p;
+      while (*q == '_' || (*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') || (*q >= '0' && *q <= '9')) q++;
       const char *r = NULL;
-      switch (p[1]) {
-      case 'a': r = a; break;
-      case 'b': r = bb; break;
-      case 'c': r = c; break;
-      case 'T': r = T; break;
-      case 'U': r = U; break;
-      }
-      if (r) { fmt_puts(b, r); p++; continue; }
-    }
-    fmt_putc(b, *p);
+      if (q - p == 1) switch (*p) {
+        case 'a': r = a; break;
+        case 'b': r = bb; break;
+        case 'c': r = c; break;
+        case 'T': r = T; break;
+        case 'U': r = U; break;
+        }
+      if (r) fmt_puts(b, r);
+      else fmt_printf(b, "%.*s", (int)(q - p), p);
+      p = q;
+    } else fmt_putc(b, *p++);
   }
 }
 
@@ -273,8 +264,11 @@ static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
     if (id) { *out = *ix; return; }
   }
   out->tag = TAG_OTHER;
-  if (nd == 0 || x->n == 1) { snprintf(out->s, LW_NAME, "(I)%lld", (long long)x->voff); return; }
+  if (nd == 0 || x->n == 1) { snprintf(out->s, LW_NAME, "(I)%s", prm(L, x, P_VOFF, x->voff)); return; }
   fmt_buf b; fmt_init(&b);
+  /* the offset, strides and dims are parameters; which of them are zero (no
+  ** offset, a broadcast) or one (a unit dim) is structure */
+  const char *off = x->voff ? prm(L, x, P_VOFF, x->voff) : "0";
   if (L->rowctx && ix->tag == TAG_BASE && nd == 2 && x->shape[0] == L->R && x->shape[1] == L->C) {
     int64_t s0 = x->vstride[0], s1 = x->vstride[1];
     if (x->voff == 0 && s0 == 1 && s1 == 0 && in->n == L->R) out->tag = TAG_ROW;
@@ -282,25 +276,29 @@ static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
     if (out->tag == TAG_ROW) fmt_printf(&b, "%s", row_expr(L));
     else if (out->tag == TAG_COL) fmt_printf(&b, "%s", L->col);
     else {
-      fmt_printf(&b, "((I)%lld", (long long)x->voff);
-      if (s0) fmt_printf(&b, " + (I)%s * (I)%lld", row_expr(L), (long long)s0);
-      if (s1) fmt_printf(&b, " + (I)%s * (I)%lld", L->col, (long long)s1);
+      fmt_printf(&b, "((I)%s", off);
+      if (s0) fmt_printf(&b, " + (I)%s * (I)%s", row_expr(L), s0 == 1 ? "1" : prm(L, x, P_STRIDE, s0));
+      if (s1) fmt_printf(&b, " + (I)%s * (I)%s", L->col, s1 == 1 ? "1" : prm(L, x, P_STRIDE + 1, s1));
       fmt_puts(&b, ")");
     }
   } else {
     if ((ix->tag == TAG_ROW || ix->tag == TAG_COL) && nd == 1 && x->voff == 0 && x->vstride[0] == 1)
       out->tag = ix->tag;
-    fmt_printf(&b, "((I)%lld", (long long)x->voff);
+    fmt_printf(&b, "((I)%s", off);
     int64_t div = 1;
+    int first = 1;   /* div is still 1: no dim of size > 1 with a stride to the right */
     for (int d = nd - 1; d >= 0; d--) {
       if (x->shape[d] != 1 && x->vstride[d] != 0) {
+        const char *dim = prm(L, x, P_SHAPE + d, x->shape[d]);
+        const char *dv = first ? "1" : prm(L, x, P_DIV + d, div);
         fmt_puts(&b, " + ");
-        if (div == 1 && d == 0) fmt_printf(&b, "(%s)", ix->s);
-        else if (div == 1) fmt_printf(&b, "(%s) %% (I)%lld", ix->s, (long long)x->shape[d]);
-        else if (d == 0) fmt_printf(&b, "(%s) / (I)%lld", ix->s, (long long)div);
-        else fmt_printf(&b, "(%s) / (I)%lld %% (I)%lld", ix->s, (long long)div, (long long)x->shape[d]);
-        fmt_printf(&b, " * (I)%lld", (long long)x->vstride[d]);
+        if (first && d == 0) fmt_printf(&b, "(%s)", ix->s);
+        else if (first) fmt_printf(&b, "(%s) %% (I)%s", ix->s, dim);
+        else if (d == 0) fmt_printf(&b, "(%s) / (I)%s", ix->s, dv);
+        else fmt_printf(&b, "(%s) / (I)%s %% (I)%s", ix->s, dv, dim);
+        if (x->vstride[d] != 1) fmt_printf(&b, " * (I)%s", prm(L, x, P_STRIDE + d, x->vstride[d]));
       }
+      if (x->shape[d] != 1) first = 0;
       div *= x->shape[d];
     }
     fmt_puts(&b, ")");
@@ -410,16 +408,16 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
     }
     if (L->varm[k] == VAR_SHIFT) {   /* m2 = sum d^2 - (sum d)^2 / n, d = x - pivot; never below 0 */
       const char *a = L->acc[st];
-      double nn = (double)x->in[0]->n / (double)(x->n ? x->n : 1);
-      fmt_printf(L->o, "    const double m%s = %s.q%d - %s.f%d * %s.f%d / %.17g;\n", v, a, k, a, L->field[k], a,
+      const char *nn = prm(L, x, P_LEN, x->in[0]->n / (x->n ? x->n : 1));   /* elements per result */
+      fmt_printf(L->o, "    const double m%s = %s.q%d - %s.f%d * %s.f%d / (double)%s;\n", v, a, k, a, L->field[k], a,
                  L->field[k], nn);
-      fmt_printf(L->o, "    const %s %s = (%s)((m%s < 0.0 ? 0.0 : m%s) / %.17g);\n", ctype(x->t), v, ctype(x->t), v, v, nn);
+      fmt_printf(L->o, "    const %s %s = (%s)((m%s < 0.0 ? 0.0 : m%s) / (double)%s);\n", ctype(x->t), v, ctype(x->t), v, v, nn);
       return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
     }
     if (L->varm[k]) {   /* two-pass var: sum of squared deviations / C */
       if (L->avail < 2) { lw_fail(L, "two-pass variance read before its second pass"); return "0"; }
-      fmt_printf(L->o, "    const %s %s = (%s)(%s.q%d / %lld.0);\n", ctype(x->t), v, ctype(x->t), L->acc[2], k,
-                 (long long)L->C);
+      fmt_printf(L->o, "    const %s %s = (%s)(%s.q%d / (double)%s);\n", ctype(x->t), v, ctype(x->t), L->acc[2], k,
+                 prm(L, NULL, P_C, L->C));
       return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
     }
     char acc[48];
@@ -473,11 +471,23 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   fmt_buf *o = L->o;
   fmt_printf(o, "    const %s %s = ", T, v);
   switch (x->op) {
-  case RT_CONST: literal(o, x->t, x->c.f, x->c.i); break;
+  case RT_CONST:
+    /* a float constant other than 0, +-1 and the non-finite ones is a
+    ** parameter (its bits): mean(x)'s 1 / n, hist ranges and the scale of
+    ** `x * 2.5` do not change the text */
+    if (isf(x->t) && isfinite(x->c.f) && x->c.f != 0 && x->c.f != 1 && x->c.f != -1 && !L->lit) {
+      uint64_t u;
+      if (x->t == GK_F32) { float f = (float)x->c.f; uint32_t w; memcpy(&w, &f, 4); u = w; }
+      else memcpy(&u, &x->c.f, 8);
+      const char *p = prm(L, x, P_BITS, (int64_t)u);   /* not P_N: a fill is also its group's output */
+      if (x->t == GK_F32) fmt_printf(o, "__uint_as_float((unsigned)%s)", p);
+      else fmt_printf(o, "__longlong_as_double((long long)%s)", p);
+    } else literal(o, x->t, x->c.f, x->c.i);
+    break;
   case RT_IOTA: fmt_printf(o, "(%s)(%s)", T, ix->s); break;
   case RT_RAND: case RT_RANDN: {
     /* seed and offset are kernel parameters: the text does not depend on them */
-    const char *fn = x->op == RT_RAND ? "gkl_rand" : "gkl_randn";
+    const char *fn = x->op == RT_RAND ? "gk_rand" : "gk_randn";
     int r = -1;
     for (int q = 0; q < L->nrn; q++) if (L->rn[q] == x) r = q;
     if (r >= 0) fmt_printf(o, "%s(sc%d, sc%d + (gk_u64)(%s))", fn, 2 * r, 2 * r + 1, ix->s);
@@ -488,161 +498,36 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     gk_dtype f = x->in[0]->t;
     if (x->t == GK_BOOL) fmt_printf(o, "(gk_u8)(%s != 0)", a[0]);
     else if (f == GK_BOOL) fmt_printf(o, "(%s)(%s != 0)", T, a[0]);
-    else if (isf(f) && x->t == GK_I32) fmt_printf(o, "gkl_f2i32((double)%s)", a[0]);
-    else if (isf(f) && x->t == GK_I64) fmt_printf(o, "gkl_f2i64((double)%s)", a[0]);
+    else if (isf(f) && x->t == GK_I32) fmt_printf(o, "gk_f2i32((double)%s)", a[0]);
+    else if (isf(f) && x->t == GK_I64) fmt_printf(o, "gk_f2i64((double)%s)", a[0]);
     else fmt_printf(o, "(%s)%s", T, a[0]);
     break;
   }
   default: {
-    const opdef *d = NULL;
-    for (size_t q = 0; q < sizeof optab / sizeof optab[0]; q++) if (optab[q].op == x->op) d = &optab[q];
-    if (!d) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
+    const rt_opinfo *d = &rt_op_info[x->op];
+    if (d->cls != RC_MAP) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
     gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
-    const char *tp = d->f;
-    if (ti == GK_F64 && d->d) tp = d->d;
-    else if ((ti == GK_I32 || ti == GK_I64) && d->i) tp = d->i;
-    else if (ti == GK_BOOL) tp = d->b ? d->b : d->i ? d->i : d->f;
-    if (ti == GK_BOOL && !d->b && d->i) subst(o, tp, a[0], a[1], a[2], "gk_u8", "unsigned");
-    else subst(o, tp, a[0], a[1], a[2], T, utype(ti));
+    int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
+    subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
   fmt_puts(o, ";\n");
   return memo_put(L, x, ix->s, v);
 }
 
-/* ------------------------------------------------------------ preamble */
-
-static const char preamble[] =
-  "__device__ __forceinline__ float gkl_nanmax(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a > b ? a : b; }\n"
-  "__device__ __forceinline__ double gkl_nanmax(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a > b ? a : b; }\n"
-  "__device__ __forceinline__ float gkl_nanmin(float a, float b) { return (a != a || b != b) ? __int_as_float(0x7fc00000) : a < b ? a : b; }\n"
-  "__device__ __forceinline__ double gkl_nanmin(double a, double b) { return (a != a || b != b) ? __longlong_as_double(0x7ff8000000000000LL) : a < b ? a : b; }\n"
-  "__device__ __forceinline__ gk_i64 gkl_imod(gk_i64 a, gk_i64 b) {\n"
-  "  if (b == 0 || b == -1) return 0;\n"
-  "  gk_i64 r = a % b;\n"
-  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-  "  return r;\n}\n"
-  "__device__ __forceinline__ double gkl_fmod(double a, double b) {\n"
-  "  double r = fmod(a, b);\n"
-  "  if (r != 0 && ((r < 0) != (b < 0))) r += b;\n"
-  "  else if (r == 0) r = copysign(0.0, b);\n"
-  "  return r;\n}\n"
-  "__device__ __forceinline__ float gkl_fmod(float a, float b) { return (float)gkl_fmod((double)a, (double)b); }\n"
-  "__device__ __forceinline__ gk_i64 gkl_ipow(gk_i64 b, gk_i64 e) {\n"
-  "  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;\n"
-  "  gk_u64 r = 1, x = (gk_u64)b;\n"
-  "  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }\n"
-  "  return (gk_i64)r;\n}\n"
-  "__device__ __forceinline__ int gkl_f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? (int)0x80000000 : (int)v; }\n"
-  "__device__ __forceinline__ gk_i64 gkl_f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? (gk_i64)0x8000000000000000ULL : (gk_i64)v; }\n"
-  "template <class T> __device__ __forceinline__ T gkl_ld(const T *p) { return *(const volatile T *)p; }\n"
-  "template <class T> __device__ __forceinline__ void gkl_st(T *p, T v) { *(volatile T *)p = v; }\n"
-  "struct gkl_op_any { typedef gk_u8 A; __device__ A identity() const { return 0; }\n"
-  "  __device__ A operator()(A a, A b) const { return a | b; }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n"
-  "struct gkl_op_all { typedef gk_u8 A; __device__ A identity() const { return 1; }\n"
-  "  __device__ A operator()(A a, A b) const { return a & b; }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { return x != 0; } };\n";
-
-static const char preamble_rng[] =
-  "__device__ __forceinline__ void gkl_philox(unsigned c[4], unsigned k0, unsigned k1) {\n"
-  "#pragma unroll\n"
-  "  for (int r = 0; r < 10; ++r) {\n"
-  "    if (r > 0) { k0 += 0x9E3779B9u; k1 += 0xBB67AE85u; }\n"
-  "    unsigned lo0 = 0xD2511F53u * c[0], hi0 = __umulhi(0xD2511F53u, c[0]);\n"
-  "    unsigned lo1 = 0xCD9E8D57u * c[2], hi1 = __umulhi(0xCD9E8D57u, c[2]);\n"
-  "    unsigned n0 = hi1 ^ c[1] ^ k0, n2 = hi0 ^ c[3] ^ k1;\n"
-  "    c[0] = n0; c[1] = lo1; c[2] = n2; c[3] = lo0;\n"
-  "  }\n}\n"
-  "__device__ __forceinline__ float gkl_rand(gk_u64 seed, gk_u64 c) {\n"
-  "  gk_u64 b = c >> 2;\n"
-  "  unsigned w[4] = {(unsigned)b, (unsigned)(b >> 32), 0u, 0u};\n"
-  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
-  "  unsigned x = w[c & 3];\n"
-  "  return (float)(x >> 8) * (1.0f / 16777216.0f);\n}\n"
-  "__device__ __forceinline__ float gkl_randn(gk_u64 seed, gk_u64 c) {\n"
-  "  unsigned w[4] = {(unsigned)c, (unsigned)(c >> 32), 1u, 0u};\n"
-  "  gkl_philox(w, (unsigned)seed, (unsigned)(seed >> 32));\n"
-  "  double u1 = ((double)(w[0] >> 8) + 1.0) * (1.0 / 16777216.0);\n"
-  "  double u2 = (double)(w[1] >> 8) * (1.0 / 16777216.0);\n"
-  "  return (float)(sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2));\n}\n";
-
-/* The online (running max m, sum s of exp(x - m)) operator of an online
-** sum(exp(E - m')): one exp per element, in the element's type when the
-** right operand is one element (the two-pass term exp(x - m) exactly when m
-** is already the maximum), in double when partial sums are rescaled.  s
-** accumulates in double, as the cpu backend's float sums do.  gkl_ms_final
-** gives sum(exp(E - m')) for m' = m or m' = a finite constant (the guards
-** where(m > -inf, m, c) and where(isfinite(m), m, c)): a NaN max gives NaN,
-** an infinite max gives inf (+inf, finite m') / 0 (-inf, finite m') / NaN. */
-static const char preamble_ms[] =
-  "template <class T> struct alignas(8) gkl_ms { T m; double s; };\n"
-  "__device__ __forceinline__ float gkl_exp1(float d) { return expf(d); }\n"
-  "__device__ __forceinline__ double gkl_exp1(double d) { return exp(d); }\n"
-  "template <class T> struct gkl_op_ms {\n"
-  "  typedef gkl_ms<T> A;\n"
-  "  __device__ A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = 0.0; return r; }\n"
-  "  __device__ A operator()(A a, A b) const {\n"
-  "    if (a.m != a.m) return a;\n"
-  "    if (b.m != b.m) return b;\n"
-  "    if (a.m < b.m) { A t = a; a = b; b = t; }\n"
-  "    if (a.m == b.m) { a.s += b.s; return a; }\n"
-  "    if (b.s == 1.0) a.s += (double)gkl_exp1(b.m - a.m);\n"
-  "    else a.s += b.s * exp((double)b.m - (double)a.m);\n"
-  "    return a;\n  }\n"
-  "  template <class X, class J> __device__ A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }\n"
-  "};\n"
-  "__device__ __forceinline__ float gkl_min0(float d) { return fminf(d, 0.0f); }\n"
-  "__device__ __forceinline__ double gkl_min0(double d) { return fmin(d, 0.0); }\n"
-  "/* op(a, lift(x)) for one element, without the general merge: x <= m (also\n"
-  "** x == m == inf, where min0 turns inf - inf into 0) adds exp(x - m); a\n"
-  "** larger x rescales s; a NaN x makes m NaN; a NaN m stays. */\n"
-  "template <class T> __device__ __forceinline__ gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {\n"
-  "  if (x <= a.m) a.s += (double)gkl_exp1(gkl_min0(x - a.m));\n"
-  "  else if (a.m == a.m) {\n"
-  "    if (x != x) a.m = x;\n"
-  "    else { a.s = a.s * exp((double)a.m - (double)x) + 1.0; a.m = x; }\n"
-  "  }\n"
-  "  return a;\n}\n"
-  "template <class T> __device__ __forceinline__ double gkl_ms_final(const gkl_ms<T> &a, T mp) {\n"
-  "  const double nan = __longlong_as_double(0x7ff8000000000000LL), inf = __longlong_as_double(0x7ff0000000000000LL);\n"
-  "  if (a.m != a.m || mp != mp) return nan;\n"
-  "  if (a.m - a.m != a.m - a.m) return mp - mp == 0 ? (a.m > 0 ? inf : 0.0) : nan;\n"
-  "  return mp == a.m ? a.s : a.s * exp((double)a.m - (double)mp);\n}\n";
-
-static const char preamble_sync[] =
-  "/* grid barrier of a co-resident grid; *bar is zero at launch */\n"
-  "__device__ __forceinline__ void gkl_grid_sync(unsigned *bar, unsigned &goal) {\n"
-  "  __syncthreads();\n"
-  "  if (threadIdx.x == 0) {\n"
-  "    goal += gridDim.x;\n"
-  "    __threadfence();\n"
-  "    atomicAdd(bar, 1u);\n"
-  "    while (*(volatile unsigned *)bar < goal) { }\n"
-  "    __threadfence();\n"
-  "  }\n"
-  "  __syncthreads();\n}\n";
-
 /* An upper bound of sizeof(S<s>) for a stage of nf reductions (24 bytes is the widest accumulator). */
 static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ? nf : 1)); }
 
-static int uses_op(const rt_group *g, int op) {
-  for (int i = 0; i < g->nnodes; i++) if (g->nodes[i]->op == op) return 1;
-  return 0;
-}
-
 static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_printf(b, "#include \"%s\"\n", inc);
+  fmt_puts(b, "#include \"gk_fused.cuh\"\n");   /* gk_scalar.h's semantics + the generated kernels' helpers */
   fmt_printf(b, "typedef %s I;\n", L->i64 ? "gk_i64" : "int");
-  fmt_puts(b, preamble);
-  if (uses_op(L->g, RT_RAND) || uses_op(L->g, RT_RANDN)) fmt_puts(b, preamble_rng);
-  if (sync) fmt_puts(b, preamble_sync);
-  if (L->has_onl) fmt_puts(b, preamble_ms);
 }
 
 /* The parameter members of K and the kernel's parameter list. */
 static void members(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
+  L->sealed = 1;
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "  const %s *__restrict__ in%d;\n", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "  %s *__restrict__ out%d;\n", ctype(g->outs[i]->t), i);
   fmt_puts(b, "  char *tmp;\n");
@@ -650,6 +535,7 @@ static void members(lw *L, fmt_buf *b) {
 }
 static void params(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
+  L->sealed = 1;
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "const %s *in%d, ", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "%s *out%d, ", ctype(g->outs[i]->t), i);
   fmt_puts(b, "char *tmp");
@@ -801,7 +687,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int nper[8];
   memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
   int ns = stages(L, nper);
-  if (ns > 6) { lw_fail(L, "too many dependent reduction stages"); return -1; }
+  if (ns > RT_MAX_STAGES) { lw_fail(L, "too many dependent reduction stages"); return -1; }   /* the fuser splits deeper chains */
   L->rmode = RM_STORAGE;
   fmt_buf body; fmt_init(&body);
   L->o = &body;
@@ -817,7 +703,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
     if (!L->stage[i] || out_index(g, x) >= 0) continue;
-    fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %lld);\n", ctype(x->t), i, ctype(x->t), (long long)off);
+    fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %s);\n", ctype(x->t), i, ctype(x->t), prm(L, x, P_OFF, off));
     off += gk_align16(x->n * (int64_t)gk_dtype_size(x->t));
   }
   int64_t part_off = off;
@@ -834,14 +720,15 @@ static int lower_staged(lw *L, fmt_buf *src) {
     }
     fmt_printf(&body, "  /* stage %d */\n", s);
     if (whole) {
-      int64_t len = w0->in[0]->n;
+      const char *len = prm(L, w0->in[0], P_N, w0->in[0]->n);
       fmt_printf(&body, "  {\n    O%d op;\n    S%d acc = op.identity(), accu[4];\n", s, s);
       hoist(L, &body, s - 1);
       fmt_puts(&body, "#pragma unroll\n    for (int u = 0; u < 4; ++u) accu[u] = op.identity();\n");
-      fmt_printf(&body, "    for (I i0 = (I)blockIdx.x * %d + threadIdx.x; i0 < (I)%lldLL; i0 += (I)gridDim.x * %d) {\n",
-                 STAGED_THREADS * 4, (long long)len, STAGED_THREADS * 4);
-      fmt_printf(&body, "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n    const I i = i0 + u * %d;\n    if (i < (I)%lldLL) {\n",
-                 STAGED_THREADS, (long long)len);
+      fmt_printf(&body, "    const I n_ = (I)%s;\n", len);
+      fmt_printf(&body, "    for (I i0 = (I)blockIdx.x * %d + threadIdx.x; i0 < n_; i0 += (I)gridDim.x * %d) {\n",
+                 STAGED_THREADS * 4, STAGED_THREADS * 4);
+      fmt_printf(&body, "#pragma unroll\n    for (int u = 0; u < 4; ++u) {\n    const I i = i0 + u * %d;\n    if (i < n_) {\n",
+                 STAGED_THREADS);
       scope_reset(L); L->rowctx = 0;
       ixv ix = {"i", TAG_BASE};
       /* only this stage's whole reductions */
@@ -856,7 +743,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
       fmt_puts(&body, "    acc = op(op(accu[0], accu[1]), op(accu[2], accu[3]));\n");
       fmt_printf(&body, "    __shared__ typename gk_block_reduce<%d, O%d>::TempStorage ts;\n", STAGED_THREADS, s);
       fmt_printf(&body, "    acc = gk_block_reduce<%d, O%d>(ts).reduce(acc, op);\n", STAGED_THREADS, s);
-      fmt_printf(&body, "    S%d *part = (S%d *)(tmp + %lld);\n", s, s, (long long)part_off);
+      fmt_printf(&body, "    S%d *part = (S%d *)(tmp + %s);\n", s, s, prm(L, NULL, P_PART, part_off));
       fmt_puts(&body, "    if (threadIdx.x == 0) gk_st_cg(part + blockIdx.x, acc);\n");
       fmt_puts(&body, "    gkl_grid_sync(bar, goal);\n");
       fmt_puts(&body, "    if (blockIdx.x == 0) {\n      acc = op.identity();\n");
@@ -885,14 +772,16 @@ static int lower_staged(lw *L, fmt_buf *src) {
           if (L->stage[q] == s && g->nodes[q]->axis == ax && same_shape2(g->nodes[q]->in[0], R, C)) done[q] = (char)(i + 1 == 0 ? 1 : 2);
         fmt_printf(&body, "  {\n    O%d op;\n    const int lane = threadIdx.x & 31;\n", s);
         hoist(L, &body, s - 1);
-        fmt_printf(&body, "    for (I seg = ((I)blockIdx.x * %d + threadIdx.x) >> 5; seg < (I)%lldLL; seg += ((I)gridDim.x * %d) >> 5) {\n",
-                   STAGED_THREADS, (long long)(ax == 1 ? R : C), STAGED_THREADS);
+        const char *pR = prm(L, x->in[0], P_R, R), *pC = prm(L, x->in[0], P_C, C);
+        fmt_printf(&body, "    const I R_ = (I)%s, C_ = (I)%s;\n", pR, pC);
+        fmt_printf(&body, "    for (I seg = ((I)blockIdx.x * %d + threadIdx.x) >> 5; seg < %s; seg += ((I)gridDim.x * %d) >> 5) {\n",
+                   STAGED_THREADS, ax == 1 ? "R_" : "C_", STAGED_THREADS);
         fmt_printf(&body, "      S%d acc = op.identity();\n", s);
-        fmt_printf(&body, "      for (I e = lane; e < (I)%lldLL; e += 32) {\n", (long long)(ax == 1 ? C : R));
+        fmt_printf(&body, "      for (I e = lane; e < %s; e += 32) {\n", ax == 1 ? "C_" : "R_");
         scope_reset(L);
         L->rowctx = 1; L->R = R; L->C = C;
         L->row = ax == 1 ? "seg" : "e"; L->col = ax == 1 ? "e" : "seg";
-        fmt_printf(&body, "    const I fi = %s * (I)%lldLL + %s;\n", L->row, (long long)C, L->col);
+        fmt_printf(&body, "    const I fi = %s * C_ + %s;\n", L->row, L->col);
         ixv ix = {"fi", TAG_BASE};
         fmt_printf(&body, "    S%d r = op.identity();\n", s);
         for (int q = i; q < g->nnodes; q++) if (done[q] == 2) {
@@ -931,8 +820,9 @@ static int lower_staged(lw *L, fmt_buf *src) {
     if (!first) continue;
     fmt_puts(&body, "  {\n");
     hoist(L, &body, ns);
-    fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
-               MAP_THREADS, (long long)x->n, MAP_THREADS);
+    fmt_printf(&body, "  const I n_ = (I)%s;\n", prm(L, x, P_N, x->n));
+    fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
+               MAP_THREADS, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
     ixv ix = {"i", TAG_BASE};
     for (int p = o; p < g->nout; p++) {
@@ -1039,12 +929,23 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   L->o = &epi; scope_reset(L); L->xf = NULL; L->avail = 1; L->acc[1] = "t"; L->rtag = TAG_BASE;
   for (int o = 0; o < g->nout; o++) {
     const rt_node *x = g->outs[o];
-    for (int64_t e = 0; e < x->n; e++) {
-      ixv ie; snprintf(ie.s, sizeof ie.s, "(I)%lld", (long long)e); ie.tag = TAG_OTHER;
+    if (x->n == 1) {
+      ixv ie = {"(I)0", TAG_OTHER};
       const char *v = emit_val(L, x, &ie);
-      fmt_printf(&epi, "    out%d[%lld] = %s;\n", o, (long long)e, v);
+      fmt_printf(&epi, "    out%d[0] = %s;\n", o, v);
+    } else if (x->n > 1) {   /* a small output (<= 64 elements): a loop, its values in their own scope */
+      int saved = L->nmemo;
+      fmt_printf(&epi, "    for (I e%d = 0; e%d < (I)%s; ++e%d) {\n", o, o, prm(L, x, P_N, x->n), o);
+      ixv ie; snprintf(ie.s, sizeof ie.s, "e%d", o); ie.tag = TAG_OTHER;
+      const char *v = emit_val(L, x, &ie);
+      fmt_printf(&epi, "    out%d[e%d] = %s;\n    }\n", o, o, v);
+      L->nmemo = saved;
     }
   }
+  int64_t ab = acc_bound(nper[1]);
+  gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
+  int64_t coff = gk_reduce_counter_offset(&gl, ab);
+  const char *plen = prm(L, NULL, P_LEN, len), *pcoff = prm(L, NULL, P_COFF, coff);
   head(L, src, "gk_reduce.cuh", 0);
   stage_structs(L, src, 1);
   fmt_puts(src, "struct XF {");
@@ -1063,10 +964,12 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
     fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
                   "    const S1 r = lift(x, i_);\n    S1 b;\n");
-    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i)) {
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       int f = L->field[i];
-      if (L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
-      else fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      if (own_field(L, i) && L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
+      else if (own_field(L, i)) fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
+      /* every member of S1, a VAR_SHIFT's sum of squares included */
+      if (q_stage(L, i) == 1) fmt_printf(src, "    b.q%d = a.q%d + r.q%d;\n", i, i, i);
     }
     fmt_puts(src, "    return b;\n  }\n");
   }
@@ -1077,11 +980,8 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  int64_t ab = acc_bound(nper[1]);
-  gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
-  int64_t coff = gk_reduce_counter_offset(&gl, ab);
-  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%lldLL, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n",
-             L->vec_ok ? "v4" : "v1", (long long)len, (long long)coff);
+  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
+             L->vec_ok ? "v4" : "v1", plen, pcoff);
   fmt_free(&lift); fmt_free(&epi);
   set_launch(g, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
@@ -1124,7 +1024,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   ** then squared deviations from the mean: numpy's algorithm; the second pass
   ** is the second stage); over a streamed row, one pass of sums shifted by the
   ** row's first element. */
-  snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%lldLL)", (long long)C);
+  /* R and C are parameters; K reads them as members */
+  const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
+  snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%s)", pC);
   L->pivot.tag = TAG_OTHER;
   if (ns == 1) {
     int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
@@ -1150,7 +1052,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   char flat[96];
   /* lift_a */
   L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col";
-  snprintf(flat, sizeof flat, "(%s * (I)%lldLL + col)", "x.r", (long long)C);
+  snprintf(flat, sizeof flat, "(%s * (I)%s + col)", "x.r", pC);
   ixv ix; snprintf(ix.s, sizeof ix.s, "%s", flat); ix.tag = TAG_BASE;
   int fi = 0;
   /* the flat index mentions x.r: only emit it when needed */
@@ -1181,8 +1083,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
     }
     for (int i = 0; i < g->nnodes; i++) if (L->varm[i] && L->varm[i] != VAR_SHIFT) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
-      fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / %lld.0; r.q%d = d_ * d_; }\n", v, L->field[i],
-                 (long long)C, i);
+      fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / (double)%s; r.q%d = d_ * d_; }\n", v, L->field[i],
+                 pC, i);
     }
     if (strstr(lb.data ? lb.data : "", "x.r")) L->lift_row = 1;
   }
@@ -1216,6 +1118,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   /* plan */
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
   int threads = pl.block[0];
+  const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
@@ -1228,7 +1131,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
-  fmt_printf(src, "    const I base = row * (I)%lldLL + col;\n    (void)base;\n", (long long)C);
+  fmt_printf(src, "    const I base = row * (I)%s + col;\n    (void)base;\n", pC);
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
     fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
                ctype(g->ins[k]->t), k, k);
@@ -1243,11 +1146,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
       fmt_printf(src, "    %s v%d[N];\n", ctype(g->outs[o]->t), o);
     fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n");
-    fmt_printf(src, "    const I c = col + kk;\n    const I fi = row * (I)%lldLL + c;\n    (void)fi;\n", (long long)C);
+    fmt_printf(src, "    const I c = col + kk;\n    const I fi = row * (I)%s + c;\n    (void)fi;\n", pC);
     fmt_puts(src, st.data ? st.data : "");
     fmt_puts(src, "    }\n");
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
-      fmt_printf(src, "    gk_st<N>(out%d + row * (I)%lldLL + col, v%d);\n", o, (long long)C, o);
+      fmt_printf(src, "    gk_st<N>(out%d + row * (I)%s + col, v%d);\n", o, pC, o);
   }
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
@@ -1259,9 +1162,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, ") {\n");
   init_k(L, src);
   if (pl.mode == GK_ROWS_SPLIT)
-    fmt_printf(src, "  %s<POL>((I)%lldLL, (I)%lldLL, k, (S1 *)tmp, (gk_u32 *)(tmp + %lld));\n}\n", fn, (long long)R, (long long)C,
-               (long long)gk_align16(R * pl.grid[0] * acc_bound(nper[1])));
-  else fmt_printf(src, "  %s<POL>((I)%lldLL, (I)%lldLL, k);\n}\n", fn, (long long)R, (long long)C);
+    fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
+  else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
   set_launch(g, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
@@ -1298,6 +1200,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
   }
   op = opb;
   int64_t R = x->axis < 0 ? 1 : x->shape[0], C = x->axis < 0 ? x->n : x->shape[1];
+  const char *pN = x->axis < 0 ? prm(L, NULL, P_N, x->n) : "";
+  const char *pR = x->axis >= 0 ? prm(L, NULL, P_R, R) : "", *pC = x->axis >= 0 ? prm(L, NULL, P_C, C) : "";
   fmt_buf ld; fmt_init(&ld);
   L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
   if (x->axis < 0) {
@@ -1306,7 +1210,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     fmt_printf(&ld, "    d[0] = %s;\n", v);
   } else {
     L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
-    fmt_printf(&ld, "    const I fi = row * (I)%lldLL + col;\n", (long long)C);
+    fmt_printf(&ld, "    const I fi = row * (I)%s + col;\n", pC);
     ixv ix = {"fi", TAG_BASE};
     const char *v = emit_val(L, x->in[0], &ix);
     fmt_printf(&ld, "    d[0] = %s;\n", v);
@@ -1322,7 +1226,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   const char *si = x->axis < 0 ? "i" : "fi";
   if (x->axis >= 0) {
     L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
-    fmt_printf(&stb, "    const I fi = row * (I)%lldLL + col;\n", (long long)C);
+    fmt_printf(&stb, "    const I fi = row * (I)%s + col;\n", pC);
   }
   fmt_printf(&stb, "    const %s sv = %s;\n", T, fin);
   memo_put(L, x, si, "sv");
@@ -1359,8 +1263,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_scan<gk_scan_policy_default, %s>((I)%lldLL, k, %s(), k, (void *)tmp, 1u);\n}\n",
-               x->excl ? "true" : "false", (long long)x->n, op);
+    fmt_printf(src, "  gk_scan<gk_scan_policy_default, %s>((I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
+               x->excl ? "true" : "false", pN, op);
     set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
     g->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
     g->temp_zero = 1;
@@ -1372,8 +1276,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_row_scan<POL, %s>((I)%lldLL, (I)%lldLL, k, %s(), k);\n}\n", x->excl ? "true" : "false",
-               (long long)R, (long long)C, op);
+    fmt_printf(src, "  gk_row_scan<POL, %s>((I)%s, (I)%s, k, %s(), k);\n}\n", x->excl ? "true" : "false",
+               pR, pC, op);
     set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
   } else {
     gk_launch gl = gk_col_scan_plan(R, C);
@@ -1381,8 +1285,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_col_scan<256, %s>((I)%lldLL, (I)%lldLL, k, %s(), k);\n}\n", x->excl ? "true" : "false",
-               (long long)R, (long long)C, op);
+    fmt_printf(src, "  gk_col_scan<256, %s>((I)%s, (I)%s, k, %s(), k);\n}\n", x->excl ? "true" : "false",
+               pR, pC, op);
     set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
   }
   return L->fail ? -1 : 0;
@@ -1397,6 +1301,10 @@ static int lower_select(lw *L, fmt_buf *src) {
   if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "select group shape"); return -1; }
   int64_t n = x->in[0]->n;
   if (n == 0 || x->n == 0) g->nokernel = 1;
+  gk_launch gl = gk_select_launch(n);
+  int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
+  int64_t cnt = gk_align16(ts), tick = cnt + 16;
+  const char *pN = prm(L, NULL, P_N, n), *pcnt = prm(L, NULL, P_CNT, cnt), *ptick = part ? prm(L, NULL, P_TICK, tick) : "";
   fmt_buf ld; fmt_init(&ld);
   L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
   ixv ix = {"i", TAG_BASE};
@@ -1410,26 +1318,23 @@ static int lower_select(lw *L, fmt_buf *src) {
   fmt_puts(src, ld.data ? ld.data : "");
   fmt_puts(src, "  }\n  __device__ void operator()(I dst, const X &v, I) const { out0[dst] = v; }\n};\n");
   fmt_free(&ld);
-  gk_launch gl = gk_select_launch(n);
-  int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
-  int64_t cnt = gk_align16(ts), tick = cnt + 16;
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_SELECT_THREADS);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  fmt_printf(src, "  gk_select<gk_select_policy_default, %s>((I)%lldLL, k, k, (gk_i64 *)(tmp + %lld), (void *)tmp, 1u);\n",
-             part ? "true" : "false", (long long)n, (long long)cnt);
+  fmt_printf(src, "  gk_select<gk_select_policy_default, %s>((I)%s, k, k, (gk_i64 *)(tmp + %s), (void *)tmp, 1u);\n",
+             part ? "true" : "false", pN, pcnt);
   if (part) {
     /* the last block to finish restores the order of the unselected tail */
     fmt_printf(src,
       "  __shared__ int last;\n  __syncthreads();\n"
-      "  if (threadIdx.x == 0) { __threadfence(); last = atomicAdd((unsigned *)(tmp + %lld), 1u) == gridDim.x - 1; }\n"
+      "  if (threadIdx.x == 0) { __threadfence(); last = atomicAdd((unsigned *)(tmp + %s), 1u) == gridDim.x - 1; }\n"
       "  __syncthreads();\n  if (!last) return;\n  __threadfence();\n"
-      "  const I lo = (I)gkl_ld((const gk_i64 *)(tmp + %lld)), hi = (I)%lldLL, half = (hi - lo) / 2;\n"
+      "  const I lo = (I)gkl_ld((const gk_i64 *)(tmp + %s)), hi = (I)%s, half = (hi - lo) / 2;\n"
       "  for (I q = threadIdx.x; q < half; q += blockDim.x) {\n"
       "    %s a = gkl_ld(out0 + lo + q), b = gkl_ld(out0 + hi - 1 - q);\n"
       "    out0[lo + q] = b; out0[hi - 1 - q] = a;\n  }\n",
-      (long long)tick, (long long)cnt, (long long)n, ctype(x->t));
+      ptick, pcnt, pN, ctype(x->t));
   }
   fmt_puts(src, "}\n");
   set_launch(g, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
@@ -1459,6 +1364,7 @@ static int lower_hist(lw *L, fmt_buf *src) {
   if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "hist group shape"); return -1; }
   int64_t n = x->in[0]->n;
   int nb = (int)x->nbins;
+  const char *pN = prm(L, NULL, P_N, n), *pnb = prm(L, NULL, P_NB, nb);
   fmt_buf ld, lh; fmt_init(&ld); fmt_init(&lh);
   L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
   ixv ix = {"i", TAG_BASE};
@@ -1478,9 +1384,9 @@ static int lower_hist(lw *L, fmt_buf *src) {
       const char *ra = emit_val(L, a->in[0], &z), *rb = emit_val(L, b->in[0], &z);
       fmt_printf(&lh, "  const double den = (double)((gk_u64)%s - (gk_u64)%s);\n", rb, ra);
     } else fmt_puts(&lh, "  const double den = __dsub_rn(hi, lo);\n");
-    fmt_printf(&lh, "  const bool ok = gk_hist_auto(r, lo, hi, den, %d, %s);\n", nb, f32 ? "true" : "false");
-  } else if (x->excl) fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, 0.0, 1.0, %d, %s);\n", nb, f32 ? "true" : "false");
-  else fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, lo, hi, %d, %s);\n", nb, f32 ? "true" : "false");
+    fmt_printf(&lh, "  const bool ok = gk_hist_auto(r, lo, hi, den, (int)%s, %s);\n", pnb, f32 ? "true" : "false");
+  } else if (x->excl) fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, 0.0, 1.0, (int)%s, %s);\n", pnb, f32 ? "true" : "false");
+  else fmt_printf(&lh, "  const bool ok = gk_hist_explicit(r, lo, hi, (int)%s, %s);\n", pnb, f32 ? "true" : "false");
   /* a bad range: the first one is reported through gkerr (runtime/cuda.c,
   ** which waits for the kernel to check it); none with a valid constant range */
   double clo, chi;
@@ -1515,14 +1421,14 @@ static int lower_hist(lw *L, fmt_buf *src) {
   init_k(L, src);
   fmt_puts(src, lh.data ? lh.data : "");
   if (shared)
-    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%lldLL, k, r, out0);\n}\n", (long long)n);
+    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%s, k, r, out0);\n}\n", pN);
   else
     fmt_printf(src,
-      "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * blockDim.x) {\n"
+      "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%s; i += (I)gridDim.x * blockDim.x) {\n"
       "    K::X v[1]; k.load<1>(v, i);\n"
       "    int b = gk_hist_bin(r, gk_hist_val(v[0]));\n"
       "    if (b >= 0) atomicAdd((unsigned long long *)(out0 + b), 1ull);\n  }\n}\n",
-      (long long)n);
+      pN);
   fmt_free(&ld); fmt_free(&lh);
   set_launch(g, gl.grid[0], 1, 1, GK_HIST_THREADS, 1, shared ? gl.smem : 0);
   g->outs_zero = 1;
@@ -1540,16 +1446,22 @@ static int lower_transpose(lw *L, fmt_buf *src) {
   if (x->ndim == 2 && x->vstride[0] == 1 && x->vstride[1] == x->shape[0] && x->shape[0] > 1 && x->shape[1] > 1 &&
       gk_cdiv64(x->shape[1], 32) <= 65535) {
     int64_t Rin = x->shape[1], Cin = x->shape[0];
-    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(const %s *in0, %s *out0, char *tmp) {\n", T, T);
-    fmt_printf(src, "  gk_transpose<%s>(in0, out0, (I)%lldLL, (I)%lldLL);\n}\n", T, (long long)Rin, (long long)Cin);
+    const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);
+    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+    params(L, src);
+    fmt_printf(src, ") {\n  gk_transpose<%s>(in0, out0, (I)%s, (I)%s);\n}\n", T, pR, pC);
     gk_launch gl = gk_transpose_launch(Rin, Cin, 1);
     set_launch(g, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
   } else {
-    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(const %s *in0, %s *out0, char *tmp) {\n", T, T);
-    fmt_printf(src, "  gk_permute_args a;\n  a.nd = %d;\n", x->ndim);
+    const char *pd[GK_MAX_DIMS], *ps[GK_MAX_DIMS];
+    for (int d = 0; d < x->ndim; d++) { pd[d] = prm(L, x, P_SHAPE + d, x->shape[d]); ps[d] = prm(L, x, P_STRIDE + d, x->vstride[d]); }
+    const char *pN = prm(L, x, P_N, x->n);
+    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+    params(L, src);
+    fmt_printf(src, ") {\n  gk_permute_args a;\n  a.nd = %d;\n", x->ndim);
     for (int d = 0; d < x->ndim; d++)
-      fmt_printf(src, "  a.odims[%d] = %lldLL; a.istride[%d] = %lldLL;\n", d, (long long)x->shape[d], d, (long long)x->vstride[d]);
-    fmt_printf(src, "  gk_permute<%s>(in0, out0, (I)%lldLL, a);\n}\n", T, (long long)x->n);
+      fmt_printf(src, "  a.odims[%d] = %s; a.istride[%d] = %s;\n", d, pd[d], d, ps[d]);
+    fmt_printf(src, "  gk_permute<%s>(in0, out0, (I)%s, a);\n}\n", T, pN);
     gk_launch gl = gk_permute_launch(x->n, L->sms);
     set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
   }
@@ -1586,12 +1498,12 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
     int64_t mx = 0;
     for (int q = 0; q < 2; q++) if (idx[q] < 0) {
       if (ops[q]->n > mx) mx = ops[q]->n;
-      fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%lldLL; i += (I)gridDim.x * %d) {\n",
-                 MAP_THREADS, (long long)ops[q]->n, MAP_THREADS);
+      fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < (I)%s; i += (I)gridDim.x * %d) {\n",
+                 MAP_THREADS, prm(L, ops[q], P_N, ops[q]->n), MAP_THREADS);
       scope_reset(L);
       ixv ix = {"i", TAG_BASE};
       const char *v = emit_val(L, ops[q], &ix);
-      fmt_printf(&body, "    ((%s *)(tmp + %lld))[i] = %s;\n  }\n", ctype(ops[q]->t), (long long)offs[q], v);
+      fmt_printf(&body, "    ((%s *)(tmp + %s))[i] = %s;\n  }\n", ctype(ops[q]->t), prm(L, ops[q], P_OFF, offs[q]), v);
     }
     head(L, src, "gk_common.cuh", 0);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", MAP_THREADS);
@@ -1604,14 +1516,15 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
     return L->fail ? -1 : 0;
   }
   /* integers: one thread per output element, wrapping sums */
-  fmt_printf(&body, "  for (I o = (I)blockIdx.x * %d + threadIdx.x; o < (I)%lldLL; o += (I)gridDim.x * %d) {\n",
-             MAP_THREADS, (long long)(M * N), MAP_THREADS);
-  fmt_printf(&body, "    const I m = o / (I)%lldLL, n = o %% (I)%lldLL;\n    gk_u64 acc = 0;\n", (long long)N, (long long)N);
-  fmt_printf(&body, "    for (I q = 0; q < (I)%lldLL; ++q) {\n", (long long)K);
+  const char *pMN = prm(L, NULL, P_N, M * N), *pN = prm(L, NULL, P_C, N), *pK = prm(L, NULL, P_LEN, K);
+  fmt_printf(&body, "  for (I o = (I)blockIdx.x * %d + threadIdx.x; o < (I)%s; o += (I)gridDim.x * %d) {\n",
+             MAP_THREADS, pMN, MAP_THREADS);
+  fmt_printf(&body, "    const I m = o / (I)%s, n = o %% (I)%s;\n    gk_u64 acc = 0;\n", pN, pN);
+  fmt_printf(&body, "    for (I q = 0; q < (I)%s; ++q) {\n", pK);
   scope_reset(L);
   ixv ia, ib;
-  snprintf(ia.s, sizeof ia.s, "(m * (I)%lldLL + q)", (long long)K); ia.tag = TAG_OTHER;
-  snprintf(ib.s, sizeof ib.s, "(q * (I)%lldLL + n)", (long long)N); ib.tag = TAG_OTHER;
+  snprintf(ia.s, sizeof ia.s, "(m * (I)%s + q)", pK); ia.tag = TAG_OTHER;
+  snprintf(ib.s, sizeof ib.s, "(q * (I)%s + n)", pN); ib.tag = TAG_OTHER;
   const char *va = emit_val(L, a, &ia);
   const char *vb = emit_val(L, b, &ib);
   fmt_printf(&body, "      acc += (gk_u64)(gk_i64)%s * (gk_u64)(gk_i64)%s;\n    }\n", va, vb);
@@ -1689,13 +1602,17 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
   g->nscal = 0;
+  static int lit = -1;   /* GK_SPECIALIZE=1: sizes printed as literals (one text per size, as before) */
+  if (lit < 0) { const char *e = getenv("GK_SPECIALIZE"); lit = e && *e && strcmp(e, "0"); }
+  L.lit = lit;
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
-    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0 || L.nrn == RT_MAX_SCAL / 2) continue;
+    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0 || L.nrn == RT_MAX_RAND / 2) continue;
     L.rn[L.nrn++] = x;
     g->scal[g->nscal++] = x->seed;
     g->scal[g->nscal++] = x->offset;
   }
+  g->nrand = g->nscal;
   fmt_buf src; fmt_init(&src);
   reset_launch(g);
   int rc = -1;
@@ -1704,6 +1621,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     rc = lower_reduce1(&L, &src);
     if (rc) {
       fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0;
+      g->nscal = g->nrand; L.nprm = 0; L.sealed = 0;
       clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
@@ -1712,6 +1630,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     rc = lower_rows(&L, &src);
     if (rc) {
       fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL;
+      g->nscal = g->nrand; L.nprm = 0; L.sealed = 0;
       clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
@@ -1723,7 +1642,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
+  free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared); free(L.prm);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
   if (rc || L.fail) {
@@ -1757,7 +1676,8 @@ static void nvrtc_summary(void) {
 
 static void nvrtc_check(const rt_group *g, int show) {
   if (!g->src || g->nokernel) return;
-  if (show) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
+  if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
+  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", g->kname, rt_group_name[g->kind]);
   uint64_t h = fnv64(g->src, strlen(g->src));
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
@@ -1791,20 +1711,20 @@ int lower_rebind(rt_group *g) {
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
     if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0) continue;
-    if (n + 2 > RT_MAX_SCAL) return -1;   /* lower_group baked the rest into the text */
+    if (n + 2 > RT_MAX_RAND) return -1;   /* lower_group baked the rest into the text */
     g->scal[n++] = x->seed;
     g->scal[n++] = x->offset;
   }
-  if (g->src && n != g->nscal) return -1;
+  if (g->src && n != g->nrand) return -1;
   return 0;
 }
 
 int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
-  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each new kernel's text */
+  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name */
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = check && !strcmp(v, "src");
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : 0;
   }
   int cuda = !strcmp(be->name, "cuda");
   if (!cuda && !check) { g->nlaunch = group_launches(g); return GK_OK; }

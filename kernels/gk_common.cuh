@@ -1,8 +1,8 @@
 /*
 ** gk_common.cuh -- the base every gk kernel header stands on.
 **
-** Owns: fixed-width integer typedefs (NVRTC sees no system headers, so
-** nothing here includes anything), numeric limits, NaN tests, the standard
+** Owns (on top of gk_scalar.h: the integer typedefs and the scalar
+** semantics shared with the cpu backend): numeric limits, NaN tests, the standard
 ** reduction operators (sum, prod, max, min, argmax, argmin, and the online
 ** max/sum pair behind logsumexp), and the 4/8/16-byte vector load/store
 ** helpers that load and store functors use.
@@ -21,14 +21,7 @@
 #ifndef GK_COMMON_CUH
 #define GK_COMMON_CUH
 
-typedef signed char        gk_i8;
-typedef unsigned char      gk_u8;
-typedef short              gk_i16;
-typedef unsigned short     gk_u16;
-typedef int                gk_i32;
-typedef unsigned int       gk_u32;
-typedef long long          gk_i64;
-typedef unsigned long long gk_u64;
+#include "gk_scalar.h"   /* the integer typedefs and the scalar semantics */
 
 #define GK_WARP 32              /* lanes per warp on every NVIDIA GPU */
 #define GK_FULL_MASK 0xffffffffu

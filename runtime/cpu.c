@@ -21,19 +21,31 @@
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
 #define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
-#define CPU_MEMO 64             /* memoised (node, index set) pairs per chunk evaluation */
+#define CPU_MEMO 64             /* initial slots of the (node, index set) memo of a chunk evaluation */
 #define CPU_ARENA_BLOCK (256u << 10) /* scratch block size of one evaluation context */
 
 /* ------------------------------------------------------------------ types */
 
-static size_t esz(gk_dtype t) { return gk_dtype_size(t); }
+static size_t esz(gk_dtype t) { return rt_dtype_size(t); }
 
 /* An index set: either the contiguous range [start, start+len) or the list
 ** idx[0..len) of flat indices into a node's elements. */
 typedef struct ixset {
   int64_t start, len;
   const int64_t *idx;   /* NULL for a contiguous range */
+  uint64_t hash;        /* of idx[0..len) (0 for a range): the memo compares contents */
 } ixset;
+
+/* One memo slot: node x evaluated at the index set (start, len, idx) gave p.
+** Slots of an older generation are empty. */
+typedef struct memo_slot {
+  const rt_node *x;
+  int64_t start, len;
+  const int64_t *idx;
+  uint64_t hash;
+  void *p;
+  unsigned gen;
+} memo_slot;
 
 typedef struct ablock { struct ablock *next; size_t cap, used; } ablock;
 
@@ -42,8 +54,13 @@ typedef struct evctx {
   rt_backend *b;
   ablock *blocks;       /* scratch blocks, the first is current */
   int failed;           /* allocation failure */
-  int nmemo;
-  struct { const rt_node *x; const ixset *ix; int64_t start; void *p; } memo[CPU_MEMO];
+  /* The memo: an open-addressing table keyed by (node, index set contents),
+  ** emptied per chunk by bumping gen.  A node read under two index maps (two
+  ** views of one pending value) is two entries; a shared sub-DAG read under
+  ** one index set is evaluated once. */
+  memo_slot *memo;
+  int64_t mcap, mused;  /* slots (a power of 2), entries of generation gen */
+  unsigned gen;
 } evctx;
 
 static void *scratch(evctx *c, size_t n) {
@@ -64,215 +81,39 @@ static void *scratch(evctx *c, size_t n) {
 
 static void scratch_reset(evctx *c) {
   for (ablock *a = c->blocks; a; a = a->next) a->used = 0;
-  c->nmemo = 0;
+  if (++c->gen == 0) {   /* wrapped: stale slots could match the new generation */
+    for (int64_t k = 0; k < c->mcap; k++) c->memo[k].gen = 0;
+    c->gen = 1;
+  }
+  c->mused = 0;
 }
 
 static void scratch_free(evctx *c) {
   ablock *a = c->blocks;
   while (a) { ablock *n = a->next; rt_free(c->b->mem, a, sizeof(ablock) + a->cap); a = n; }
   c->blocks = NULL;
+  rt_free(c->b->mem, c->memo, sizeof(memo_slot) * (size_t)c->mcap);
+  c->memo = NULL; c->mcap = c->mused = 0;
 }
 
 /* ------------------------------------------------------ elementwise kernels */
 
-#define LOOP(T, expr) do { const T *a = (const T *)pa; T *o = (T *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
-#define LOOP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; T *o = (T *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
-#define CMP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; uint8_t *o = (uint8_t *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
-
-static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
-static float sigmf(float x) { return 1.0f / (1.0f + expf(-x)); }
-static double signd(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-static int64_t imod(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-static double fmodpy(double a, double b) {
-  double r = fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  else if (r == 0) r = copysign(0.0, b);
-  return r;
-}
-static int64_t ipow(int64_t b, int64_t e) {
-  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, x = (uint64_t)b;
-  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }
-  return (int64_t)r;
-}
-static double nanmax(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
-static double nanmin(double a, double b) { return (a != a || b != b) ? NAN : a < b ? a : b; }
-
-/* float -> int: truncation; NaN and out-of-range values give the type's
-** lowest value, as numpy does on x86 (and as the cuda backend must). */
-static int32_t f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? INT32_MIN : (int32_t)v; }
-static int64_t f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? INT64_MIN : (int64_t)v; }
-
-/* Converts n elements of dtype `from` at pa into dtype `to` at po. */
-static void cast_loop(gk_dtype from, gk_dtype to, const void *pa, void *po, int64_t n) {
-#define CASTFROM(TO, CONV) do { TO *o = (TO *)po; switch (from) { \
-    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)(a[i] != 0); } break; \
-    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
-    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
-    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
-    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
-    } } while (0)
-#define TOF32(v) ((float)(v))
-#define TOF64(v) ((double)(v))
-  switch (to) {
-  case GK_BOOL: {
-    uint8_t *o = po;
-    switch (from) {
-    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    }
-    break;
-  }
-  case GK_I32: CASTFROM(int32_t, f2i32); break;
-  case GK_I64: CASTFROM(int64_t, f2i64); break;
-  case GK_F32: CASTFROM(float, TOF32); break;
-  case GK_F64: CASTFROM(double, TOF64); break;
-  }
-#undef CASTFROM
-}
-
-/* Unary op on n elements: input dtype ti at pa, output dtype to at po. */
+/* The op loops are runtime/ops.c's (the RT_OPS rows of runtime/ops.h), shared
+** with the constant folder; the same expressions are the cuda backend's. */
 static void unary_loop(int op, gk_dtype ti, gk_dtype to, const void *pa, void *po, int64_t n) {
-  if (op == RT_CAST) { cast_loop(ti, to, pa, po, n); return; }
-  if (op == RT_ISFINITE) {
-    uint8_t *o = po;
-    if (ti == GK_F32) { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
-    else if (ti == GK_F64) { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
-    else memset(o, 1, (size_t)n);
-    return;
-  }
-  switch (ti) {
-  case GK_BOOL:
-    if (op == RT_NOT) LOOP(uint8_t, !a[i]);
-    else LOOP(uint8_t, a[i]);            /* abs/relu/floor/... of bool are identity */
-    break;
-  case GK_I32:
-    switch (op) {
-    case RT_NEG: LOOP(int32_t, (int32_t)(0u - (uint32_t)a[i])); break;
-    case RT_ABS: LOOP(int32_t, a[i] < 0 ? (int32_t)(0u - (uint32_t)a[i]) : a[i]); break;
-    case RT_SIGN: LOOP(int32_t, (a[i] > 0) - (a[i] < 0)); break;
-    case RT_RELU: LOOP(int32_t, a[i] > 0 ? a[i] : 0); break;
-    default: LOOP(int32_t, a[i]); break;   /* floor/ceil/round of ints */
-    }
-    break;
-  case GK_I64:
-    switch (op) {
-    case RT_NEG: LOOP(int64_t, (int64_t)(0u - (uint64_t)a[i])); break;
-    case RT_ABS: LOOP(int64_t, a[i] < 0 ? (int64_t)(0u - (uint64_t)a[i]) : a[i]); break;
-    case RT_SIGN: LOOP(int64_t, (a[i] > 0) - (a[i] < 0)); break;
-    case RT_RELU: LOOP(int64_t, a[i] > 0 ? a[i] : 0); break;
-    default: LOOP(int64_t, a[i]); break;
-    }
-    break;
-  case GK_F32:
-    switch (op) {
-    case RT_NEG: LOOP(float, -a[i]); break;
-    case RT_ABS: LOOP(float, fabsf(a[i])); break;
-    case RT_EXP: LOOP(float, expf(a[i])); break;
-    case RT_LOG: LOOP(float, logf(a[i])); break;
-    case RT_SQRT: LOOP(float, sqrtf(a[i])); break;
-    case RT_RSQRT: LOOP(float, 1.0f / sqrtf(a[i])); break;
-    case RT_SIN: LOOP(float, sinf(a[i])); break;
-    case RT_COS: LOOP(float, cosf(a[i])); break;
-    case RT_TANH: LOOP(float, tanhf(a[i])); break;
-    case RT_SIGMOID: LOOP(float, sigmf(a[i])); break;
-    case RT_RELU: LOOP(float, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0f); break;
-    case RT_FLOOR: LOOP(float, floorf(a[i])); break;
-    case RT_CEIL: LOOP(float, ceilf(a[i])); break;
-    case RT_ROUND: LOOP(float, nearbyintf(a[i])); break;
-    case RT_SIGN: LOOP(float, (float)signd(a[i])); break;
-    default: LOOP(float, a[i]); break;
-    }
-    break;
-  case GK_F64:
-    switch (op) {
-    case RT_NEG: LOOP(double, -a[i]); break;
-    case RT_ABS: LOOP(double, fabs(a[i])); break;
-    case RT_EXP: LOOP(double, exp(a[i])); break;
-    case RT_LOG: LOOP(double, log(a[i])); break;
-    case RT_SQRT: LOOP(double, sqrt(a[i])); break;
-    case RT_RSQRT: LOOP(double, 1.0 / sqrt(a[i])); break;
-    case RT_SIN: LOOP(double, sin(a[i])); break;
-    case RT_COS: LOOP(double, cos(a[i])); break;
-    case RT_TANH: LOOP(double, tanh(a[i])); break;
-    case RT_SIGMOID: LOOP(double, sigm(a[i])); break;
-    case RT_RELU: LOOP(double, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0); break;
-    case RT_FLOOR: LOOP(double, floor(a[i])); break;
-    case RT_CEIL: LOOP(double, ceil(a[i])); break;
-    case RT_ROUND: LOOP(double, nearbyint(a[i])); break;
-    case RT_SIGN: LOOP(double, signd(a[i])); break;
-    default: LOOP(double, a[i]); break;
-    }
-    break;
-  }
+  const void *in[3] = {pa, NULL, NULL};
+  rt_map_loop(op, ti, to, in, po, n);
 }
-
-#define ARITH_INT(T, UT) \
-    switch (op) { \
-    case RT_ADD: LOOP2(T, (T)((UT)a[i] + (UT)b[i])); break; \
-    case RT_SUB: LOOP2(T, (T)((UT)a[i] - (UT)b[i])); break; \
-    case RT_MUL: LOOP2(T, (T)((UT)a[i] * (UT)b[i])); break; \
-    case RT_MOD: LOOP2(T, (T)imod(a[i], b[i])); break; \
-    case RT_POW: LOOP2(T, (T)ipow(a[i], b[i])); break; \
-    case RT_MAXIMUM: LOOP2(T, a[i] > b[i] ? a[i] : b[i]); break; \
-    case RT_MINIMUM: LOOP2(T, a[i] < b[i] ? a[i] : b[i]); break; \
-    case RT_DIV: LOOP2(T, b[i] ? (T)(a[i] / b[i]) : 0); break; \
-    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
-    case RT_NE: CMP2(T, a[i] != b[i]); break; \
-    case RT_LT: CMP2(T, a[i] < b[i]); break; \
-    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
-    case RT_GT: CMP2(T, a[i] > b[i]); break; \
-    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
-    case RT_AND: CMP2(T, a[i] && b[i]); break; \
-    case RT_OR: CMP2(T, a[i] || b[i]); break; \
-    }
-#define ARITH_FLT(T, POWF, FMOD) \
-    switch (op) { \
-    case RT_ADD: LOOP2(T, a[i] + b[i]); break; \
-    case RT_SUB: LOOP2(T, a[i] - b[i]); break; \
-    case RT_MUL: LOOP2(T, a[i] * b[i]); break; \
-    case RT_DIV: LOOP2(T, a[i] / b[i]); break; \
-    case RT_MOD: LOOP2(T, (T)FMOD(a[i], b[i])); break; \
-    case RT_POW: LOOP2(T, POWF(a[i], b[i])); break; \
-    case RT_MAXIMUM: LOOP2(T, (T)nanmax(a[i], b[i])); break; \
-    case RT_MINIMUM: LOOP2(T, (T)nanmin(a[i], b[i])); break; \
-    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
-    case RT_NE: CMP2(T, a[i] != b[i]); break; \
-    case RT_LT: CMP2(T, a[i] < b[i]); break; \
-    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
-    case RT_GT: CMP2(T, a[i] > b[i]); break; \
-    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
-    case RT_AND: CMP2(T, a[i] && b[i]); break; \
-    case RT_OR: CMP2(T, a[i] || b[i]); break; \
-    }
 
 /* Binary op on n elements of dtype t (both inputs). */
 static void binary_loop(int op, gk_dtype t, const void *pa, const void *pb, void *po, int64_t n) {
-  switch (t) {
-  case GK_BOOL: ARITH_INT(uint8_t, unsigned); break;
-  case GK_I32: ARITH_INT(int32_t, uint32_t); break;
-  case GK_I64: ARITH_INT(int64_t, uint64_t); break;
-  case GK_F32: ARITH_FLT(float, powf, fmodpy); break;
-  case GK_F64: ARITH_FLT(double, pow, fmodpy); break;
-  }
+  const void *in[3] = {pa, pb, NULL};
+  rt_map_loop(op, t, t, in, po, n);
 }
 
 static void where_loop(gk_dtype t, const uint8_t *c, const void *pa, const void *pb, void *po, int64_t n) {
-  size_t s = esz(t);
-  char *o = po; const char *a = pa, *b = pb;
-  for (int64_t i = 0; i < n; i++) memcpy(o + i * s, c[i] ? a + i * s : b + i * s, s);
+  const void *in[3] = {c, pa, pb};
+  rt_map_loop(RT_WHERE, t, t, in, po, n);
 }
 
 /* ------------------------------------------------------- the chunk evaluator */
@@ -312,8 +153,59 @@ static int64_t *view_indices(evctx *c, const rt_node *x, const ixset *ix) {
   return out;
 }
 
-static int same_ix(const ixset *a, const ixset *b) {
-  return a == b || (a->idx == NULL && b->idx == NULL && a->start == b->start && a->len == b->len);
+/* The index set of n flat indices idx: a range when they are consecutive
+** (a slice of a contiguous chunk reads its input directly), else the list
+** with its content hash. */
+static ixset make_ixset(const int64_t *idx, int64_t n) {
+  ixset r = { n ? idx[0] : 0, n, NULL, 0 };
+  int64_t j = 1;
+  while (j < n && idx[j] == idx[0] + j) j++;
+  if (j >= n) return r;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (j = 0; j < n; j++) h = (h ^ (uint64_t)idx[j]) * 0x100000001b3ull;
+  r.idx = idx; r.hash = h | 1;
+  return r;
+}
+
+static uint64_t memo_key(const rt_node *x, const ixset *ix) {
+  uint64_t h = (uint64_t)(uintptr_t)x * 0x9e3779b97f4a7c15ull;
+  h ^= (uint64_t)ix->start * 0xc2b2ae3d27d4eb4full + (uint64_t)ix->len + ix->hash;
+  return h ^ h >> 29;
+}
+
+static int memo_eq(const memo_slot *m, const rt_node *x, const ixset *ix) {
+  if (m->x != x || m->len != ix->len || m->hash != ix->hash) return 0;
+  if (!ix->idx) return !m->idx && m->start == ix->start;
+  return m->idx && (m->idx == ix->idx || !memcmp(m->idx, ix->idx, sizeof(int64_t) * (size_t)ix->len));
+}
+
+/* The memo slot for (x, ix): the entry if present, else the empty slot to
+** fill; NULL when the table cannot grow (evaluation goes on unmemoised). */
+static memo_slot *memo_find(evctx *c, const rt_node *x, const ixset *ix) {
+  if (!c->gen) c->gen = 1;   /* generation 0 marks never-used slots */
+  if (2 * (c->mused + 1) > c->mcap) {
+    int64_t nc = c->mcap ? c->mcap * 2 : CPU_MEMO;
+    memo_slot *nt = rt_calloc(c->b->mem, (size_t)nc, sizeof(memo_slot));
+    if (!nt && !c->mcap) return NULL;
+    if (nt) {
+      for (int64_t k = 0; k < c->mcap; k++) {
+        memo_slot *m = &c->memo[k];
+        if (m->gen != c->gen) continue;
+        ixset mi = { m->start, m->len, m->idx, m->hash };
+        int64_t q = (int64_t)(memo_key(m->x, &mi) & (uint64_t)(nc - 1));
+        while (nt[q].gen == c->gen) q = (q + 1) & (nc - 1);
+        nt[q] = *m;
+      }
+      rt_free(c->b->mem, c->memo, sizeof(memo_slot) * (size_t)c->mcap);
+      c->memo = nt; c->mcap = nc;
+    } else if (c->mused + 1 >= c->mcap) return NULL;
+  }
+  int64_t q = (int64_t)(memo_key(x, ix) & (uint64_t)(c->mcap - 1));
+  for (;;) {
+    memo_slot *m = &c->memo[q];
+    if (m->gen != c->gen || memo_eq(m, x, ix)) return m;
+    q = (q + 1) & (c->mcap - 1);
+  }
 }
 
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
@@ -334,8 +226,8 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     }
     return o;
   }
-  for (int k = 0; k < c->nmemo; k++)
-    if (c->memo[k].x == x && same_ix(c->memo[k].ix, ix)) return c->memo[k].p;
+  memo_slot *m = memo_find(c, x, ix);
+  if (m && m->gen == c->gen) return m->p;
   void *o = NULL;
   switch (x->op) {
   case RT_CONST:
@@ -371,8 +263,9 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     break;
   }
   case RT_VIEW: {
-    ixset sub = { 0, n, view_indices(c, x, ix) };
-    if (!sub.idx) return NULL;
+    const int64_t *vi = view_indices(c, x, ix);
+    if (!vi) return NULL;
+    ixset sub = make_ixset(vi, n);
     const void *p = ev(c, x->in[0], &sub);
     if (!p) return NULL;
     o = (void *)p;
@@ -401,10 +294,11 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     }
     break;
   }
-  if (c->nmemo < CPU_MEMO) {
-    c->memo[c->nmemo].x = x; c->memo[c->nmemo].ix = ix; c->memo[c->nmemo].p = o;
-    c->memo[c->nmemo].start = ix->start;
-    c->nmemo++;
+  /* the inputs' evaluation may have grown the table: find the slot again */
+  if (m && (m = memo_find(c, x, ix)) && m->gen != c->gen) {
+    m->x = x; m->start = ix->start; m->len = ix->len; m->idx = ix->idx; m->hash = ix->hash;
+    m->p = o; m->gen = c->gen;
+    c->mused++;
   }
   return o;
 }
@@ -453,7 +347,7 @@ static int job_go(job *j, int64_t nchunks) {
 /* --- map: write node x's values into out's buffer */
 static void map_chunk(job *j, evctx *c, int64_t k) {
   int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
-  ixset ix = { s, len, NULL };
+  ixset ix = { s, len, NULL, 0 };
   const void *p = ev(c, j->x, &ix);
   if (!p) { c->failed = 1; return; }
   size_t es = esz(j->x->t);
@@ -582,7 +476,7 @@ static void acc_store(const acc *a, int rop, gk_dtype t, void *dst) {
 static void red_chunk(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x, *in = x->in[0];
   int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
-  ixset ix = { s, len, NULL };
+  ixset ix = { s, len, NULL, 0 };
   acc *a = (acc *)j->part + k;
   acc_init(a, x->rop, in->t);
   const void *p = ev(c, in, &ix);
@@ -597,7 +491,7 @@ static void rowred_chunk(job *j, evctx *c, int64_t r) {
   acc_init(&a, x->rop, in->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
-    ixset ix = { r * j->cols + s, len, NULL };
+    ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, in, &ix);
     if (!p) { c->failed = 1; return; }
@@ -616,7 +510,7 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
   acc a[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) acc_init(&a[q], x->rop, in->t);
   for (int64_t r = 0; r < j->rows; r++) {
-    ixset ix = { r * j->cols + c0, nc, NULL };
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, in, &ix);
     if (!p) { c->failed = 1; return; }
@@ -682,6 +576,7 @@ static void scan_identity(acc *a, int rop, gk_dtype t) {
     a->any = 1;
     int mx = rop == ROP_MAX;
     if (rt_is_float(t)) a->f = mx ? -INFINITY : INFINITY;
+    else if (t == GK_BOOL) a->i = mx ? 0 : 1;   /* the dtype's lowest / highest value */
     else if (t == GK_I32) a->i = mx ? INT32_MIN : INT32_MAX;
     else a->i = mx ? INT64_MIN : INT64_MAX;
   }
@@ -694,7 +589,7 @@ static void scanrow_chunk(job *j, evctx *c, int64_t r) {
   acc carry; scan_identity(&carry, x->rop, x->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
-    ixset ix = { r * j->cols + s, len, NULL };
+    ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, x->in[0], &ix);
     if (!p) { c->failed = 1; return; }
@@ -712,7 +607,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
   acc carry[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) scan_identity(&carry[q], x->rop, x->t);
   for (int64_t r = 0; r < j->rows; r++) {
-    ixset ix = { r * j->cols + c0, nc, NULL };
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, x->in[0], &ix);
     if (!p) { c->failed = 1; return; }

@@ -130,8 +130,8 @@ static void prof_end(prof *p, void *a, const rt_group *g) {
     snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", g->kname);
     p->ks[k].kind = rt_group_name[g->kind];
     int64_t bytes = 0;
-    for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)gk_dtype_size(g->ins[i]->t);
-    for (int i = 0; i < g->nout; i++) bytes += g->outs[i]->n * (int64_t)gk_dtype_size(g->outs[i]->t);
+    for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)rt_dtype_size(g->ins[i]->t);
+    for (int i = 0; i < g->nout; i++) bytes += g->outs[i]->n * (int64_t)rt_dtype_size(g->outs[i]->t);
     p->ks[k].bytes = bytes;
   }
   p->pend[p->npend].a = a; p->pend[p->npend].b = b; p->pend[p->npend].k = k;
@@ -161,7 +161,7 @@ static void prof_close(prof *p) {
 
 static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
   int64_t n; size_t bytes;
-  int rc = rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &b->err);
+  int rc = rt_shape_count(ndim, shape, rt_dtype_size(t), &n, &bytes, &b->err);
   if (rc) return rc;
   rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
   if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
@@ -225,7 +225,7 @@ static int cuda_sync(rt_backend *b) {
 
 /* ---------------------------------------------------------- run a group */
 
-#define MAX_PARAMS 256
+#define MAX_PARAMS 500   /* 4000 bytes of kernel parameters */
 
 static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
 
@@ -234,7 +234,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   cu_dev *d = c->d;
   int rc = GK_OK, i;
   if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 2 + RT_MAX_SCAL > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  if (g->nin + g->nout + 2 + g->nscal + g->errflag > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   int misaligned = 0;
   for (i = 0; i < g->nin; i++) {
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)

@@ -19,77 +19,48 @@
 #include <stddef.h>
 #include "gk.h"
 
-/* Op classes. */
-enum { RC_SRC, RC_IDX, RC_MAP, RC_HEAVY };
+#include "runtime/ops.h"   /* the op, reduction and dtype tables */
 
-/* The ops.  X(NAME, "name", number of inputs, class).
-** ORDER: the table rt_op_info[] in runtime/plan.c is generated from this. */
-#define RT_OPS(X) \
-  X(INPUT,   "input",   0, RC_SRC)  /* a materialized value */ \
-  X(CONST,   "const",   0, RC_SRC)  /* scalar constant c (0-d), in dtype t */ \
-  X(IOTA,    "iota",    0, RC_SRC)  /* element i = i (flat index) */ \
-  X(RAND,    "rand",    0, RC_SRC)  /* U[0,1) f32, Philox stream (seed, offset + i) */ \
-  X(RANDN,   "randn",   0, RC_SRC)  /* N(0,1) f32, Philox stream (seed, offset + i) */ \
-  X(VIEW,    "view",    1, RC_IDX)  /* in index = voff + sum_d coord_d * vstride[d] */ \
-  X(RESHAPE, "reshape", 1, RC_IDX)  /* same flat index, new shape */ \
-  X(CAST,    "cast",    1, RC_MAP) \
-  X(NEG,     "neg",     1, RC_MAP) \
-  X(NOT,     "not",     1, RC_MAP) \
-  X(ABS,     "abs",     1, RC_MAP) \
-  X(EXP,     "exp",     1, RC_MAP) \
-  X(LOG,     "log",     1, RC_MAP) \
-  X(SQRT,    "sqrt",    1, RC_MAP) \
-  X(RSQRT,   "rsqrt",   1, RC_MAP) \
-  X(SIN,     "sin",     1, RC_MAP) \
-  X(COS,     "cos",     1, RC_MAP) \
-  X(TANH,    "tanh",    1, RC_MAP) \
-  X(SIGMOID, "sigmoid", 1, RC_MAP) \
-  X(RELU,    "relu",    1, RC_MAP) \
-  X(FLOOR,   "floor",   1, RC_MAP) \
-  X(CEIL,    "ceil",    1, RC_MAP) \
-  X(ROUND,   "round",   1, RC_MAP) \
-  X(SIGN,    "sign",    1, RC_MAP) \
-  X(ISFINITE,"isfinite",1, RC_MAP)  /* bool */ \
-  X(ADD,     "add",     2, RC_MAP) \
-  X(SUB,     "sub",     2, RC_MAP) \
-  X(MUL,     "mul",     2, RC_MAP) \
-  X(DIV,     "div",     2, RC_MAP)  /* floats only (the compiler casts) */ \
-  X(MOD,     "mod",     2, RC_MAP)  /* numpy: sign of the divisor; int x % 0 = 0 */ \
-  X(POW,     "pow",     2, RC_MAP) \
-  X(MAXIMUM, "maximum", 2, RC_MAP)  /* NaN propagates */ \
-  X(MINIMUM, "minimum", 2, RC_MAP) \
-  X(EQ,      "eq",      2, RC_MAP)  /* comparisons: inputs of one dtype, output bool */ \
-  X(NE,      "ne",      2, RC_MAP) \
-  X(LT,      "lt",      2, RC_MAP) \
-  X(LE,      "le",      2, RC_MAP) \
-  X(GT,      "gt",      2, RC_MAP) \
-  X(GE,      "ge",      2, RC_MAP) \
-  X(AND,     "and",     2, RC_MAP)  /* bool */ \
-  X(OR,      "or",      2, RC_MAP) \
-  X(WHERE,   "where",   3, RC_MAP)  /* in0 bool ? in1 : in2 */ \
-  X(REDUCE,  "reduce",  1, RC_HEAVY) /* rop over axis (-1 all, 1 per row, 0 per column) */ \
-  X(SCAN,    "scan",    1, RC_HEAVY) /* rop prefix over axis, excl */ \
-  X(FILTER,  "filter",  2, RC_HEAVY) /* in0 values, in1 bool mask; n = number of trues */ \
-  X(PARTITION,"partition",2,RC_HEAVY) /* trues first (stable), then falses (stable) */ \
-  X(HIST,    "hist",    3, RC_HEAVY) /* in0 values, in1 lo, in2 hi (0-d f64); nbins; i64 counts */ \
-  X(MATMUL,  "matmul",  2, RC_HEAVY) /* [M,K] @ [K,N] */
-
-#define X(name, str, nin, cls) RT_##name,
+#define X(name, str, nin, cls, rule, fl, sym, ef, ed, ei, eb) RT_##name,
 typedef enum { RT_OPS(X) RT_NOPS } rt_opcode;
 #undef X
 
 typedef struct rt_opinfo {
-  const char *name;  /* as printed by --plan */
+  const char *name;  /* as printed by --plan; the builtin's name when OF_FN */
   int nin;           /* inputs */
   int cls;           /* RC_* */
+  int rule;          /* rt_rule: the checker's dtype rule */
+  int flags;         /* OF_* */
+  const char *sym;   /* as error messages name it ("+", "**", "maximum") */
+  const char *expr[4]; /* C expression per operand class: f32, f64, integers, bool (RT_OPS) */
 } rt_opinfo;
 extern const rt_opinfo rt_op_info[RT_NOPS];
 
-/* Reduction / scan operators.  ORDER: keep in step with rt_rop_name[]. */
-typedef enum { ROP_SUM, ROP_PROD, ROP_MAX, ROP_MIN, ROP_ARGMAX, ROP_ARGMIN, ROP_ANY, ROP_ALL,
-               ROP_VAR   /* population variance (Welford/Chan merge), float in, float out */
-} rt_rop;
+/* Reduction / scan operators (RT_ROPS). */
+#define X(name, str, acc, fl) ROP_##name,
+typedef enum { RT_ROPS(X) ROP_N } rt_rop;
+#undef X
+typedef struct rt_ropinfo {
+  const char *name;
+  int acc;           /* RA_* */
+  int flags;         /* RF_* */
+} rt_ropinfo;
+extern const rt_ropinfo rt_rop_info[ROP_N];
 extern const char *const rt_rop_name[];
+
+/* Dtypes (RT_DTYPES): every property of gk_dtype t is rt_dtype_info[t]'s. */
+typedef struct rt_dtypeinfo {
+  const char *name;  /* "f32" */
+  size_t size;       /* bytes per element */
+  const char *cuda;  /* C type in kernel text */
+  int rank;          /* promotion rank within its kind (i32 < i64, f32 < f64) */
+  int kind;          /* 0 bool, 1 integer, 2 float */
+  const char *npy;   /* .npy descr */
+  int dlpack;        /* DLPack type code (kDLInt 0, kDLFloat 2, kDLBool 6) */
+} rt_dtypeinfo;
+extern const rt_dtypeinfo rt_dtype_info[];
+size_t rt_dtype_size(gk_dtype t);        /* 0 when t is not a dtype */
+const char *rt_dtype_name(gk_dtype t);   /* "?" when t is not a dtype */
 
 typedef struct rt_value rt_value;
 
@@ -129,7 +100,14 @@ typedef enum {
 } rt_group_kind;
 extern const char *const rt_group_name[];
 
-#define RT_MAX_SCAL 32     /* per-launch scalar parameters of one kernel (16 rand streams) */
+#define RT_MAX_SCAL 128    /* per-launch scalar parameters of one kernel: random streams, then sizes */
+#define RT_MAX_RAND 32     /* of them for random streams (16) */
+/* A planning constraint every backend may rely on: a group holds at most
+** this many dependent reduction stages (a reduction reading another of its
+** group is one stage later).  The fuser splits a deeper chain into more
+** groups (compiler/fuse.c); the CUDA lowering's staged kernel has this many
+** grid-barrier stages at most (at most 7: its stage tables have 8 slots). */
+#define RT_MAX_STAGES 6
 
 typedef struct rt_group {
   rt_group_kind kind;
@@ -157,8 +135,10 @@ typedef struct rt_group {
   int nlaunch;             /* device launches this group costs (kernel + gemm) */
   /* Per-launch scalars, passed by value after the temp pointer as
   ** unsigned long long parameters sc0, sc1, ... so that groups that differ
-  ** only in them share one kernel text (RAND/RANDN: seed, offset). */
-  int nscal;
+  ** only in them share one kernel text: the first nrand are RAND/RANDN
+  ** seeds and offsets, the rest sizes (element, row and column counts,
+  ** view offsets and strides, temp offsets). */
+  int nscal, nrand;
   uint64_t scal[RT_MAX_SCAL];
   /* The kernel's last parameter is an error record (unsigned long long[3],
   ** zero when clear): a kernel that finds its input invalid (hist: a range

@@ -79,6 +79,12 @@ void rt_value_unref(rt_value *v);
 /* Reads one element of v as double / int64 (v read to host if needed). */
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 
+/* Elementwise op loops (runtime/ops.c, expanded from runtime/ops.h): op on
+** n elements of operand dtype ti (WHERE: in[0] bool, in[1], in[2] of ti)
+** into out of dtype to.  The cpu backend and the constant folder use them. */
+void rt_map_loop(int op, gk_dtype ti, gk_dtype to, const void *const in[3], void *out, int64_t n);
+void rt_cast_loop(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
+
 /* Backends. */
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);

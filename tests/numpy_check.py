@@ -206,6 +206,12 @@ def rmsnorm(x, g=None, eps=1e-5, axis=None):
         y = y * (g if axis != 0 else g[:, None])
     return y
 
+def nest(fs, x):
+    """fs[-1](...fs[1](fs[0](x)))."""
+    for f in fs:
+        x = f(x)
+    return x
+
 # ------------------------------------------------------------- groups
 # A group is (label, inputs {name: array}, [Check]); each ref is a callable of
 # the inputs dict.
@@ -321,6 +327,20 @@ def vector_group(D, n, dt):
             lambda e: layernorm(f64(e["x"]), f64(e["p"]), f64(e["y"]), 1e-3), dt, M, 1e-5)
         add("rmsnorm", "rmsnorm(x)", lambda e: rmsnorm(f64(e["x"])), dt, M, 1e-5)
         add("rmsnorm_g", "rmsnorm(x, p, eps=1e-4)", lambda e: rmsnorm(f64(e["x"]), f64(e["p"]), 1e-4), dt, M, 1e-5)
+        # fused: a var beside an online max/sum-exp pair (issue 9.2); chains
+        # of normalisations deeper than one kernel's stages (9.9)
+        add("layernorm_plus_logsoftmax", "layernorm(x) + logsoftmax(x)",
+            lambda e: layernorm(f64(e["x"])) + logsoftmax(f64(e["x"])), dt, M, 1e-5)
+        add("softmax_plus_var", "softmax(y) + var(y)", lambda e: softmax(f64(e["y"])) + np.var(f64(e["y"])), dt, M, 1e-5)
+        add("online_mix", "softmax(x) * std(x) + logsumexp(x) - max(x) + mean(x) + logsumexp(x) * var(x)",
+            lambda e: (lambda x: softmax(x) * np.std(x) + np.log(np.sum(np.exp(x))) - x.max() + x.mean()
+                       + np.log(np.sum(np.exp(x))) * np.var(x))(f64(e["x"])), dt, M, 1e-5)
+        mix = [layernorm, softmax, logsoftmax, rmsnorm, softmax, logsoftmax]   # well conditioned in f32
+        for k in range(1, 7):
+            add("softmax_nest%d" % k, "sum(%sx%s)" % ("softmax(" * k, ")" * k),
+                lambda e, k=k: np.sum(nest([softmax] * k, f64(e["x"]))), dt, M, 1e-5)
+            add("norm_nest%d" % k, "".join(f.__name__ + "(" for f in reversed(mix[:k])) + "x" + ")" * k,
+                lambda e, k=k: nest(mix[:k], f64(e["x"])), dt, M, 1e-5)
     # data movement
     add("filter", "filter(x, b)", lambda e: e["x"][e["b"]], dt)
     add("filter_pred", "filter(x, x > y)", lambda e: e["x"][e["x"] > e["y"]], dt)
@@ -407,6 +427,14 @@ def matrix_group(D, r, c, dt):
             add(view + "_rmsnorm", "rmsnorm(%s)" % V("m"), lambda e, ax=ax: rmsnorm(f64(e["m"]), axis=ax), dt, M, 1e-5)
             add(view + "_rmsnorm_g", "rmsnorm(%s, %s, eps=1e-4)" % (V("m"), g),
                 lambda e, ax=ax, g=g: rmsnorm(f64(e["m"]), f64(e[g]), 1e-4, ax), dt, M, 1e-5)
+            add(view + "_rmsnorm_softmax_var", "rmsnorm(%s, softmax(%s)) + var(%s)" % (V("m"), bb, bb),
+                lambda e, ax=ax, bb=bb: rmsnorm(f64(e["m"]), softmax(f64(e[bb])), axis=ax) + np.var(f64(e[bb])),
+                dt, M, 1e-5)
+            add(view + "_softmax_nest3", "softmax(%s(softmax(%s(softmax(%s)))))" % (view, view, V("m")),
+                lambda e, ax=ax: softmax(softmax(softmax(f64(e["m"]), ax), ax), ax), dt, M, 1e-5)
+            add(view + "_softmax_nest4_sum", "sum(softmax(%s(softmax(%s(softmax(%s(softmax(%s))))))))"
+                % (view, view, view, V("m")),
+                lambda e, ax=ax: np.sum(nest([lambda t: softmax(t, ax)] * 4, f64(e["m"])), ax), dt, M, 1e-5)
     add("sum", "sum(mp)", lambda e: np.sum(f64(e["mp"])) if sd.kind == "f" else np.sum(e["mp"], dtype=I64),
         sd, M, 1e-6)
     add("max", "max(m)", lambda e: np.max(e["m"]), dt)

@@ -159,9 +159,14 @@ static void test_set_get(gk_ctx *g) {
   float n = -1;
   OK(g, getf(g, "n", &n, 1));
   CHECK(n == 0);
-  /* a bigger buffer is fine */
+  /* the buffer must be the value's size exactly: a bigger one is refused
+  ** too, and nothing is written */
   float big[16];
-  OK(g, gk_get(g, "f", big, sizeof big));
+  big[5] = -1;
+  CHECK_RC(g, gk_get(g, "f", big, sizeof big), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_get: 'f' is f32[2,3], 24 bytes; the buffer has 64 (gk_get_as converts to another dtype)");
+  CHECK(big[5] == -1);
+  OK(g, gk_get(g, "f", big, 6 * sizeof(float)));
   CHECK(big[5] == 6);
   /* shape */
   gk_dtype t; int nd; int64_t shp[GK_MAX_DIMS];
@@ -209,7 +214,7 @@ static void test_set_errors(gk_ctx *g) {
   CHECK_RC(g, gk_get(g, "nosuch", fo, sizeof fo), GK_EMISUSE);
   CHECK_STR(gk_errmsg(g), "gk_get: no variable 'nosuch'");
   CHECK_RC(g, gk_get(g, "keep", fo, sizeof fo - 1), GK_EMISUSE);
-  CHECK_STR(gk_errmsg(g), "gk_get: 'keep' needs 12 bytes, the buffer has 11");
+  CHECK_STR(gk_errmsg(g), "gk_get: 'keep' is f32[3], 12 bytes; the buffer has 11 (gk_get_as converts to another dtype)");
   CHECK_RC(g, gk_get(g, "keep", NULL, 12), GK_EMISUSE);
   CHECK_RC(g, gk_get(g, NULL, fo, 12), GK_EMISUSE);
   CHECK_RC(g, gk_shape(g, "nosuch", NULL, NULL, NULL), GK_EMISUSE);

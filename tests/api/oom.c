@@ -83,12 +83,15 @@ static int operation(fail_alloc *fa, gk_ctx **g_out, int *releases) {
   if ((rc = gk_borrow(g, "w", GK_F32, 2, ws, W, borrowed_release, releases))) return rc;
   if ((rc = gk_eval(g, PROGRAM))) return rc;
   static float ybuf[4096 * OUTC];
-  if ((rc = gk_get(g, "y", ybuf, sizeof ybuf))) return rc;
+  if ((rc = gk_get(g, "y", ybuf, sizeof(float) * (size_t)ROWS * OUTC))) return rc;
   float s;
   if ((rc = gk_get(g, "s", &s, sizeof s))) return rc;
+  double sd;
+  if ((rc = gk_get_f64(g, "s", &sd))) return rc;   /* a conversion on the way */
   gk_stmt *st = NULL;
   const char *tail;
-  if ((rc = gk_prepare(g, "q = softmax(rows(x)) * 2; r = 1", &st, &tail))) return rc;
+  gk_pos at = {3, 1};
+  if ((rc = gk_prepare_named(g, "q = softmax(rows(x)) * 2; r = 1", "oom.gk", &at, &st, &tail))) return rc;
   rc = gk_step(st);
   if (!rc) rc = gk_step(st);
   gk_finalize(st);

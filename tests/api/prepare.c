@@ -121,6 +121,72 @@ static void test_tail_loop(void) {
   gk_close(g);
 }
 
+/* gk_prepare_named: a script run as a loop over the tail, with the position
+** carried along, reports its errors at their line and column in the file --
+** check errors at gk_step, on line 3 and after a ';' on line 5, and a syntax
+** error at gk_prepare, on line 4 of a second script (issue 9.11). */
+static int run_script(gk_ctx *g, const char *script, const char *name, int *steps) {
+  const char *p = script;
+  gk_pos at = {1, 1};
+  int rc = GK_OK;
+  *steps = 0;
+  while (*p) {
+    gk_stmt *st = NULL;
+    if ((rc = gk_prepare_named(g, p, name, &at, &st, &p)) != GK_OK || !st) break;
+    rc = gk_step(st);
+    gk_finalize(st);
+    if (rc) break;
+    ++*steps;
+  }
+  return rc;
+}
+
+static void test_named_lines(void) {
+  gk_ctx *g = gk_open("cpu");
+  int steps = 0;
+  CHECK_RC(g, run_script(g, "# model\nx = iota(4)\ny = x + nosuch\nz = 1\n", "model.gk", &steps), GK_ETYPE);
+  CHECK(steps == 1);
+  CHECK_STR(gk_errmsg(g), "model.gk:3:9: error: unknown name 'nosuch'\ny = x + nosuch\n        ^\n");
+  /* the same statement after a ';': the column counts from the line's start;
+  ** the line shown is the statement's part of it, the caret under the name */
+  CHECK_RC(g, run_script(g, "a = 1\n\nb = 2\n\nc = a + b; d = c * nope\n", "s.gk", &steps), GK_ETYPE);
+  CHECK(steps == 3);
+  CHECK_STR(gk_errmsg(g), "s.gk:5:20: error: unknown name 'nope'\n d = c * nope\n         ^\n");
+  /* a syntax error is found by the first gk_prepare (the whole text must
+  ** parse), at its place in the file */
+  CHECK_RC(g, run_script(g, "u = 1\nv = 2\nw = 3\nq = (u +\n", "bad.gk", &steps), GK_ESYNTAX);
+  CHECK(steps == 0);
+  CHECK_STR(gk_errmsg(g), "bad.gk:4:9: error: unexpected end of input\nq = (u +\n        ^\n");
+  /* the second of three statements, prepared at its own position */
+  const char *src = "u = 1\nv = 2\nw = 3\n", *tail = src;
+  gk_pos at = {10, 3};
+  gk_stmt *st = NULL;
+  OK(g, gk_prepare_named(g, src, "f.gk", &at, &st, &tail));
+  CHECK(at.line == 11 && at.col == 1 && tail == src + 6);
+  gk_finalize(st);
+  OK(g, gk_prepare_named(g, "  # only a comment", "f.gk", &at, &st, &tail));
+  CHECK(st == NULL && at.line == 11 && at.col == 19);
+  /* the name is copied: the statement keeps it after the caller's is gone */
+  char name[16];
+  snprintf(name, sizeof name, "tmp.gk");
+  gk_pos p2 = {7, 1};
+  OK(g, gk_prepare_named(g, "k = nosuch2", name, &p2, &st, NULL));
+  memset(name, 'X', sizeof name - 1);
+  CHECK_RC(g, gk_step(st), GK_ETYPE);
+  CHECK_STR(gk_errmsg(g), "tmp.gk:7:5: error: unknown name 'nosuch2'\nk = nosuch2\n    ^\n");
+  gk_finalize(st);
+  /* a position below 1:1 is misuse */
+  gk_pos zero = {0, 1};
+  CHECK_RC(g, gk_prepare_named(g, "k = 1", "f.gk", &zero, &st, NULL), GK_EMISUSE);
+  CHECK(st == NULL);
+  /* plain gk_prepare counts from its text, as before */
+  OK(g, gk_prepare(g, "\nm = nosuch3", &st, NULL));
+  CHECK_RC(g, gk_step(st), GK_ETYPE);
+  CHECK(!strncmp(gk_errmsg(g), "<expr>:2:5: error: unknown name 'nosuch3'", 41));
+  gk_finalize(st);
+  gk_close(g);
+}
+
 /* Line noise of a step: a statement whose check fails at the second
 ** statement of the text, prepared from the middle of a text. */
 static void test_locations(void) {
@@ -185,6 +251,7 @@ int main(int argc, char **argv) {
   if (iters < 1) iters = 1;
   test_same_as_eval();
   test_tail_loop();
+  test_named_lines();
   test_locations();
   overhead(iters);
   return t_done();

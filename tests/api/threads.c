@@ -57,7 +57,7 @@ static int run_once(gk_ctx *g, int k, double *out, int64_t *n) {
   if ((rc = gk_shape(g, "out", &t, &nd, sh))) return rc;
   *n = nd ? sh[0] : 1;
   if (*n > MAXOUT) return GK_ELIMIT;
-  return gk_get(g, "out", out, sizeof(double) * MAXOUT);
+  return gk_get_as(g, "out", GK_F64, out, sizeof(double) * (size_t)*n);
 }
 
 static void *worker(void *arg) {

@@ -1,7 +1,8 @@
 /*
 ** tests/unit/test_plan_cache.c -- the compiler's plan cache: a statement
-** re-run on new data of the same shapes takes its plan from the cache, and
-** gives exactly what a freshly planned run gives.  Drives the compiler
+** re-run on new data of the same shapes, or of new sizes of the same
+** structure, takes its plan from the cache, and gives exactly what a freshly
+** planned run gives.  Drives the compiler
 ** directly (lang -> cc -> cpu backend) so it can read the cache counters.
 */
 #include <stdio.h>
@@ -76,11 +77,37 @@ int main(void) {
   /* every program plans anew the first time only: the later four repetitions hit */
   CHECK(h1 >= 4 * np && m1 <= m1 + h1 - 4 * np, "hits %lld misses %lld", (long long)h1, (long long)m1);
   CHECK(h2 == 0, "GK_PLAN_CACHE=0 never hits (%lld)", (long long)h2);
-  /* a different shape is a different plan */
+  /* a new size of the same structure takes the plan from the cache (lowered
+  ** again for the new sizes) and gives what a fresh plan gives; a new rank
+  ** is a new structure */
+  static const char *sized[] = {
+    "x = rand(%lld); print(sum(x * 2), x[%lld - 1])",
+    "m = randn(%lld, 7); print(softmax(rows(m))[%lld - 1])",
+    "v = randn(%lld); print(mean(v), var(v), max(v), v[0:%lld - 1][-1])",
+    "w = rand(%lld); print(scan(w * w)[%lld - 1] + 1)",
+    "u = randn(%lld); print(sum(u[u > 0.5]), %lld)",
+    "a = rand(%lld, 3); b = rand(3, 2); print((a @ b)[%lld - 1])",
+  };
+  static const long long lens[] = {31, 33, 1000, 4097, 100003};
+  int nsz = (int)(sizeof sized / sizeof sized[0]);
+  for (int k = 0; k < nsz; k++) {
+    int64_t h0 = 0, m0 = 0, h9, m9;
+    for (int q = 0; q < 5; q++) {
+      if (q == 1) cc_plan_stats(s1, &h0, &m0);   /* the first size plans; the others hit */
+      char src[256];
+      snprintf(src, sizeof src, sized[k], lens[q], lens[q]);
+      o1.n = o2.n = 0; o1.buf[0] = o2.buf[0] = 0;
+      CHECK(run(s1, src) == 0 && run(s2, src) == 0, "run %s", src);
+      CHECK(o1.n > 0 && !strcmp(o1.buf, o2.buf), "same output for %s:\n%s---\n%s", src, o1.buf, o2.buf);
+    }
+    cc_plan_stats(s1, &h9, &m9);
+    CHECK(m9 == m0 && h9 - h0 >= 4, "%s: new sizes hit (%lld hits, %lld misses)", sized[k], (long long)(h9 - h0),
+          (long long)(m9 - m0));
+  }
   int64_t before; cc_plan_stats(s1, NULL, &before);
-  run(s1, "x = rand(1001); print(sum(x * 2))");
+  run(s1, "x = rand(10, 100); print(sum(x * 2))");
   int64_t after; cc_plan_stats(s1, NULL, &after);
-  CHECK(after == before + 1, "a new shape misses (%lld -> %lld)", (long long)before, (long long)after);
+  CHECK(after == before + 1, "a new rank misses (%lld -> %lld)", (long long)before, (long long)after);
   cc_close(s1); b1->close(b1);
   cc_close(s2); b2->close(b2);
   printf("%d passed, %d failed\n", passed, failed);
