@@ -930,7 +930,10 @@ def hist(x, nbins, lo=None, hi=None):
     r, edges = np.histogram(h, nbins, (a, b))
     inner = edges[1:-1]
     if inner.size and h.size:
-        dmin = np.min(np.abs(h[:, None] - inner[None, :])) if h.size * inner.size < 4e6 else 1
+        j = np.clip(np.searchsorted(inner, h), 1, inner.size)
+        lo_e = inner[j - 1]
+        hi_e = inner[np.minimum(j, inner.size - 1)]
+        dmin = min(np.abs(h - lo_e).min(), np.abs(h - hi_e).min())
         if dmin <= 1e-5 * (b - a):
             raise Reject("hist value on an edge")
     if lo is not None and (np.any(np.abs(h - a) <= 1e-6 * (b - a)) or np.any(np.abs(h - b) <= 1e-6 * (b - a))):
