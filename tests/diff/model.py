@@ -640,7 +640,12 @@ def dot(a, b):
     a2, b2 = as_dt(a, t), as_dt(b, t)
     st = sum_dt(t)
     if st in INTS:
-        r = np.sum(a2.hi.astype(I64) * b2.hi.astype(I64))
+        # dot = sum(a * b): the products are in the operands' dtype (i32 would
+        # wrap), the sum in i64; keep the products in range
+        pr = a2.hi.astype(I64) * b2.hi.astype(I64)
+        if pr.size and np.abs(pr.astype(F64)).max() > INT_LIM[t if t != B_ else I64]:
+            raise Reject("dot product overflow")
+        r = np.sum(pr)
         return check(V(st, r))
     n = a.size
     p = a2.hi * b2.hi
