@@ -40,7 +40,7 @@ J=$(nproc 2>/dev/null || echo 8)
 # 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
 if [ -z "$GPU_SKIP_SUITES" ]; then
 if want 1; then
-B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j $J > "$LOGD/golden_cuda.log" 2>&1
+B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda --timeout 120 -j $J > "$LOGD/golden_cuda.log" 2>&1
 count golden "$LOGD/golden_cuda.log"
 fi
 if want 2; then
