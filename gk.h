@@ -91,6 +91,11 @@ size_t gk_dtype_size(gk_dtype t);
 ** Static storage. */
 const char *gk_dtype_name(gk_dtype t);
 
+/* The names of the builtin functions (sum, exp, softmax, ...), NULL-terminated,
+** in the order of the language's table; static storage.  For tools: completion,
+** help, documentation generators. */
+const char *const *gk_builtin_names(void);
+
 /* ---------------------------------------------------------------------------
 ** Contexts and host hooks.  A gk_config, zero-initialised, means "use the
 ** defaults".  The struct is copied by gk_open_ex; the hooks and their ud

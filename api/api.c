@@ -80,25 +80,10 @@ struct gk_export {
 const char *gk_version(void) { return GK_VERSION; }
 int gk_version_number(void) { return GK_VERSION_NUMBER; }
 
-size_t gk_dtype_size(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return 1;
-  case GK_I32: case GK_F32: return 4;
-  case GK_I64: case GK_F64: return 8;
-  }
-  return 0;
-}
-
-const char *gk_dtype_name(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return "bool";
-  case GK_I32: return "i32";
-  case GK_I64: return "i64";
-  case GK_F32: return "f32";
-  case GK_F64: return "f64";
-  }
-  return "?";
-}
+/* The dtype table is runtime/ops.h's (RT_DTYPES); these export it. */
+size_t gk_dtype_size(gk_dtype t) { return rt_dtype_size(t); }
+const char *gk_dtype_name(gk_dtype t) { return rt_dtype_name(t); }
+const char *const *gk_builtin_names(void) { return cc_builtin_names(); }
 
 const char *gk_errstr(int status) {
   /* ORDER: the status enum in gk.h. */

@@ -141,20 +141,9 @@ static void history_add(repl *r, const char *line) {
 
 /* ------------------------------------------------------------ completion */
 
-/* Names the completion key offers besides variables: the builtins of
-** docs/language.md.  Only a typing aid; the library decides what exists. */
-static const char *const builtin_names[] = {
-  "iota", "zeros", "ones", "fill", "rand", "randn", "seed",
-  "abs", "exp", "log", "sqrt", "rsqrt", "sin", "cos", "tanh", "sigmoid", "relu",
-  "floor", "ceil", "round", "sign", "pow", "maximum", "minimum", "clamp", "where",
-  "f32", "f64", "i32", "i64", "bool",
-  "sum", "prod", "max", "min", "mean", "any", "all", "argmax", "argmin", "count",
-  "norm", "var", "std", "logsumexp", "dot", "scan", "exscan",
-  "softmax", "logsoftmax", "layernorm", "rmsnorm",
-  "filter", "partition", "hist", "transpose", "reshape", "permute",
-  "len", "size", "shape", "rows", "cols", "load", "save", "print",
-  "fn", "true", "false", "and", "or", "not", NULL
-};
+/* Names the completion key offers besides variables: the library's builtins
+** (gk_builtin_names) and these keywords. */
+static const char *const keyword_names[] = { "fn", "true", "false", "and", "or", "not", NULL };
 
 static const char *const command_names[] = {
   ":help", ":vars", ":time", ":plan", ":cuda", ":backend", ":quit", NULL
@@ -215,7 +204,9 @@ static unsigned char complete_fn(EditLine *el, int ch) {
   } else {
     if (c.plen == 0 || isdigit((unsigned char)word[0])) return CC_ERROR;
     if (r) gk_vars(r->st->g, cand_var, &c);
-    for (i = 0; builtin_names[i]; i++) cand_add(&c, builtin_names[i]);
+    const char *const *bn = gk_builtin_names();
+    for (i = 0; bn[i]; i++) cand_add(&c, bn[i]);
+    for (i = 0; keyword_names[i]; i++) cand_add(&c, keyword_names[i]);
   }
   if (c.n == 0) { free(c.v); return CC_ERROR; }
   qsort(c.v, c.n, sizeof *c.v, cand_cmp);

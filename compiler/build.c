@@ -20,13 +20,14 @@
 #include <errno.h>
 #include "compiler/cc_int.h"
 #include "runtime/host.h"
+#include "kernels/gk_scalar.h"
 
 #define CC_MAX_ELEMENTS ((int64_t)1 << 34) /* elements in one array (64 GiB of f32): bigger is beyond any one machine here, and a lazy loop over it would run for minutes */
 #define CC_MAX_EVAL_DEPTH (4 * LANG_MAX_DEPTH) /* recursion of the checker, user functions included */
 
 /* ------------------------------------------------------------ small helpers */
 
-static int kind_of(gk_dtype t) { return t == GK_BOOL ? 0 : (t == GK_I32 || t == GK_I64) ? 1 : 2; }
+static int kind_of(gk_dtype t) { return rt_dtype_info[t].kind; }
 static gk_dtype to_float(gk_dtype t) { return (t == GK_I64 || t == GK_F64) ? GK_F64 : GK_F32; }
 
 void cc_shape_str(const rt_node *x, char *buf, size_t len) {
@@ -37,7 +38,7 @@ void cc_shape_str(const rt_node *x, char *buf, size_t len) {
   if (o < len) snprintf(buf + o, len - o, "]");
 }
 
-static const char *tname(gk_dtype t) { return gk_dtype_name(t); }
+static const char *tname(gk_dtype t) { return rt_dtype_name(t); }
 
 static rt_node blank(int op, gk_dtype t, int ndim, const int64_t *shape) {
   rt_node r;
@@ -57,11 +58,7 @@ static rt_node *mkconst(cc_session *s, gk_dtype t, double f, int64_t i, int ndim
 }
 
 static double const_f(const rt_node *x) { return rt_is_float(x->t) ? x->c.f : (double)x->c.i; }
-static int64_t const_i(const rt_node *x) {
-  if (!rt_is_float(x->t)) return x->c.i;
-  double f = x->c.f;
-  return (f != f || f >= 9.2e18 || f <= -9.2e18) ? INT64_MIN : (int64_t)f;
-}
+static int64_t const_i(const rt_node *x) { return rt_is_float(x->t) ? gk_f2i64(x->c.f) : x->c.i; }
 
 static rt_node *unop(cc_session *s, int op, gk_dtype t, rt_node *a) {
   if (!a) return NULL;
@@ -72,15 +69,18 @@ static rt_node *unop(cc_session *s, int op, gk_dtype t, rt_node *a) {
 
 static rt_node *cast(cc_session *s, rt_node *a, gk_dtype t) {
   if (!a || a->t == t) return a;
-  if (a->op == RT_CONST) {   /* fold */
-    double f = const_f(a); int64_t i = const_i(a);
-    if (t == GK_BOOL) return mkconst(s, t, 0, rt_is_float(a->t) ? f != 0 : i != 0, a->ndim, a->shape);
-    if (!rt_is_float(t) && rt_is_float(a->t)) {
-      if (f != f || f >= 9.2e18 || f <= -9.2e18) i = INT64_MIN;
-      if (t == GK_I32 && (f != f || f >= 2147483648.0 || f < -2147483648.0)) i = INT32_MIN;
+  if (a->op == RT_CONST) {   /* fold: the cpu backend's conversion (runtime/ops.c), from the
+                               constant's double (a weak f32 literal keeps the literal's) or int64 */
+    union { double f; int64_t i; float f32; int32_t i32; uint8_t b; } in, o;
+    if (rt_is_float(a->t)) in.f = a->c.f; else in.i = a->c.i;
+    rt_cast_loop(rt_is_float(a->t) ? GK_F64 : GK_I64, t, &in, &o, 1);
+    switch (t) {
+    case GK_BOOL: return mkconst(s, t, 0, o.b, a->ndim, a->shape);
+    case GK_I32: return mkconst(s, t, o.i32, o.i32, a->ndim, a->shape);
+    case GK_I64: return mkconst(s, t, (double)o.i, o.i, a->ndim, a->shape);
+    case GK_F32: return mkconst(s, t, o.f32, 0, a->ndim, a->shape);
+    default: return mkconst(s, t, o.f, 0, a->ndim, a->shape);
     }
-    if (t == GK_F32 && rt_is_float(a->t)) f = (double)(float)f;
-    return mkconst(s, t, rt_is_float(a->t) ? f : (double)i, i, a->ndim, a->shape);
   }
   return unop(s, RT_CAST, t, a);
 }
@@ -154,16 +154,7 @@ static gk_dtype promote(const cval *a, const cval *b) {
 
 /* ------------------------------------------------------- elementwise binary */
 
-static const char *opsym(int op) {
-  switch (op) {
-  case RT_ADD: return "+"; case RT_SUB: return "-"; case RT_MUL: return "*"; case RT_DIV: return "/";
-  case RT_MOD: return "%"; case RT_POW: return "**"; case RT_EQ: return "=="; case RT_NE: return "!=";
-  case RT_LT: return "<"; case RT_LE: return "<="; case RT_GT: return ">"; case RT_GE: return ">=";
-  case RT_AND: return "and"; case RT_OR: return "or";
-  case RT_MAXIMUM: return "maximum"; case RT_MINIMUM: return "minimum";
-  }
-  return "?";
-}
+static const char *opsym(int op) { return rt_op_info[op].sym; }
 
 /* Result shape of broadcasting a and b (numpy's rule, plus one value per
 ** row of a rows() view).  Sets *pa / *pb to whether each is repeated per row. */
@@ -207,22 +198,30 @@ static int binop(cc_session *s, int op, cval a, cval b, lang_loc loc, cval *out)
   int view = V_NONE;
   if (join_view(s, loc, a.view, b.view, &view)) return s->err->status;
   gk_dtype t = promote(&a, &b), rt;
-  if (op == RT_AND || op == RT_OR) {
+  int rule = rt_op_info[op].rule;
+  if (rule == RR_LOGIC) {
     if (a.x->t != GK_BOOL || b.x->t != GK_BOOL)
       return cc_error(s, loc, GK_ETYPE, "'%s' needs bool operands, got %s", opsym(op),
                       tname(a.x->t != GK_BOOL ? a.x->t : b.x->t));
     t = GK_BOOL;
   }
-  if (t == GK_BOOL && (op == RT_ADD || op == RT_SUB || op == RT_MUL || op == RT_MOD || op == RT_POW)) t = GK_I64;
-  if (op == RT_DIV) t = rt_is_float(t) ? t : to_float(t == GK_BOOL ? GK_I32 : t);
+  if (rule == RR_ARITH && t == GK_BOOL) t = GK_I64;
+  if (rule == RR_FLOAT) t = rt_is_float(t) ? t : to_float(t == GK_BOOL ? GK_I32 : t);
   if (op == RT_POW && !rt_is_float(t) && b.x->op == RT_CONST && const_i(b.x) < 0)
     return cc_error(s, loc, GK_ETYPE, "integers to negative integer powers are not allowed");
-  rt = (op >= RT_EQ && op <= RT_GE) || op == RT_AND || op == RT_OR ? GK_BOOL : t;
+  rt = rule == RR_CMP || rule == RR_LOGIC ? GK_BOOL : t;
   int nd, pa, pb; int64_t shape[GK_MAX_DIMS];
   if (bshape(s, loc, &a, &b, view, &nd, shape, &pa, &pb)) return s->err->status;
   rt_node *x = bcast(s, cast(s, a.x, t), nd, shape, pa);
   rt_node *y = bcast(s, cast(s, b.x, t), nd, shape, pb);
-  rt_node *z = binop_node(s, op, rt, x, y);
+  rt_node *z;
+  /* numpy's power with a scalar exponent: x ** 2 is x * x, x ** 0.5 is
+  ** sqrt(x), x ** -1 is 1 / x (bit for bit, also at -0.0 and -inf) */
+  double e = op == RT_POW && rt_is_float(t) && b.x->op == RT_CONST && b.x->n == 1 ? const_f(b.x) : 0;
+  if (e == 2) z = binop_node(s, RT_MUL, t, x, x);
+  else if (e == 0.5) z = unop(s, RT_SQRT, t, x);
+  else if (e == -1) z = binop_node(s, RT_DIV, t, mkconst(s, t, 1, 1, nd, shape), x);
+  else z = binop_node(s, op, rt, x, y);
   if (!z) return s->err->status;
   *out = arr(z, view, a.weak && b.weak);
   return GK_OK;
@@ -231,15 +230,16 @@ static int binop(cc_session *s, int op, cval a, cval b, lang_loc loc, cval *out)
 /* Elementwise unary math; ints become floats for the transcendental ops. */
 static int unary(cc_session *s, int op, cval a, lang_loc loc, const char *name, cval *out) {
   if (need_array(s, &a, loc, name)) return s->err->status;
-  gk_dtype t = a.x->t;
-  switch (op) {
-  case RT_NOT:
-    if (t != GK_BOOL) return cc_error(s, loc, GK_ETYPE, "'not' needs a bool operand, got %s", tname(t));
+  gk_dtype t = a.x->t, rt;
+  switch (rt_op_info[op].rule) {
+  case RR_LOGIC:
+    if (t != GK_BOOL) return cc_error(s, loc, GK_ETYPE, "'%s' needs a bool operand, got %s", opsym(op), tname(t));
     break;
-  case RT_NEG: if (t == GK_BOOL) t = GK_I64; break;
-  case RT_ABS: case RT_SIGN: case RT_RELU: case RT_ROUND: break;
-  default: if (!rt_is_float(t)) t = to_float(t == GK_BOOL ? GK_I32 : t); break;
+  case RR_ARITH: if (t == GK_BOOL) t = GK_I64; break;
+  case RR_FLOAT: if (!rt_is_float(t)) t = to_float(t == GK_BOOL ? GK_I32 : t); break;
+  default: break;   /* RR_SAME, RR_PRED: the operand's type */
   }
+  rt = rt_op_info[op].rule == RR_PRED ? GK_BOOL : t;
   rt_node *x = cast(s, a.x, t);
   if (x && x->op == RT_CONST && (op == RT_NEG)) {
     rt_node *z = rt_is_float(t) ? mkconst(s, t, -x->c.f, 0, x->ndim, x->shape)
@@ -248,9 +248,9 @@ static int unary(cc_session *s, int op, cval a, lang_loc loc, const char *name, 
     *out = arr(z, a.view, a.weak);
     return GK_OK;
   }
-  rt_node *z = unop(s, op, t, x);
+  rt_node *z = unop(s, op, rt, x);
   if (!z) return s->err->status;
-  *out = arr(z, a.view, a.weak);
+  *out = arr(z, a.view, a.weak && rt != GK_BOOL);
   return GK_OK;
 }
 
@@ -401,6 +401,11 @@ static int b_unary(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 static int b_cast(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
   rt_node *x = cast(s, A(0).x, (gk_dtype)code);
+  /* an explicit cast makes a strong constant of its type: f32(0.3) is the
+  ** float nearest 0.3, also where it meets f64 (a weak f32 literal keeps the
+  ** literal's double) */
+  if (x && x->op == RT_CONST && x->t == GK_F32 && x->c.f != (double)(float)x->c.f)
+    x = mkconst(s, GK_F32, (double)(float)x->c.f, 0, x->ndim, x->shape);
   if (!x) return s->err->status;
   *out = arr(x, A(0).view, 0);
   return GK_OK;
@@ -941,12 +946,16 @@ static int b_view(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   return GK_OK;
 }
 
-typedef struct loadctx { cc_session *s; rt_value *v; lang_loc loc; } loadctx;
+/* npy_load's allocation: the backend's value, read into directly when its
+** data is on the host, else into a host buffer that is then written to it. */
+typedef struct loadctx { cc_session *s; rt_value *v; void *buf; size_t bytes; } loadctx;
 
 static void *load_alloc(void *ud, gk_dtype t, int ndim, const int64_t *shape, size_t bytes) {
   loadctx *c = ud;
   if (c->s->be->alloc_value(c->s->be, t, ndim, shape, &c->v)) return NULL;
-  return c->v->where == RT_ON_HOST ? c->v->host : NULL;
+  if (c->v->where == RT_ON_HOST) return c->v->host;
+  c->bytes = bytes ? bytes : 1;
+  return c->buf = rt_alloc(c->s->mem, c->bytes);
 }
 
 static int need_string(cc_session *s, bargs *a, int i, const char *name) {
@@ -961,29 +970,10 @@ static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   FILE *probe = fopen(a->v[0].str, "rb");
   if (!probe) return cc_error(s, loc, GK_EIO, "cannot open '%s': %s", a->v[0].str, strerror(errno));
   fclose(probe);
-  loadctx c = { s, NULL, loc };
-  if (s->be->mem && strcmp(s->be->name, "cpu")) {
-    /* device backend: load to a host buffer, then upload */
-    rt_backend *cpu;
-    rt_err e; rt_err_clear(&e);
-    if (rt_cpu_open(s->mem, &cpu, &e)) return cc_error(s, loc, e.status, "%s", e.msg);
-    rt_backend *dev = s->be;
-    s->be = cpu;
-    int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
-    s->be = dev;
-    if (rc) {
-      if (c.v) rt_value_unref(c.v);
-      cpu->close(cpu);
-      return cc_error(s, loc, rc, "%s", err[0] ? err : cpu->err.msg);
-    }
-    rt_node *x = host_array(s, c.v->t, c.v->ndim, c.v->shape, c.v->host, loc);
-    rt_value_unref(c.v);
-    cpu->close(cpu);
-    if (!x) return s->err->status;
-    *out = arr(x, V_NONE, 0);
-    return GK_OK;
-  }
+  loadctx c = { s, NULL, NULL, 0 };
   int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+  if (!rc && c.buf && c.v->bytes && s->be->write(s->be, c.v, c.buf)) rc = s->be->err.status;
+  if (c.buf) rt_free(s->mem, c.buf, c.bytes);
   if (rc) {
     if (c.v) rt_value_unref(c.v);
     return cc_error(s, loc, rc, "%s", err[0] ? err : s->be->err.msg);
@@ -1082,6 +1072,13 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 
 /* ------------------------------------------------------------- the table */
 
+/* An RT_OPS row with flags OF_FN is the builtin of its name (flags 0: none). */
+#define OP_BUILTIN(NAME, str, nin, cls, rule, fl, sym, ef, ed, ei, eb) OP_BUILTIN_##fl(str, nin, RT_##NAME)
+#define OP_BUILTIN_0(str, nin, op)
+#define OP_BUILTIN_OF_FN(str, nin, op) { str, nin, nin, OP_PARAMS_##nin, op },
+#define OP_PARAMS_1 { "x" }, b_unary
+#define OP_PARAMS_2 { "a", "b" }, b_binary
+
 static const builtin builtins[] = {
   { "iota", 1, 1, { "n" }, b_iota, 0 },
   { "zeros", 0, -1, { 0 }, b_fillers, 0 },
@@ -1090,23 +1087,7 @@ static const builtin builtins[] = {
   { "rand", 0, -1, { 0 }, b_rand, 0 },
   { "randn", 0, -1, { 0 }, b_rand, 1 },
   { "seed", 1, 1, { "s" }, b_seed, 0 },
-  { "abs", 1, 1, { "x" }, b_unary, RT_ABS },
-  { "exp", 1, 1, { "x" }, b_unary, RT_EXP },
-  { "log", 1, 1, { "x" }, b_unary, RT_LOG },
-  { "sqrt", 1, 1, { "x" }, b_unary, RT_SQRT },
-  { "rsqrt", 1, 1, { "x" }, b_unary, RT_RSQRT },
-  { "sin", 1, 1, { "x" }, b_unary, RT_SIN },
-  { "cos", 1, 1, { "x" }, b_unary, RT_COS },
-  { "tanh", 1, 1, { "x" }, b_unary, RT_TANH },
-  { "sigmoid", 1, 1, { "x" }, b_unary, RT_SIGMOID },
-  { "relu", 1, 1, { "x" }, b_unary, RT_RELU },
-  { "floor", 1, 1, { "x" }, b_unary, RT_FLOOR },
-  { "ceil", 1, 1, { "x" }, b_unary, RT_CEIL },
-  { "round", 1, 1, { "x" }, b_unary, RT_ROUND },
-  { "sign", 1, 1, { "x" }, b_unary, RT_SIGN },
-  { "pow", 2, 2, { "a", "b" }, b_binary, RT_POW },
-  { "maximum", 2, 2, { "a", "b" }, b_binary, RT_MAXIMUM },
-  { "minimum", 2, 2, { "a", "b" }, b_binary, RT_MINIMUM },
+  RT_OPS(OP_BUILTIN)   /* the elementwise functions: every OF_FN row of runtime/ops.h */
   { "clamp", 3, 3, { "x", "lo", "hi" }, b_clamp, 0 },
   { "where", 3, 3, { "c", "a", "b" }, b_where, 0 },
   { "f32", 1, 1, { "x" }, b_cast, GK_F32 },
@@ -1150,6 +1131,20 @@ static const builtin builtins[] = {
   { "save", 2, 2, { "file", "x" }, b_save, 0 },
   { "print", 0, -1, { 0 }, b_print, 0 },
 };
+
+enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
+
+/* The builtin names in table order, NULL-terminated (gk_builtin_names). */
+const char *const *cc_builtin_names(void) {
+  static const char *names[NBUILTINS + 1];
+  static int done;   /* idempotent: racing threads write the same pointers */
+  if (!done) {
+    for (int i = 0; i < NBUILTINS; i++) names[i] = builtins[i].name;
+    names[NBUILTINS] = NULL;
+    done = 1;
+  }
+  return names;
+}
 
 static const builtin *find_builtin(const char *name) {
   for (size_t i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
@@ -1246,7 +1241,7 @@ static int eval_list(cc_session *s, const ast *e, cval *out) {
   rt_node *x = NULL;
   if (!rc) {
     gk_dtype t = b.kind == 2 ? GK_F32 : b.kind == 1 ? GK_I64 : (b.n ? GK_BOOL : GK_F32);
-    size_t es = gk_dtype_size(t);
+    size_t es = rt_dtype_size(t);
     void *d = rt_alloc(s->mem, (size_t)b.n * es + 1);
     if (!d) rc = cc_error(s, e->loc, GK_ENOMEM, "out of memory");
     else {

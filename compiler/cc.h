@@ -48,6 +48,9 @@ int64_t cc_kernels(cc_session *s);
 /* Plans taken from the plan cache / made anew since the session opened. */
 void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses);
 
+/* The builtin function names, in table order, NULL-terminated; static. */
+const char *const *cc_builtin_names(void);
+
 /* Variables. */
 int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err); /* takes a reference */
 int cc_unbind(cc_session *s, const char *name);

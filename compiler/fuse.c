@@ -161,7 +161,7 @@ static void node_ref(fmt_buf *b, const rt_node *x) {
 }
 
 static void type_str(fmt_buf *b, const rt_node *x) {
-  fmt_printf(b, "%s[", gk_dtype_name(x->t));
+  fmt_printf(b, "%s[", rt_dtype_name(x->t));
   for (int i = 0; i < x->ndim; i++) fmt_printf(b, "%s%lld", i ? "," : "", (long long)x->shape[i]);
   fmt_puts(b, "]");
 }
@@ -182,7 +182,7 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
     switch (x->op) {
     case RT_REDUCE: fmt_printf(&b, "%s%s", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
     case RT_SCAN: fmt_printf(&b, "%s%s%s", x->excl ? "exscan." : "scan.", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
-    case RT_CAST: fmt_printf(&b, "%s", gk_dtype_name(x->t)); break;
+    case RT_CAST: fmt_printf(&b, "%s", rt_dtype_name(x->t)); break;
     case RT_CONST: fmt_puts(&b, "fill "); break;
     default: fmt_puts(&b, rt_op_info[x->op].name); break;
     }

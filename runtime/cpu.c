@@ -27,7 +27,7 @@
 
 /* ------------------------------------------------------------------ types */
 
-static size_t esz(gk_dtype t) { return gk_dtype_size(t); }
+static size_t esz(gk_dtype t) { return rt_dtype_size(t); }
 
 /* An index set: either the contiguous range [start, start+len) or the list
 ** idx[0..len) of flat indices into a node's elements. */
@@ -76,206 +76,25 @@ static void scratch_free(evctx *c) {
 
 /* ------------------------------------------------------ elementwise kernels */
 
-#define LOOP(T, expr) do { const T *a = (const T *)pa; T *o = (T *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
-#define LOOP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; T *o = (T *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
-#define CMP2(T, expr) do { const T *a = (const T *)pa, *b = (const T *)pb; uint8_t *o = (uint8_t *)po; \
-    for (int64_t i = 0; i < n; i++) o[i] = (expr); } while (0)
+/* The op loops are runtime/ops.c's (the RT_OPS rows of runtime/ops.h), shared
+** with the constant folder; the same expressions are the cuda backend's. */
 
-static double sigm(double x) { return 1.0 / (1.0 + exp(-x)); }
-static float sigmf(float x) { return 1.0f / (1.0f + expf(-x)); }
-static double signd(double x) { return x > 0 ? 1.0 : x < 0 ? -1.0 : x; }
-static int64_t imod(int64_t a, int64_t b) {
-  if (b == 0) return 0;
-  if (b == -1) return 0;
-  int64_t r = a % b;
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  return r;
-}
-static double fmodpy(double a, double b) {
-  double r = fmod(a, b);
-  if (r != 0 && ((r < 0) != (b < 0))) r += b;
-  else if (r == 0) r = copysign(0.0, b);
-  return r;
-}
-static int64_t ipow(int64_t b, int64_t e) {
-  if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0;
-  uint64_t r = 1, x = (uint64_t)b;
-  while (e) { if (e & 1) r *= x; x *= x; e >>= 1; }
-  return (int64_t)r;
-}
-static double nanmax(double a, double b) { return (a != a || b != b) ? NAN : a > b ? a : b; }
-static double nanmin(double a, double b) { return (a != a || b != b) ? NAN : a < b ? a : b; }
+void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n) { rt_cast_loop(from, to, in, out, n); }
 
-/* float -> int: truncation; NaN and out-of-range values give the type's
-** lowest value, as numpy does on x86 (and as the cuda backend must). */
-static int32_t f2i32(double v) { return (v != v || v >= 2147483648.0 || v < -2147483648.0) ? INT32_MIN : (int32_t)v; }
-static int64_t f2i64(double v) { return (v != v || v >= 9223372036854775808.0 || v < -9223372036854775808.0) ? INT64_MIN : (int64_t)v; }
-
-/* Converts n elements of dtype `from` at pa into dtype `to` at po. */
-static void cast_loop(gk_dtype from, gk_dtype to, const void *pa, void *po, int64_t n) {
-#define CASTFROM(TO, CONV) do { TO *o = (TO *)po; switch (from) { \
-    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)(a[i] != 0); } break; \
-    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
-    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = (TO)a[i]; } break; \
-    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
-    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = CONV(a[i]); } break; \
-    } } while (0)
-#define TOF32(v) ((float)(v))
-#define TOF64(v) ((double)(v))
-  switch (to) {
-  case GK_BOOL: {
-    uint8_t *o = po;
-    switch (from) {
-    case GK_BOOL: { const uint8_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_I32: { const int32_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_I64: { const int64_t *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_F32: { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    case GK_F64: { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = a[i] != 0; } break;
-    }
-    break;
-  }
-  case GK_I32: CASTFROM(int32_t, f2i32); break;
-  case GK_I64: CASTFROM(int64_t, f2i64); break;
-  case GK_F32: CASTFROM(float, TOF32); break;
-  case GK_F64: CASTFROM(double, TOF64); break;
-  }
-#undef CASTFROM
-}
-
-void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n) { cast_loop(from, to, in, out, n); }
-
-/* Unary op on n elements: input dtype ti at pa, output dtype to at po. */
 static void unary_loop(int op, gk_dtype ti, gk_dtype to, const void *pa, void *po, int64_t n) {
-  if (op == RT_CAST) { cast_loop(ti, to, pa, po, n); return; }
-  if (op == RT_ISFINITE) {
-    uint8_t *o = po;
-    if (ti == GK_F32) { const float *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
-    else if (ti == GK_F64) { const double *a = pa; for (int64_t i = 0; i < n; i++) o[i] = isfinite(a[i]) != 0; }
-    else memset(o, 1, (size_t)n);
-    return;
-  }
-  switch (ti) {
-  case GK_BOOL:
-    if (op == RT_NOT) LOOP(uint8_t, !a[i]);
-    else LOOP(uint8_t, a[i]);            /* abs/relu/floor/... of bool are identity */
-    break;
-  case GK_I32:
-    switch (op) {
-    case RT_NEG: LOOP(int32_t, (int32_t)(0u - (uint32_t)a[i])); break;
-    case RT_ABS: LOOP(int32_t, a[i] < 0 ? (int32_t)(0u - (uint32_t)a[i]) : a[i]); break;
-    case RT_SIGN: LOOP(int32_t, (a[i] > 0) - (a[i] < 0)); break;
-    case RT_RELU: LOOP(int32_t, a[i] > 0 ? a[i] : 0); break;
-    default: LOOP(int32_t, a[i]); break;   /* floor/ceil/round of ints */
-    }
-    break;
-  case GK_I64:
-    switch (op) {
-    case RT_NEG: LOOP(int64_t, (int64_t)(0u - (uint64_t)a[i])); break;
-    case RT_ABS: LOOP(int64_t, a[i] < 0 ? (int64_t)(0u - (uint64_t)a[i]) : a[i]); break;
-    case RT_SIGN: LOOP(int64_t, (a[i] > 0) - (a[i] < 0)); break;
-    case RT_RELU: LOOP(int64_t, a[i] > 0 ? a[i] : 0); break;
-    default: LOOP(int64_t, a[i]); break;
-    }
-    break;
-  case GK_F32:
-    switch (op) {
-    case RT_NEG: LOOP(float, -a[i]); break;
-    case RT_ABS: LOOP(float, fabsf(a[i])); break;
-    case RT_EXP: LOOP(float, expf(a[i])); break;
-    case RT_LOG: LOOP(float, logf(a[i])); break;
-    case RT_SQRT: LOOP(float, sqrtf(a[i])); break;
-    case RT_RSQRT: LOOP(float, 1.0f / sqrtf(a[i])); break;
-    case RT_SIN: LOOP(float, sinf(a[i])); break;
-    case RT_COS: LOOP(float, cosf(a[i])); break;
-    case RT_TANH: LOOP(float, tanhf(a[i])); break;
-    case RT_SIGMOID: LOOP(float, sigmf(a[i])); break;
-    case RT_RELU: LOOP(float, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0f); break;
-    case RT_FLOOR: LOOP(float, floorf(a[i])); break;
-    case RT_CEIL: LOOP(float, ceilf(a[i])); break;
-    case RT_ROUND: LOOP(float, nearbyintf(a[i])); break;
-    case RT_SIGN: LOOP(float, (float)signd(a[i])); break;
-    default: LOOP(float, a[i]); break;
-    }
-    break;
-  case GK_F64:
-    switch (op) {
-    case RT_NEG: LOOP(double, -a[i]); break;
-    case RT_ABS: LOOP(double, fabs(a[i])); break;
-    case RT_EXP: LOOP(double, exp(a[i])); break;
-    case RT_LOG: LOOP(double, log(a[i])); break;
-    case RT_SQRT: LOOP(double, sqrt(a[i])); break;
-    case RT_RSQRT: LOOP(double, 1.0 / sqrt(a[i])); break;
-    case RT_SIN: LOOP(double, sin(a[i])); break;
-    case RT_COS: LOOP(double, cos(a[i])); break;
-    case RT_TANH: LOOP(double, tanh(a[i])); break;
-    case RT_SIGMOID: LOOP(double, sigm(a[i])); break;
-    case RT_RELU: LOOP(double, a[i] != a[i] ? a[i] : a[i] > 0 ? a[i] : 0.0); break;
-    case RT_FLOOR: LOOP(double, floor(a[i])); break;
-    case RT_CEIL: LOOP(double, ceil(a[i])); break;
-    case RT_ROUND: LOOP(double, nearbyint(a[i])); break;
-    case RT_SIGN: LOOP(double, signd(a[i])); break;
-    default: LOOP(double, a[i]); break;
-    }
-    break;
-  }
+  const void *in[3] = {pa, NULL, NULL};
+  rt_map_loop(op, ti, to, in, po, n);
 }
-
-#define ARITH_INT(T, UT) \
-    switch (op) { \
-    case RT_ADD: LOOP2(T, (T)((UT)a[i] + (UT)b[i])); break; \
-    case RT_SUB: LOOP2(T, (T)((UT)a[i] - (UT)b[i])); break; \
-    case RT_MUL: LOOP2(T, (T)((UT)a[i] * (UT)b[i])); break; \
-    case RT_MOD: LOOP2(T, (T)imod(a[i], b[i])); break; \
-    case RT_POW: LOOP2(T, (T)ipow(a[i], b[i])); break; \
-    case RT_MAXIMUM: LOOP2(T, a[i] > b[i] ? a[i] : b[i]); break; \
-    case RT_MINIMUM: LOOP2(T, a[i] < b[i] ? a[i] : b[i]); break; \
-    case RT_DIV: LOOP2(T, b[i] ? (T)(a[i] / b[i]) : 0); break; \
-    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
-    case RT_NE: CMP2(T, a[i] != b[i]); break; \
-    case RT_LT: CMP2(T, a[i] < b[i]); break; \
-    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
-    case RT_GT: CMP2(T, a[i] > b[i]); break; \
-    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
-    case RT_AND: CMP2(T, a[i] && b[i]); break; \
-    case RT_OR: CMP2(T, a[i] || b[i]); break; \
-    }
-#define ARITH_FLT(T, POWF, FMOD) \
-    switch (op) { \
-    case RT_ADD: LOOP2(T, a[i] + b[i]); break; \
-    case RT_SUB: LOOP2(T, a[i] - b[i]); break; \
-    case RT_MUL: LOOP2(T, a[i] * b[i]); break; \
-    case RT_DIV: LOOP2(T, a[i] / b[i]); break; \
-    case RT_MOD: LOOP2(T, (T)FMOD(a[i], b[i])); break; \
-    case RT_POW: LOOP2(T, POWF(a[i], b[i])); break; \
-    case RT_MAXIMUM: LOOP2(T, (T)nanmax(a[i], b[i])); break; \
-    case RT_MINIMUM: LOOP2(T, (T)nanmin(a[i], b[i])); break; \
-    case RT_EQ: CMP2(T, a[i] == b[i]); break; \
-    case RT_NE: CMP2(T, a[i] != b[i]); break; \
-    case RT_LT: CMP2(T, a[i] < b[i]); break; \
-    case RT_LE: CMP2(T, a[i] <= b[i]); break; \
-    case RT_GT: CMP2(T, a[i] > b[i]); break; \
-    case RT_GE: CMP2(T, a[i] >= b[i]); break; \
-    case RT_AND: CMP2(T, a[i] && b[i]); break; \
-    case RT_OR: CMP2(T, a[i] || b[i]); break; \
-    }
 
 /* Binary op on n elements of dtype t (both inputs). */
 static void binary_loop(int op, gk_dtype t, const void *pa, const void *pb, void *po, int64_t n) {
-  switch (t) {
-  case GK_BOOL: ARITH_INT(uint8_t, unsigned); break;
-  case GK_I32: ARITH_INT(int32_t, uint32_t); break;
-  case GK_I64: ARITH_INT(int64_t, uint64_t); break;
-  case GK_F32: ARITH_FLT(float, powf, fmodpy); break;
-  case GK_F64: ARITH_FLT(double, pow, fmodpy); break;
-  }
+  const void *in[3] = {pa, pb, NULL};
+  rt_map_loop(op, t, t, in, po, n);
 }
 
 static void where_loop(gk_dtype t, const uint8_t *c, const void *pa, const void *pb, void *po, int64_t n) {
-  size_t s = esz(t);
-  char *o = po; const char *a = pa, *b = pb;
-  for (int64_t i = 0; i < n; i++) memcpy(o + i * s, c[i] ? a + i * s : b + i * s, s);
+  const void *in[3] = {c, pa, pb};
+  rt_map_loop(RT_WHERE, t, t, in, po, n);
 }
 
 /* ------------------------------------------------------- the chunk evaluator */

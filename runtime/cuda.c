@@ -131,8 +131,8 @@ static void prof_end(prof *p, void *a, const rt_group *g, const char *kname) {
     snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", kname);
     p->ks[k].kind = rt_group_name[g->kind];
     int64_t bytes = 0;
-    for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)gk_dtype_size(g->ins[i]->t);
-    for (int i = 0; i < g->nout; i++) bytes += g->outs[i]->n * (int64_t)gk_dtype_size(g->outs[i]->t);
+    for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)rt_dtype_size(g->ins[i]->t);
+    for (int i = 0; i < g->nout; i++) bytes += g->outs[i]->n * (int64_t)rt_dtype_size(g->outs[i]->t);
     p->ks[k].bytes = bytes;
   }
   p->pend[p->npend].a = a; p->pend[p->npend].b = b; p->pend[p->npend].k = k;
@@ -162,7 +162,7 @@ static void prof_close(prof *p) {
 
 static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
   int64_t n; size_t bytes;
-  int rc = rt_shape_count(ndim, shape, gk_dtype_size(t), &n, &bytes, &b->err);
+  int rc = rt_shape_count(ndim, shape, rt_dtype_size(t), &n, &bytes, &b->err);
   if (rc) return rc;
   rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
   if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");

@@ -23,6 +23,7 @@
 ** never sees a half-written file.
 */
 #include "runtime/host.h"
+#include "runtime/plan.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -57,14 +58,7 @@ static int npy_err(char *err, size_t errlen, int code, const char *path, const c
   return code;
 }
 
-static size_t dtype_size(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return 1;
-  case GK_I32: case GK_F32: return 4;
-  case GK_I64: case GK_F64: return 8;
-  default: return 0;
-  }
-}
+static size_t dtype_size(gk_dtype t) { return rt_dtype_size(t); }
 
 /* ---------------------------------------------------------- header parser */
 
@@ -188,12 +182,9 @@ static int parse_header(hparse *h) {
 static int descr_dtype(const char *d, const char **why) {
   char order = 0;
   if (*d == '<' || *d == '>' || *d == '|' || *d == '=') order = *d++;
-  int t = -1;
-  if (strcmp(d, "b1") == 0 || strcmp(d, "?") == 0) t = GK_BOOL;
-  else if (strcmp(d, "i4") == 0) t = GK_I32;
-  else if (strcmp(d, "i8") == 0) t = GK_I64;
-  else if (strcmp(d, "f4") == 0) t = GK_F32;
-  else if (strcmp(d, "f8") == 0) t = GK_F64;
+  int t = strcmp(d, "?") == 0 ? GK_BOOL : -1;   /* '?' is numpy's other name for bool */
+  for (int k = 0; t < 0 && rt_dtype_size((gk_dtype)k); k++)
+    if (strcmp(d, rt_dtype_info[k].npy + 1) == 0) t = k;   /* the table's descr without its byte order */
   if (t >= 0 && order == '>' && t != GK_BOOL) {
     *why = "big-endian data is not supported";
     return -1;
@@ -341,7 +332,6 @@ static int write_all(int fd, const void *buf, size_t n) {
 
 int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen) {
-  static const char *descr[] = {"|b1", "<i4", "<i8", "<f4", "<f8"}; /* ORDER: gk_dtype */
   static atomic_uint tmp_counter;
   char *hdr = NULL;
   int fd = -1, rc = GK_EIO;
@@ -362,7 +352,7 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
   /* "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }" + pad + "\n" */
   char dict[64 + GK_MAX_DIMS * 24];
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                   descr[t]);
+                   rt_dtype_info[t].npy);
   for (int i = 0; i < ndim; i++)
     n += snprintf(dict + n, sizeof dict - (size_t)n, i ? ", %lld" : "%lld", (long long)shape[i]);
   n += snprintf(dict + n, sizeof dict - (size_t)n, ndim == 1 ? ",), }" : "), }");

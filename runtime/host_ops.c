@@ -15,6 +15,7 @@
 ** of the same width, so it wraps like numpy's instead of being undefined.
 */
 #include "runtime/host.h"
+#include "runtime/plan.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,14 +38,7 @@
 #define HOST_NOCONTRACT
 #endif
 
-static size_t esize(gk_dtype t) {
-  switch (t) {
-  case GK_BOOL: return 1;
-  case GK_I32: case GK_F32: return 4;
-  case GK_I64: case GK_F64: return 8;
-  default: return 0;
-  }
-}
+static size_t esize(gk_dtype t) { return rt_dtype_size(t); }
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }

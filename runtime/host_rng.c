@@ -1,8 +1,9 @@
 /*
 ** runtime/host_rng.c -- Philox4x32-10 and gk's rand/randn streams.
 **
-** This file is the DEFINITION of gk's random numbers.  The CUDA backend
-** copies the following exactly, so a seed gives the same numbers on every
+** This comment is the DEFINITION of gk's random numbers; the code is
+** kernels/gk_scalar.h's (gk_philox, gk_rand, gk_randn), which the cuda
+** backend's kernels include, so a seed gives the same numbers on every
 ** backend, for every request size, on every machine:
 **
 **   Philox4x32-10 (Salmon, Moraes, Dror, Shaw, SC'11; Random123):
@@ -35,61 +36,21 @@
 **       -> d16cfe09 94fdcceb 5001e420 24126ea1
 */
 #include "runtime/host.h"
+#include "kernels/gk_scalar.h"   /* gk_philox, gk_rand, gk_randn: the definition both backends run */
 
-#include <math.h>
-
-#define PHILOX_M0 0xD2511F53u
-#define PHILOX_M1 0xCD9E8D57u
-#define PHILOX_W0 0x9E3779B9u
-#define PHILOX_W1 0xBB67AE85u
-#define PHILOX_ROUNDS 10
 #define RNG_GRAIN 65536 /* elements per parallel chunk: ~100 us of work */
-
-/* One Philox round on c with key k, in place. */
-static inline void philox_round(uint32_t c[4], const uint32_t k[2]) {
-  uint64_t p0 = (uint64_t)PHILOX_M0 * c[0];
-  uint64_t p1 = (uint64_t)PHILOX_M1 * c[2];
-  uint32_t n0 = (uint32_t)(p1 >> 32) ^ c[1] ^ k[0];
-  uint32_t n1 = (uint32_t)p1;
-  uint32_t n2 = (uint32_t)(p0 >> 32) ^ c[3] ^ k[1];
-  uint32_t n3 = (uint32_t)p0;
-  c[0] = n0, c[1] = n1, c[2] = n2, c[3] = n3;
-}
 
 /* Philox4x32-10 of counter ctr under key: out gets the 4 output words.
 ** ctr is not modified (it is an array parameter only for symmetry with
 ** Random123's interface); out may not alias key. */
 void rng_philox(uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
-  uint32_t c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
-  uint32_t k[2] = {key[0], key[1]};
-  for (int r = 0; r < PHILOX_ROUNDS; r++) {
-    if (r > 0) k[0] += PHILOX_W0, k[1] += PHILOX_W1;
-    philox_round(c, k);
-  }
+  gk_u32 c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
+  gk_philox(c, key[0], key[1]);
   out[0] = c[0], out[1] = c[1], out[2] = c[2], out[3] = c[3];
 }
 
-static inline float u24(uint32_t w) { return (float)(w >> 8) * (1.0f / 16777216.0f); }
-
-float rng_uniform_at(uint64_t seed, uint64_t c) {
-  uint64_t b = c >> 2;
-  uint32_t ctr[4] = {(uint32_t)b, (uint32_t)(b >> 32), 0, 0};
-  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-  uint32_t o[4];
-  rng_philox(ctr, key, o);
-  return u24(o[c & 3]);
-}
-
-float rng_normal_at(uint64_t seed, uint64_t c) {
-  uint32_t ctr[4] = {(uint32_t)c, (uint32_t)(c >> 32), 1, 0};
-  uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-  uint32_t o[4];
-  rng_philox(ctr, key, o);
-  double u1 = ((double)(o[0] >> 8) + 1.0) * (1.0 / 16777216.0);
-  double u2 = (double)(o[1] >> 8) * (1.0 / 16777216.0);
-  double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586476925286766559 * u2);
-  return (float)z;
-}
+float rng_uniform_at(uint64_t seed, uint64_t c) { return gk_rand(seed, c); }
+float rng_normal_at(uint64_t seed, uint64_t c) { return gk_randn(seed, c); }
 
 typedef struct rng_job {
   uint64_t seed, offset;
@@ -104,10 +65,9 @@ static void uniform_chunk(void *ctx, int64_t b, int64_t e) {
   while (i < e) {
     uint64_t c = j->offset + (uint64_t)i;
     uint64_t blk = c >> 2;
-    uint32_t ctr[4] = {(uint32_t)blk, (uint32_t)(blk >> 32), 0, 0};
-    uint32_t o[4];
-    rng_philox(ctr, key, o);
-    for (unsigned w = (unsigned)(c & 3); w < 4 && i < e; w++, i++) j->out[i] = u24(o[w]);
+    gk_u32 o[4] = {(gk_u32)blk, (gk_u32)(blk >> 32), 0, 0};
+    gk_philox(o, key[0], key[1]);
+    for (unsigned w = (unsigned)(c & 3); w < 4 && i < e; w++, i++) j->out[i] = gk_u24(o[w]);
   }
 }
 

@@ -86,8 +86,12 @@ void rt_value_unref(rt_value *v);
 /* Reads one element of v as double / int64 (v read to host if needed). */
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 
-/* The cast op (the cpu backend's semantics, which every backend follows) on
-** n host elements: dtype `from` at in to dtype `to` at out. */
+/* Elementwise op loops (runtime/ops.c, expanded from runtime/ops.h): op on
+** n elements of operand dtype ti (WHERE: in[0] bool, in[1], in[2] of ti)
+** into out of dtype to.  The cpu backend and the constant folder use them. */
+void rt_map_loop(int op, gk_dtype ti, gk_dtype to, const void *const in[3], void *out, int64_t n);
+void rt_cast_loop(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
+/* The cast op on n host elements (api.c's gk_get_as): rt_cast_loop. */
 void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
 
 /* Prepared groups (runtime/cuda_lower.c).  A prep is the backend's; the

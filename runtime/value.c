@@ -48,8 +48,8 @@ int rt_seterr(rt_err *e, int status, const char *fmt, ...) {
 
 void rt_err_clear(rt_err *e) { e->status = GK_OK; e->msg[0] = 0; }
 
-int rt_is_float(gk_dtype t) { return t == GK_F32 || t == GK_F64; }
-int rt_is_int(gk_dtype t) { return t == GK_I32 || t == GK_I64; }
+int rt_is_float(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind == 2; }
+int rt_is_int(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind == 1; }
 
 /* Element count and byte size of a shape, with every product checked for
 ** overflow before anything is allocated.  Dims must be >= 0. */
@@ -85,7 +85,7 @@ void rt_value_unref(rt_value *v) {
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i) {
   unsigned char buf[8] = {0};
   double fv = 0; int64_t iv = 0;
-  if (v->where == RT_ON_HOST) memcpy(buf, v->host, gk_dtype_size(v->t));
+  if (v->where == RT_ON_HOST) memcpy(buf, v->host, rt_dtype_size(v->t));
   else {
     /* read the whole value only when it is one element */
     if (v->n != 1) return rt_seterr(&b->err, GK_EMISUSE, "internal: scalar read of an array");
