@@ -59,6 +59,8 @@ static const char usage_text[] =
   "  GK_DEVICE    CUDA device ordinal to use (default 0)\n"
   "  GK_CACHE     0 turns the on-disk kernel cache off (the cache lives in\n"
   "               $XDG_CACHE_HOME/gk or ~/.cache/gk)\n"
+  "  GK_CACHE_MAX its size cap in MiB (default 512, 0: none): least recently\n"
+  "               used entries are removed past it\n"
   "  GK_DEBUG     comma list: src (generated CUDA source and NVRTC log),\n"
   "               cache (kernel cache hits and misses), all\n"
   "  GK_FUSION    0 disables fusion, like --no-fusion\n"

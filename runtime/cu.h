@@ -253,6 +253,15 @@ int cu_cache_read(const char *dir, const cu_cache_key *k, void **payload, size_t
 /* The path of k's entry; 0, or -1 when it does not fit. */
 int cu_cache_path(char *buf, size_t len, const char *dir, uint64_t hash);
 
+/* The disk cache's size cap in bytes: GK_CACHE_MAX (MiB; default 512; 0 =
+** none).  cu_cache_write trims after every write; a read hit marks its
+** entry used (mtime). */
+uint64_t cu_cache_cap(void);
+/* Removes the least recently used entries (oldest mtime) of dir until their
+** total size is at most 90% of cap, when it is over cap.  Returns how many
+** were removed. */
+int cu_cache_trim(const char *dir, uint64_t cap);
+
 /* ---------------------------------------------------------------------------
 ** Internals shared by runtime/cu_*.c only (they define CU_INTERNAL before
 ** including this header).  The CUDA types are declared here by hand, with

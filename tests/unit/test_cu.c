@@ -17,6 +17,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -359,6 +360,55 @@ static void test_disk_cache(void) {
   CHECK(cu_cache_read(dir, &o, &got, &n) == 1 && n == 0, "empty read");
   free(got);
   got = NULL;
+
+  /* Bounded: 10 entries of 3064 bytes, made used in order 0..9 (mtime); a
+  ** read hit on entry 2 makes it the newest; a cap of 5 entries' bytes
+  ** keeps the newest 4 (<= 90%): 7, 8, 9 and 2, the least recent go. */
+  {
+    uint64_t one = sizeof payload + CU_CACHE_HEADER;
+    unlink(path);
+    o = k; o.hash = 7;
+    cu_cache_path(path, sizeof path, dir, o.hash);
+    unlink(path);
+    setenv("GK_CACHE_MAX", "0", 1);   /* no cap while filling */
+    CHECK(cu_cache_cap() == 0, "GK_CACHE_MAX=0 is no cap");
+    for (int i = 0; i < 10; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)i;
+      CHECK(cu_cache_write(dir, &o, payload, sizeof payload) == 0, "write %d", i);
+      cu_cache_path(path, sizeof path, dir, o.hash);
+      struct timespec ts[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
+      utimensat(AT_FDCWD, path, ts, 0);
+    }
+    o = k; o.hash = 0x102;
+    CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "hit before trimming");
+    free(got); got = NULL;
+    CHECK(count_files(dir, ".bin") == 10, "10 entries: %d", count_files(dir, ".bin"));
+    CHECK(cu_cache_trim(dir, 20 * one) == 0, "trimmed under the cap");
+    CHECK(cu_cache_trim(dir, 5 * one) == 6, "6 least recently used removed");
+    int keep[] = {2, 7, 8, 9}, gone[] = {0, 1, 3, 4, 5, 6};
+    for (int i = 0; i < 4; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)keep[i];
+      CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "entry %d kept", keep[i]);
+      free(got); got = NULL;
+    }
+    for (int i = 0; i < 6; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)gone[i];
+      CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "entry %d evicted", gone[i]);
+    }
+    /* a write over the cap trims by itself */
+    setenv("GK_CACHE_MAX", "1", 1);   /* 1 MiB: 342 entries; write 400 */
+    CHECK(cu_cache_cap() == 1u << 20, "GK_CACHE_MAX=1 is 1 MiB");
+    for (int i = 0; i < 400; i++) {
+      o = k; o.hash = 0x1000 + (uint64_t)i;
+      cu_cache_write(dir, &o, payload, sizeof payload);
+    }
+    CHECK((uint64_t)count_files(dir, ".bin") * one <= 1u << 20, "cap kept: %d entries", count_files(dir, ".bin"));
+    o = k; o.hash = 0x1000 + 399;
+    CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "the newest entry stays");
+    free(got); got = NULL;
+    unsetenv("GK_CACHE_MAX");
+    CHECK(cu_cache_cap() == (uint64_t)512 << 20, "default cap 512 MiB");
+  }
 
   /* Unwritable or disabled: memory only, silently. */
   setenv("XDG_CACHE_HOME", "/proc/x", 1);
