@@ -277,6 +277,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     const cu_step *sp = &p->step[st];
     if (sp->op == CU_STEP_KERNEL) {
       cu_fn *fn = NULL;
+      cu_set_compile_hook(d, b->compile_note, b->compile_ud);
       if ((rc = cu_kernel(d, p->src, sp->kname, &fn))) { rc = fail_dev(b, rc); break; }
       cu_ptr pv[MAX_PARAMS];
       void *args[MAX_PARAMS];

@@ -61,6 +61,10 @@ struct rt_backend {
   rt_mem *mem;                   /* host allocation hook (the context's) */
   rt_err err;                    /* this backend's last error */
   volatile int *interrupt;       /* set asynchronously to stop work; checked between chunks */
+  /* Told when a kernel compile is slow (gk_config.compile's contract): the
+  ** cuda backend calls it; NULL = none. */
+  void (*compile_note)(void *ud, int done, const char *kernel, double ms);
+  void *compile_ud;
   int (*alloc_value)(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
   /* Makes g ready to run: sets g->nlaunch, and g->prep where the backend
   ** needs one (the cuda backend lowers g to a kernel and a launch list; the
