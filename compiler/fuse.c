@@ -438,8 +438,8 @@ void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses) {
 
 /* The plan in e was lowered for the sizes and constants in b. */
 static int pc_same_vals(const pc_entry *e, const sigbuf *b) {
-  return e->nvals == b->nv + b->ncv && !memcmp(e->vals, b->vals, b->nv * 8) &&
-         !memcmp(e->vals + b->nv, b->cv, b->ncv * 8);
+  return e->nvals == b->nv + b->ncv && (!b->nv || !memcmp(e->vals, b->vals, b->nv * 8)) &&
+         (!b->ncv || !memcmp(e->vals + b->nv, b->cv, b->ncv * 8));
 }
 
 static pc_entry *pc_find(cc_session *s, const sigbuf *b, uint64_t h) {
@@ -468,8 +468,8 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
   e->sig = rt_alloc(s->mem, b->n * 8);
   e->vals = rt_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
   if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
-  memcpy(e->vals, b->vals, b->nv * 8);
-  memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
+  if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);
+  if (b->ncv) memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
   e->nvals = b->nv + b->ncv;
   e->ngroups = ngroups;
   memcpy(e->order, order, sizeof(int) * (size_t)ngroups);

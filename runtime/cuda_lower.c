@@ -142,7 +142,9 @@ static void lw_fail(lw *L, const char *why) {
 /* What a size parameter is (with its node, `who`): the kernel text names the
 ** parameter, never the size, so one text serves every size of a structure. */
 enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI,
-       P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS };
+       P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS,
+       P_DIVM = 16 + 3 * GK_MAX_DIMS, P_DIVS = 16 + 4 * GK_MAX_DIMS, P_SHM = 16 + 5 * GK_MAX_DIMS,
+       P_SHS = 16 + 6 * GK_MAX_DIMS };
 
 /* The expression of size v (a kernel parameter sc<k>, `(I)` or `(double)`
 ** cast by the caller), the same parameter for the same (who, what).  With
@@ -250,6 +252,26 @@ static const char *row_expr(lw *L) {
   return L->row;
 }
 
+void cuda_fdiv_magic(int64_t d, uint32_t *m, uint32_t *s) {
+  if (d < 1) d = 1;   /* an empty array: never divided */
+  uint32_t sh = 0;
+  while (((uint64_t)1 << sh) < (uint64_t)d) sh++;
+  *s = sh;
+  *m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d)) / (uint64_t)d + 1);
+}
+
+/* Writes "(e) / d" (quot) or "(e) %% d" into b, d = the parameter of size v
+** for (who, role): with 32-bit indices by a multiply (gk_fdiv32). */
+static void divmod(lw *L, fmt_buf *b, const char *e, const void *who, int role, int mrole, int srole, int64_t v, int quot) {
+  const char *dv = prm(L, who, role, v);
+  if (L->i64 || L->lit) { fmt_printf(b, quot ? "(%s) / (I)%s" : "(%s) %% (I)%s", e, dv); return; }
+  uint32_t m, s;
+  cuda_fdiv_magic(v, &m, &s);
+  const char *pm = prm(L, who, mrole, m), *ps = prm(L, who, srole, s);
+  if (quot) fmt_printf(b, "(I)gk_fdiv32((unsigned)(%s), (unsigned)%s, (unsigned)%s)", e, pm, ps);
+  else fmt_printf(b, "((I)(%s) - (I)gk_fdiv32((unsigned)(%s), (unsigned)%s, (unsigned)%s) * (I)%s)", e, e, pm, ps, dv);
+}
+
 /* Index handle of VIEW x's input for x's own index ix. */
 static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
   const rt_node *in = x->in[0];
@@ -289,13 +311,17 @@ static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
     int first = 1;   /* div is still 1: no dim of size > 1 with a stride to the right */
     for (int d = nd - 1; d >= 0; d--) {
       if (x->shape[d] != 1 && x->vstride[d] != 0) {
-        const char *dim = prm(L, x, P_SHAPE + d, x->shape[d]);
-        const char *dv = first ? "1" : prm(L, x, P_DIV + d, div);
         fmt_puts(&b, " + ");
         if (first && d == 0) fmt_printf(&b, "(%s)", ix->s);
-        else if (first) fmt_printf(&b, "(%s) %% (I)%s", ix->s, dim);
-        else if (d == 0) fmt_printf(&b, "(%s) / (I)%s", ix->s, dv);
-        else fmt_printf(&b, "(%s) / (I)%s %% (I)%s", ix->s, dv, dim);
+        else if (first) divmod(L, &b, ix->s, x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+        else if (d == 0) divmod(L, &b, ix->s, x, P_DIV + d, P_DIVM + d, P_DIVS + d, div, 1);
+        else {
+          fmt_buf q; fmt_init(&q);
+          divmod(L, &q, ix->s, x, P_DIV + d, P_DIVM + d, P_DIVS + d, div, 1);
+          divmod(L, &b, q.data ? q.data : "0", x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+          if (q.status) b.status = q.status;
+          fmt_free(&q);
+        }
         if (x->vstride[d] != 1) fmt_printf(&b, " * (I)%s", prm(L, x, P_STRIDE + d, x->vstride[d]));
       }
       if (x->shape[d] != 1) first = 0;

@@ -73,4 +73,8 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e);
 ** message in be->err. */
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32);
 
+/* The multiplier m and shift s of gk_fdiv32 (kernels/gk_common.cuh) for a
+** divisor 1 <= d < 2^31: n / d == (umulhi(n, m) + n) >> s for n < 2^31. */
+void cuda_fdiv_magic(int64_t d, uint32_t *m, uint32_t *s);
+
 #endif /* RT_CUDA_LOWER_H */

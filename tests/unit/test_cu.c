@@ -14,6 +14,7 @@
 **          tests/unit/test_cu.c -ldl -lpthread -lm
 */
 #include "../../runtime/cu.h"
+#include "../../runtime/cuda_lower.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -258,6 +259,29 @@ static int count_files(const char *dir, const char *suffix) {
   }
   closedir(d);
   return n;
+}
+
+/* gk_fdiv32's magic numbers (runtime/cuda_lower.c), with the device
+** formula emulated: n / d for divisors and indices below 2^31. */
+static void test_fdiv(void) {
+  static const uint32_t ds[] = {1, 2, 3, 5, 7, 31, 32, 33, 100, 1000, 1024, 1025, 65535, 65536, 65537, 1000003,
+                                (1u << 30) - 1, 1u << 30, (1u << 30) + 1, (1u << 31) - 1, 1u << 31};
+  long bad = 0;
+  uint64_t r = 88172645463325252ull;
+  for (unsigned k = 0; k < sizeof ds / sizeof ds[0] + 300; k++) {
+    r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+    uint32_t d = k < sizeof ds / sizeof ds[0] ? ds[k] : k % 2 ? (uint32_t)(r % 5000) + 1 : (uint32_t)(r % ((1u << 31) - 1)) + 1;
+    uint32_t m, s;
+    cuda_fdiv_magic(d, &m, &s);
+    for (int j = 0; j < 3000; j++) {
+      r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+      uint32_t n = j < 1000 ? (uint32_t)j : j < 2000 ? (1u << 31) - 1 - (uint32_t)(j - 1000)
+                                                     : (uint32_t)((uint64_t)d * (r % 4096) + (uint64_t)(j % 3)) & 0x7fffffffu;
+      uint32_t q = ((uint32_t)(((uint64_t)n * m) >> 32) + n) >> s;
+      if (q != n / d) bad++;
+    }
+  }
+  CHECK(bad == 0, "gk_fdiv32: %ld wrong quotients", bad);
 }
 
 static void test_disk_cache(void) {
@@ -825,6 +849,7 @@ int main(void) {
   test_hash();
   test_nvrtc();
   test_threads();
+  test_fdiv();
   test_disk_cache();
   if (gpu) test_device();
   else printf("no GPU: device tests skipped\n");
