@@ -6,8 +6,10 @@
 #   make test         build and run every test that needs no GPU (CI runs this)
 #   make test-gpu     the suites on the cuda backend (run on a GPU machine)
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
-#   make bench        gk vs torch on a GPU machine (tests/bench/bench_gk.py)
+#   make bench        gk vs torch, torch.compile, CUB on a GPU machine (tests/bench/)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
+#   make python       the Python package installed in a venv, build/pyenv (docs/python.md)
+#   make test-python  its pytest suite on the cpu backend (part of make test)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make debug        -O0 build in build/debug
 
@@ -32,7 +34,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench
+.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -79,13 +81,14 @@ $(G)/kernels_embed.c: $(KERNELS) Makefile
 	   n=0; for f in $(KERNELS); do echo "  k$$n,"; n=$$((n+1)); done; echo "  0 };"; } > $@
 
 # --- objects and products -------------------------------------------------
+# Generated parsers build with NDEBUG: Lemon's asserts would be an abort path in the library.
 $(B)/obj/%.o: %.c | $(G)/grammar.c
 	@mkdir -p $(dir $@)
 	$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/%.o: $(G)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
+	$(CC) $(ALL_CFLAGS) -DNDEBUG -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
 
 $(B)/libgk.a: $(LIB_OBJ)
 	@rm -f $@
@@ -97,6 +100,11 @@ $(B)/gk.map: Makefile
 
 $(B)/libgk.so: $(LIB_OBJ) $(B)/gk.map
 	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/gk.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+
+# the Python package's C helper (python/gk/gkpy.c: DLPack deleters; no Python headers)
+$(B)/libgkpy.so: python/gk/gkpy.c
+	@mkdir -p $(B)
+	$(CC) -std=c11 $(OPT) -fPIC -shared -Wall -Wextra $(SANFLAGS) -o $@ $<
 
 $(B)/gk: $(CLI_OBJ) $(B)/libgk.a
 	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/libgk.a -ledit $(LDLIBS)
@@ -111,11 +119,27 @@ $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 
 unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
 
-$(B)/bench_gk: tests/bench/bench_gk.c $(B)/libgk.a gk.h
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+# The benchmark (GPU machine with torch and nvcc): libgkbench.so holds its
+# host-clock loops (its gk_* calls resolve against libgk.so, which the driver
+# loads first); libcubpeer.so the CUB and cudaMemcpy peers.
+# BENCH_ARGS=--quick for a short run; $$OUT gets bench.json and bench.txt.
+NVCC    ?= nvcc
+$(B)/libgkbench.so: tests/bench/bench_gk.c gk.h
+	$(CC) $(ALL_CFLAGS) -shared -o $@ $<
 
-bench: all $(B)/bench_gk
-	@B=$(B) python3 tests/bench/bench_gk.py
+$(B)/libcubpeer.so: tests/bench/cub_peer.cu
+	$(NVCC) -O3 -std=c++17 -arch=sm_90 -shared -Xcompiler -fPIC -Xlinker -Bsymbolic -o $@ $<
+
+bench: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
+	B=$(B) python3 tests/bench/bench_gk.py $(BENCH_ARGS)
+
+# The folder a device call carries (tests/bench/device_run.sh says how to run it).
+BENCH_DEV ?= .dev/bench
+.PHONY: bench-dev
+bench-dev: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
+	mkdir -p $(BENCH_DEV)
+	cp $^ tests/bench/*.py tests/bench/cub_peer.cu tests/bench/device_run.sh tests/bench/ncu_cases.txt $(BENCH_DEV)/
+	git rev-parse --short HEAD > $(BENCH_DEV)/COMMIT
 
 $(B)/embed: examples/embed.c $(B)/libgk.a gk.h
 	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
@@ -129,6 +153,20 @@ test: build/.deps all unit
 
 test-gpu: all unit
 	@B=$(B) GK_BACKEND=cuda sh tests/run_all.sh --gpu
+
+# --- Python (python/, docs/python.md) ----------------------------------------
+PYENV := $(B)/pyenv
+$(PYENV)/.installed: $(B)/libgk.so $(B)/libgkpy.so $(wildcard python/gk/*.py) python/setup.py python/pyproject.toml
+	@[ -x $(PYENV)/bin/python ] || python3 -m venv $(PYENV)
+	@GK_PREBUILT_DIR=$(abspath $(B)) $(PYENV)/bin/python -m pip install -q --disable-pip-version-check ./python
+	@$(PYENV)/bin/python -c 'import pytest' 2>/dev/null || \
+	  $(PYENV)/bin/python -m pip install -q --disable-pip-version-check pytest
+	@touch $@
+
+python: $(PYENV)/.installed
+
+test-python: python
+	@cd python/tests && GK_TEST_BACKENDS=$${GK_TEST_BACKENDS:-cpu} $(abspath $(PYENV))/bin/python -m pytest -q -p no:cacheprovider .
 
 test-nvrtc: all
 	@B=$(B) sh tests/run_nvrtc.sh

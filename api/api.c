@@ -633,7 +633,7 @@ static int get_value(gk_ctx *g, const char *fn, const char *name, int want, void
     }
     from = stage;
   }
-  rt_cast(v->t, t, from, out, v->n);
+  rt_cast_loop(v->t, t, from, out, v->n);
   if (stage) rt_free(&g->mem, stage, v->bytes);
   return GK_OK;
 }

@@ -199,8 +199,8 @@ int main(int argc, char **argv) {
   }
   st.g = gk_open_ex(&cfg, &errmsg);
   if (!st.g) {
-    if (errmsg && *errmsg) fprintf(stderr, "gk: %s\n", errmsg);
-    else fprintf(stderr, "gk: cannot open the %s backend\n", cfg.backend ? cfg.backend : "default");
+    if (errmsg && *errmsg) fprintf(stderr, "gk: error: %s\n", errmsg);
+    else fprintf(stderr, "gk: error: cannot open the %s backend\n", cfg.backend ? cfg.backend : "default");
     return CLI_EXIT_ERROR;
   }
   st.plan = a.plan;

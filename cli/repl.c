@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define CLI_HISTORY_MAX 1000   /* entries kept in memory and in the file */
 #define CLI_LIST_MAX    200    /* completion candidates listed at most */
@@ -77,6 +78,14 @@ static char *history_path(void) {
   return p;
 }
 
+/* True when PATH is a regular file or does not exist yet: history is
+** never read from or appended to a FIFO, a device or a folder. */
+static int history_regular(const char *path) {
+  struct stat st;
+  if (stat(path, &st) != 0) return errno == ENOENT;
+  return S_ISREG(st.st_mode);
+}
+
 /* Loads the file into r->hist, rewrites it if it holds more than
 ** CLI_HISTORY_MAX entries, and opens it for appending. */
 static void history_open(repl *r) {
@@ -87,6 +96,10 @@ static void history_open(repl *r) {
   FILE *f;
 
   if (!path) return;
+  if (!history_regular(path)) {   /* a FIFO or device would block or be harmed */
+    free(path);
+    return;
+  }
   f = fopen(path, "r");
   if (f) {
     ssize_t got;
@@ -435,7 +448,7 @@ int cli_repl(cli_state *st) {
   r.el = el_init("gk", stdin, stdout, stderr);
   r.hist = history_init();
   if (!r.el || !r.hist) {
-    fprintf(stderr, "gk: cannot start line editing\n");
+    fprintf(stderr, "gk: error: cannot start line editing\n");
     if (r.el) el_end(r.el);
     if (r.hist) history_end(r.hist);
     return CLI_EXIT_ERROR;
@@ -485,7 +498,7 @@ int cli_repl(cli_state *st) {
     {
       char *copy = strndup(line, len);   /* el_gets' buffer is reused */
       const char *s;
-      if (!copy) { fprintf(stderr, "gk: out of memory\n"); status = CLI_EXIT_ERROR; break; }
+      if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); status = CLI_EXIT_ERROR; break; }
       history_add(&r, copy);
       for (s = copy; isspace((unsigned char)*s); s++) {}
       if (r.plen == 0 && *s == ':') {
@@ -496,7 +509,7 @@ int cli_repl(cli_state *st) {
       }
       if (r.plen == 0 && *s == '\0') { free(copy); continue; }
       if (pending_add(&r, copy, len) != 0) {
-        fprintf(stderr, "gk: out of memory\n");
+        fprintf(stderr, "gk: error: out of memory\n");
         r.plen = 0;
       }
       free(copy);

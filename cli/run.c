@@ -146,7 +146,7 @@ static int run_timed(cli_state *st, char *text, const char *name) {
     need = (size_t)(first - 1) + len + 1;
     if (need > padcap) {
       char *np = realloc(pad, need);
-      if (!np) { fprintf(stderr, "gk: out of memory\n"); free(pad); return GK_ENOMEM; }
+      if (!np) { fprintf(stderr, "gk: error: out of memory\n"); free(pad); return GK_ENOMEM; }
       pad = np;
       padcap = need;
     }
@@ -172,7 +172,7 @@ int cli_run(cli_state *st, const char *src, const char *name) {
 
   if (!st->timing) return cli_eval(st, src, name, 0);
   copy = strdup(src);
-  if (!copy) { fprintf(stderr, "gk: out of memory\n"); return GK_ENOMEM; }
+  if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); return GK_ENOMEM; }
   rc = run_timed(st, copy, name);
   free(copy);
   return rc;
@@ -184,7 +184,7 @@ char *cli_slurp(const char *path) {
   size_t len = 0, cap = 0;
 
   if (!f) {
-    fprintf(stderr, "gk: cannot open '%s': %s\n", path, strerror(errno));
+    fprintf(stderr, "gk: error: cannot open '%s': %s\n", path, strerror(errno));
     return NULL;
   }
   for (;;) {
@@ -193,7 +193,7 @@ char *cli_slurp(const char *path) {
       size_t ncap = cap ? cap * 2 : 65536;
       char *nb = realloc(buf, ncap);
       if (!nb) {
-        fprintf(stderr, "gk: cannot read '%s': out of memory\n", path);
+        fprintf(stderr, "gk: error: cannot read '%s': out of memory\n", path);
         goto fail;
       }
       buf = nb;
@@ -204,12 +204,12 @@ char *cli_slurp(const char *path) {
     if (got == 0) break;
   }
   if (ferror(f)) {
-    fprintf(stderr, "gk: cannot read '%s': %s\n", path, strerror(errno));
+    fprintf(stderr, "gk: error: cannot read '%s': %s\n", path, strerror(errno));
     goto fail;
   }
   buf[len] = '\0';
   if (memchr(buf, '\0', len)) {
-    fprintf(stderr, "gk: cannot read '%s': it contains a NUL byte (not a text file?)\n", path);
+    fprintf(stderr, "gk: error: cannot read '%s': it contains a NUL byte (not a text file?)\n", path);
     goto fail;
   }
   if (f != stdin) fclose(f);

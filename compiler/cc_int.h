@@ -16,6 +16,7 @@ typedef struct gnode {
   int in_hash;            /* linked in the CSE table */
   struct gnode *hnext;    /* CSE bucket chain */
   struct gnode *snext;    /* nodes created by the current statement */
+  int in_stmt;            /* on that list: holds the current statement's reference */
   int mark;               /* planning: visit stamp */
   int grp;                /* planning: group index, -1 none */
   int anchor;             /* planning: starts or belongs to a group as an anchor */

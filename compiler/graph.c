@@ -75,7 +75,13 @@ rt_node *cc_node(cc_session *s, const rt_node *tmpl) {
   }
   if (cse)
     for (gnode *g = s->htab[h & (s->hcap - 1)]; g; g = g->hnext)
-      if (g->hash == h && key_eq(&g->r, &t)) return &g->r;
+      if (g->hash == h && key_eq(&g->r, &t)) {
+        /* A node an earlier statement made lives by its other users; the
+        ** statement must hold its own reference, or computing one of those
+        ** users (which drops the user's inputs) frees it under the caller. */
+        if (!g->in_stmt) { g->refs++; g->in_stmt = 1; g->snext = s->stmt_nodes; s->stmt_nodes = g; }
+        return &g->r;
+      }
   gnode *g = rt_calloc(s->mem, 1, sizeof *g);
   if (!g) { cc_error(s, s->errloc, GK_ENOMEM, "out of memory"); return NULL; }
   g->r = t;
@@ -89,6 +95,7 @@ rt_node *cc_node(cc_session *s, const rt_node *tmpl) {
     g->hnext = *b; *b = g; g->in_hash = 1;
   }
   g->refs = 1;                 /* the statement's reference */
+  g->in_stmt = 1;
   g->snext = s->stmt_nodes;
   s->stmt_nodes = g;
   s->nlive++;
@@ -127,6 +134,7 @@ void cc_end_statement(cc_session *s) {
   while (g) {
     gnode *next = g->snext;
     g->snext = NULL;
+    g->in_stmt = 0;
     cc_unref(s, &g->r);
     g = next;
   }

@@ -201,7 +201,7 @@ BUILTINS = [
      "sum(cols([[1, 2], [3, 4]]))"),
     ("I/O", "load", "load(file)", "reads a .npy file (bool, i4, i8, f4, f8; C order)",
      "save(\"/tmp/gk_doc.npy\", [1.5, 2.5]); load(\"/tmp/gk_doc.npy\")"),
-    ("I/O", "save", "save(file, x)", "writes x to a .npy file (atomically: temp file, then rename)",
+    ("I/O", "save", "save(file, x)", "writes x to a .npy file (atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode)",
      "save(\"/tmp/gk_doc.npy\", iota(3))"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),

@@ -22,7 +22,7 @@
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
 #define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
-#define CPU_MEMO 64             /* memoised (node, index set) pairs per chunk evaluation */
+#define CPU_MEMO 64             /* initial slots of the (node, index set) memo of a chunk evaluation */
 #define CPU_ARENA_BLOCK (256u << 10) /* scratch block size of one evaluation context */
 
 /* ------------------------------------------------------------------ types */
@@ -34,7 +34,19 @@ static size_t esz(gk_dtype t) { return rt_dtype_size(t); }
 typedef struct ixset {
   int64_t start, len;
   const int64_t *idx;   /* NULL for a contiguous range */
+  uint64_t hash;        /* of idx[0..len) (0 for a range): the memo compares contents */
 } ixset;
+
+/* One memo slot: node x evaluated at the index set (start, len, idx) gave p.
+** Slots of an older generation are empty. */
+typedef struct memo_slot {
+  const rt_node *x;
+  int64_t start, len;
+  const int64_t *idx;
+  uint64_t hash;
+  void *p;
+  unsigned gen;
+} memo_slot;
 
 typedef struct ablock { struct ablock *next; size_t cap, used; } ablock;
 
@@ -43,8 +55,13 @@ typedef struct evctx {
   rt_backend *b;
   ablock *blocks;       /* scratch blocks, the first is current */
   int failed;           /* allocation failure */
-  int nmemo;
-  struct { const rt_node *x; const ixset *ix; int64_t start; void *p; } memo[CPU_MEMO];
+  /* The memo: an open-addressing table keyed by (node, index set contents),
+  ** emptied per chunk by bumping gen.  A node read under two index maps (two
+  ** views of one pending value) is two entries; a shared sub-DAG read under
+  ** one index set is evaluated once. */
+  memo_slot *memo;
+  int64_t mcap, mused;  /* slots (a power of 2), entries of generation gen */
+  unsigned gen;
 } evctx;
 
 static void *scratch(evctx *c, size_t n) {
@@ -65,22 +82,25 @@ static void *scratch(evctx *c, size_t n) {
 
 static void scratch_reset(evctx *c) {
   for (ablock *a = c->blocks; a; a = a->next) a->used = 0;
-  c->nmemo = 0;
+  if (++c->gen == 0) {   /* wrapped: stale slots could match the new generation */
+    for (int64_t k = 0; k < c->mcap; k++) c->memo[k].gen = 0;
+    c->gen = 1;
+  }
+  c->mused = 0;
 }
 
 static void scratch_free(evctx *c) {
   ablock *a = c->blocks;
   while (a) { ablock *n = a->next; rt_free(c->b->mem, a, sizeof(ablock) + a->cap); a = n; }
   c->blocks = NULL;
+  rt_free(c->b->mem, c->memo, sizeof(memo_slot) * (size_t)c->mcap);
+  c->memo = NULL; c->mcap = c->mused = 0;
 }
 
 /* ------------------------------------------------------ elementwise kernels */
 
 /* The op loops are runtime/ops.c's (the RT_OPS rows of runtime/ops.h), shared
 ** with the constant folder; the same expressions are the cuda backend's. */
-
-void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n) { rt_cast_loop(from, to, in, out, n); }
-
 static void unary_loop(int op, gk_dtype ti, gk_dtype to, const void *pa, void *po, int64_t n) {
   const void *in[3] = {pa, NULL, NULL};
   rt_map_loop(op, ti, to, in, po, n);
@@ -134,8 +154,59 @@ static int64_t *view_indices(evctx *c, const rt_node *x, const ixset *ix) {
   return out;
 }
 
-static int same_ix(const ixset *a, const ixset *b) {
-  return a == b || (a->idx == NULL && b->idx == NULL && a->start == b->start && a->len == b->len);
+/* The index set of n flat indices idx: a range when they are consecutive
+** (a slice of a contiguous chunk reads its input directly), else the list
+** with its content hash. */
+static ixset make_ixset(const int64_t *idx, int64_t n) {
+  ixset r = { n ? idx[0] : 0, n, NULL, 0 };
+  int64_t j = 1;
+  while (j < n && idx[j] == idx[0] + j) j++;
+  if (j >= n) return r;
+  uint64_t h = 0x9e3779b97f4a7c15ull;
+  for (j = 0; j < n; j++) h = (h ^ (uint64_t)idx[j]) * 0x100000001b3ull;
+  r.idx = idx; r.hash = h | 1;
+  return r;
+}
+
+static uint64_t memo_key(const rt_node *x, const ixset *ix) {
+  uint64_t h = (uint64_t)(uintptr_t)x * 0x9e3779b97f4a7c15ull;
+  h ^= (uint64_t)ix->start * 0xc2b2ae3d27d4eb4full + (uint64_t)ix->len + ix->hash;
+  return h ^ h >> 29;
+}
+
+static int memo_eq(const memo_slot *m, const rt_node *x, const ixset *ix) {
+  if (m->x != x || m->len != ix->len || m->hash != ix->hash) return 0;
+  if (!ix->idx) return !m->idx && m->start == ix->start;
+  return m->idx && (m->idx == ix->idx || !memcmp(m->idx, ix->idx, sizeof(int64_t) * (size_t)ix->len));
+}
+
+/* The memo slot for (x, ix): the entry if present, else the empty slot to
+** fill; NULL when the table cannot grow (evaluation goes on unmemoised). */
+static memo_slot *memo_find(evctx *c, const rt_node *x, const ixset *ix) {
+  if (!c->gen) c->gen = 1;   /* generation 0 marks never-used slots */
+  if (2 * (c->mused + 1) > c->mcap) {
+    int64_t nc = c->mcap ? c->mcap * 2 : CPU_MEMO;
+    memo_slot *nt = rt_calloc(c->b->mem, (size_t)nc, sizeof(memo_slot));
+    if (!nt && !c->mcap) return NULL;
+    if (nt) {
+      for (int64_t k = 0; k < c->mcap; k++) {
+        memo_slot *m = &c->memo[k];
+        if (m->gen != c->gen) continue;
+        ixset mi = { m->start, m->len, m->idx, m->hash };
+        int64_t q = (int64_t)(memo_key(m->x, &mi) & (uint64_t)(nc - 1));
+        while (nt[q].gen == c->gen) q = (q + 1) & (nc - 1);
+        nt[q] = *m;
+      }
+      rt_free(c->b->mem, c->memo, sizeof(memo_slot) * (size_t)c->mcap);
+      c->memo = nt; c->mcap = nc;
+    } else if (c->mused + 1 >= c->mcap) return NULL;
+  }
+  int64_t q = (int64_t)(memo_key(x, ix) & (uint64_t)(c->mcap - 1));
+  for (;;) {
+    memo_slot *m = &c->memo[q];
+    if (m->gen != c->gen || memo_eq(m, x, ix)) return m;
+    q = (q + 1) & (c->mcap - 1);
+  }
 }
 
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
@@ -156,8 +227,8 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     }
     return o;
   }
-  for (int k = 0; k < c->nmemo; k++)
-    if (c->memo[k].x == x && same_ix(c->memo[k].ix, ix)) return c->memo[k].p;
+  memo_slot *m = memo_find(c, x, ix);
+  if (m && m->gen == c->gen) return m->p;
   void *o = NULL;
   switch (x->op) {
   case RT_CONST:
@@ -193,8 +264,9 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     break;
   }
   case RT_VIEW: {
-    ixset sub = { 0, n, view_indices(c, x, ix) };
-    if (!sub.idx) return NULL;
+    const int64_t *vi = view_indices(c, x, ix);
+    if (!vi) return NULL;
+    ixset sub = make_ixset(vi, n);
     const void *p = ev(c, x->in[0], &sub);
     if (!p) return NULL;
     o = (void *)p;
@@ -223,10 +295,11 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     }
     break;
   }
-  if (c->nmemo < CPU_MEMO) {
-    c->memo[c->nmemo].x = x; c->memo[c->nmemo].ix = ix; c->memo[c->nmemo].p = o;
-    c->memo[c->nmemo].start = ix->start;
-    c->nmemo++;
+  /* the inputs' evaluation may have grown the table: find the slot again */
+  if (m && (m = memo_find(c, x, ix)) && m->gen != c->gen) {
+    m->x = x; m->start = ix->start; m->len = ix->len; m->idx = ix->idx; m->hash = ix->hash;
+    m->p = o; m->gen = c->gen;
+    c->mused++;
   }
   return o;
 }
@@ -275,7 +348,7 @@ static int job_go(job *j, int64_t nchunks) {
 /* --- map: write node x's values into out's buffer */
 static void map_chunk(job *j, evctx *c, int64_t k) {
   int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
-  ixset ix = { s, len, NULL };
+  ixset ix = { s, len, NULL, 0 };
   const void *p = ev(c, j->x, &ix);
   if (!p) { c->failed = 1; return; }
   size_t es = esz(j->x->t);
@@ -404,7 +477,7 @@ static void acc_store(const acc *a, int rop, gk_dtype t, void *dst) {
 static void red_chunk(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x, *in = x->in[0];
   int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
-  ixset ix = { s, len, NULL };
+  ixset ix = { s, len, NULL, 0 };
   acc *a = (acc *)j->part + k;
   acc_init(a, x->rop, in->t);
   const void *p = ev(c, in, &ix);
@@ -419,7 +492,7 @@ static void rowred_chunk(job *j, evctx *c, int64_t r) {
   acc_init(&a, x->rop, in->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
-    ixset ix = { r * j->cols + s, len, NULL };
+    ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, in, &ix);
     if (!p) { c->failed = 1; return; }
@@ -438,7 +511,7 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
   acc a[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) acc_init(&a[q], x->rop, in->t);
   for (int64_t r = 0; r < j->rows; r++) {
-    ixset ix = { r * j->cols + c0, nc, NULL };
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, in, &ix);
     if (!p) { c->failed = 1; return; }
@@ -504,6 +577,7 @@ static void scan_identity(acc *a, int rop, gk_dtype t) {
     a->any = 1;
     int mx = rop == ROP_MAX;
     if (rt_is_float(t)) a->f = mx ? -INFINITY : INFINITY;
+    else if (t == GK_BOOL) a->i = mx ? 0 : 1;   /* the dtype's lowest / highest value */
     else if (t == GK_I32) a->i = mx ? INT32_MIN : INT32_MAX;
     else a->i = mx ? INT64_MIN : INT64_MAX;
   }
@@ -516,7 +590,7 @@ static void scanrow_chunk(job *j, evctx *c, int64_t r) {
   acc carry; scan_identity(&carry, x->rop, x->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
-    ixset ix = { r * j->cols + s, len, NULL };
+    ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, x->in[0], &ix);
     if (!p) { c->failed = 1; return; }
@@ -534,7 +608,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
   acc carry[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) scan_identity(&carry[q], x->rop, x->t);
   for (int64_t r = 0; r < j->rows; r++) {
-    ixset ix = { r * j->cols + c0, nc, NULL };
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, x->in[0], &ix);
     if (!p) { c->failed = 1; return; }

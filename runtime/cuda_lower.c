@@ -141,7 +141,7 @@ static void lw_fail(lw *L, const char *why) {
 
 /* What a size parameter is (with its node, `who`): the kernel text names the
 ** parameter, never the size, so one text serves every size of a structure. */
-enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI,
+enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI, P_BITS,
        P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS,
        P_DIVM = 16 + 3 * GK_MAX_DIMS, P_DIVS = 16 + 4 * GK_MAX_DIMS, P_SHM = 16 + 5 * GK_MAX_DIMS,
        P_SHS = 16 + 6 * GK_MAX_DIMS };
@@ -505,7 +505,7 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
       uint64_t u;
       if (x->t == GK_F32) { float f = (float)x->c.f; uint32_t w; memcpy(&w, &f, 4); u = w; }
       else memcpy(&u, &x->c.f, 8);
-      const char *p = prm(L, x, P_N, (int64_t)u);
+      const char *p = prm(L, x, P_BITS, (int64_t)u);   /* not P_N: a fill is also its group's output */
       if (x->t == GK_F32) fmt_printf(o, "__uint_as_float((unsigned)%s)", p);
       else fmt_printf(o, "__longlong_as_double((long long)%s)", p);
     } else literal(o, x->t, x->c.f, x->c.i);

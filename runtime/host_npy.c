@@ -206,12 +206,20 @@ static uint32_t le32(const unsigned char *b) {
 int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
   int rc = GK_EIO;
   char *hdr = NULL;
-  FILE *f = fopen(path, "rb");
-  if (!f) return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
+  ** checked before any read, then the descriptor goes back to blocking. */
+  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   struct stat st;
-  if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-    npy_err(err, errlen, GK_EIO, path, "not a regular file");
-    goto fail;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return npy_err(err, errlen, GK_EIO, path, "not a regular file");
+  }
+  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  FILE *f = fdopen(fd, "rb");
+  if (!f) {
+    close(fd);
+    return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   }
   int64_t fsize = (int64_t)st.st_size;
   unsigned char pre[12];
@@ -330,6 +338,38 @@ static int write_all(int fd, const void *buf, size_t n) {
   return 0;
 }
 
+/* Where a save may write.  A save replaces only a regular file: a device
+** (/dev/null), a FIFO, a socket or a folder at PATH is refused, as is a
+** regular file without write permission (checked on the mode bits, so that
+** root too is refused).  A symbolic link is followed: the file it names is
+** replaced and the link stays (dst receives the resolved path).  The new
+** file keeps the replaced file's permission bits. */
+static int save_target(const char *path, char *dst, size_t dstlen, mode_t *mode,
+                       char *err, size_t errlen) {
+  struct stat st;
+  *mode = 0;
+  snprintf(dst, dstlen, "%s", path);
+  if (lstat(path, &st) != 0)
+    return errno == ENOENT ? GK_OK : npy_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
+  if (S_ISLNK(st.st_mode)) {
+    char *real = realpath(path, NULL);
+    if (!real) {  /* a dangling link: refuse rather than guess where it points */
+      return npy_err(err, errlen, GK_EIO, path, "cannot save through a dangling symbolic link");
+    }
+    int too_long = strlen(real) >= dstlen;
+    if (!too_long) snprintf(dst, dstlen, "%s", real);
+    free(real);
+    if (too_long) return npy_err(err, errlen, GK_EIO, path, "path too long");
+    if (stat(dst, &st) != 0) return npy_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
+  }
+  if (!S_ISREG(st.st_mode))
+    return npy_err(err, errlen, GK_EIO, path, "cannot save: not a regular file");
+  if (!(st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) || access(dst, W_OK) != 0)
+    return npy_err(err, errlen, GK_EIO, path, "cannot save: the file is read-only");
+  *mode = st.st_mode & 07777;
+  return GK_OK;
+}
+
 int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen) {
   static atomic_uint tmp_counter;
@@ -341,6 +381,10 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
   if (!es || ndim < 0 || ndim > GK_MAX_DIMS || (ndim > 0 && !shape))
     return npy_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
   if (strlen(path) > NPY_PATH_MAX) return npy_err(err, errlen, GK_EIO, path, "path too long");
+  char dst[NPY_PATH_MAX + 1];
+  mode_t keep_mode;
+  if ((rc = save_target(path, dst, sizeof dst, &keep_mode, err, errlen)) != GK_OK) return rc;
+  rc = GK_EIO;
   int64_t count = 1;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0 || (shape[i] != 0 && count > INT64_MAX / (int64_t)es / shape[i]))
@@ -370,9 +414,9 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
   memset(hdr + pre + n, ' ', total - pre - (size_t)n - 1);
   hdr[total - 1] = '\n';
 
-  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", path, (long)getpid(),
+  snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", dst, (long)getpid(),
            atomic_fetch_add(&tmp_counter, 1));
-  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC, 0666);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
     npy_err(err, errlen, GK_EIO, path, "cannot create: %s", strerror(errno));
     tmp[0] = 0;
@@ -382,13 +426,14 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
     npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
     goto fail;
   }
+  if (keep_mode) fchmod(fd, keep_mode);
   int cfd = fd;
   fd = -1;
   if (close(cfd) != 0) {
     npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
     goto fail;
   }
-  if (rename(tmp, path) != 0) {
+  if (rename(tmp, dst) != 0) {
     npy_err(err, errlen, GK_EIO, path, "cannot replace: %s", strerror(errno));
     goto fail;
   }

@@ -95,8 +95,6 @@ int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 ** into out of dtype to.  The cpu backend and the constant folder use them. */
 void rt_map_loop(int op, gk_dtype ti, gk_dtype to, const void *const in[3], void *out, int64_t n);
 void rt_cast_loop(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
-/* The cast op on n host elements (api.c's gk_get_as): rt_cast_loop. */
-void rt_cast(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
 
 /* Prepared groups (runtime/cuda_lower.c).  A prep is the backend's; the
 ** compiler only copies (plan cache), compares (GK_PLAN_CACHE=verify), frees

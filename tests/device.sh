@@ -2,8 +2,8 @@
 # tests/device.sh -- one call on the GPU machine: the GPU suites, a few
 # checks of caching and edge semantics, and the benchmark, within ~9 minutes.
 # Prepare here (the device has no re2c/lemon):
-#   make && make build/bench_gk build/tests/api_device && mkdir -p build/dev &&
-#     cp build/gk build/bench_gk build/tests/api_device build/dev/
+#   make && make build/libgkbench.so build/libcubpeer.so build/tests/api_device && mkdir -p build/dev &&
+#     cp build/gk build/libgk.so build/libgkbench.so build/libcubpeer.so build/tests/api_device build/dev/
 #   nvcc -arch=sm_90 -std=c++17 -O2 -Ikernels tests/kernels/test_kernels.cu -o build/dev/tk
 # then run `sh tests/device.sh` with carry: ["build/dev"].  Logs come back
 # in $OUT as one tarball plus bench.log and bench.json.
@@ -25,7 +25,7 @@ for src in 'softmax([1/0, 1.0])' 'logsumexp([1/0, 1.0])' 'logsumexp(f32([-1/0, -
   if [ "$a" = "$b" ]; then echo "same: $src"; else echo "DIFF: $src"; echo "  cpu: $a" | head -3; echo "  gpu: $b" | head -3; fi
 done
 echo "== bench"
-REPS=${REPS:-5} timeout ${BENCH_T:-150} python3 tests/bench/bench_gk.py > "$L/bench.log" 2>&1
+GK_LIB_DIR=$B OUT=$L timeout ${BENCH_T:-150} python3 tests/bench/bench_gk.py --quick --budget 100 > "$L/bench.log" 2>&1
 tail -45 "$L/bench.log"
-cp "$L/bench.log" "$OUT/" 2>/dev/null; [ -f bench.json ] && cp bench.json "$OUT/"
+cp "$L/bench.log" "$L/bench.json" "$OUT/" 2>/dev/null
 tar czf "$OUT/logs.tgz" -C "$L" . 2>/dev/null

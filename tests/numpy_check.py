@@ -358,6 +358,9 @@ def vector_group(D, n, dt):
         add("layernorm_plus_logsoftmax", "layernorm(x) + logsoftmax(x)",
             lambda e: layernorm(f64(e["x"])) + logsoftmax(f64(e["x"])), dt, M, 1e-5)
         add("softmax_plus_var", "softmax(y) + var(y)", lambda e: softmax(f64(e["y"])) + np.var(f64(e["y"])), dt, M, 1e-5)
+        add("online_mix", "softmax(x) * std(x) + logsumexp(x) - max(x) + mean(x) + logsumexp(x) * var(x)",
+            lambda e: (lambda x: softmax(x) * np.std(x) + np.log(np.sum(np.exp(x))) - x.max() + x.mean()
+                       + np.log(np.sum(np.exp(x))) * np.var(x))(f64(e["x"])), dt, M, 1e-5)
         mix = [layernorm, softmax, logsoftmax, rmsnorm, softmax, logsoftmax]   # well conditioned in f32
         for k in range(1, 7):
             add("softmax_nest%d" % k, "sum(%sx%s)" % ("softmax(" * k, ")" * k),

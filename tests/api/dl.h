@@ -39,7 +39,7 @@ static void producer_deleter(DLManagedTensor *self) {
 }
 
 /* A compact tensor of ndim dims on device_type at data; lanes 1. */
-static void dl_make(producer *p, void *data, int device_type, int code, int bits, int ndim, const int64_t *shape) {
+static inline void dl_make(producer *p, void *data, int device_type, int code, int bits, int ndim, const int64_t *shape) {
   memset(p, 0, sizeof *p);
   p->t.dl_tensor.data = data;
   p->t.dl_tensor.device.device_type = device_type;

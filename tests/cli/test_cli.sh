@@ -107,7 +107,7 @@ t "gk - reads stdin, errors name <stdin>" '[ $rc -eq 1 ] && grep -q "^<stdin>:2:
 
 run "$GK" "$T/nope.gk"
 t "a missing file exits 1 with a message" \
-  '[ $rc -eq 1 ] && line err 1 "gk: cannot open '"'$T/nope.gk'"': No such file or directory"'
+  '[ $rc -eq 1 ] && line err 1 "gk: error: cannot open '"'$T/nope.gk'"': No such file or directory"'
 
 # An error at line 3: lines 1-2 ran and printed, the diagnostic has the
 # path as given, the source line and a caret under column 5, line 4 never ran.
@@ -138,6 +138,42 @@ else
 fi
 
 # --- the REPL through a pseudo-terminal ----------------------------------------
+# --- save() and load() never harm or block on what is not a regular file
+mkfifo "$T/fifo" 2>/dev/null
+printf 'x\0y\n' > "$T/nul.gk"
+run "$GK" "$T/nul.gk"
+t "a script with a NUL byte is an error with the error word" \
+  '[ $rc -eq 1 ] && line err 1 "gk: error: cannot read '"'$T/nul.gk'"': it contains a NUL byte (not a text file?)"'
+run "$GK" -e 'save("/dev/null", iota(3))'
+t "save to /dev/null is refused and /dev/null stays a device" \
+  '[ $rc -eq 1 ] && has err "/dev/null: cannot save: not a regular file" && [ -c /dev/null ]'
+if [ -p "$T/fifo" ]; then
+  run timeout 10 "$GK" -e "save(\"$T/fifo\", iota(3))"
+  t "save to a FIFO is refused" '[ $rc -eq 1 ] && has err "cannot save: not a regular file" && [ -p "$T/fifo" ]'
+  run timeout 10 "$GK" -e "load(\"$T/fifo\")"
+  t "load of a FIFO fails at once instead of blocking" '[ $rc -eq 1 ] && has err "not a regular file"'
+fi
+run "$GK" -e "save(\"$T/ro.npy\", iota(3))"
+chmod 444 "$T/ro.npy"
+run "$GK" -e "save(\"$T/ro.npy\", iota(5))"
+t "save over a read-only file is refused and the file is kept" \
+  '[ $rc -eq 1 ] && has err "cannot save: the file is read-only" && [ "$(stat -c %s "$T/ro.npy")" = 152 ]'
+run "$GK" -e "save(\"$T/target.npy\", iota(2))"
+chmod 640 "$T/target.npy"
+ln -s target.npy "$T/link.npy"
+run "$GK" -e "save(\"$T/link.npy\", iota(7)); print(load(\"$T/target.npy\"))"
+t "save through a symbolic link replaces its target and keeps the link and the mode" \
+  '[ $rc -eq 0 ] && line out 1 "[0 1 2 3 4 5 6]" && [ -L "$T/link.npy" ] && [ "$(stat -c %a "$T/target.npy")" = 640 ]'
+ln -s nowhere "$T/dangling.npy"
+run "$GK" -e "save(\"$T/dangling.npy\", iota(2))"
+t "save through a dangling link is refused" '[ $rc -eq 1 ] && has err "cannot save through a dangling symbolic link" && [ ! -e "$T/nowhere" ]'
+if [ -p "$T/fifo" ] && command -v script >/dev/null 2>&1; then
+  printf ':quit\n' > "$T/q.in"
+  GK_HISTORY="$T/fifo" timeout 10 script -qec "$GK" /dev/null < "$T/q.in" > "$T/out" 2>&1
+  rc=$?
+  t "a REPL whose GK_HISTORY is a FIFO starts without blocking" '[ $rc -eq 0 ]'
+fi
+
 if command -v python3 >/dev/null 2>&1; then
   i=1
   while [ $i -le 1005 ]; do echo "old $i"; i=$((i + 1)); done >"$T/history"

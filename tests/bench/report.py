@@ -1,0 +1,73 @@
+#!/usr/bin/env python3
+"""Markdown tables from a bench.json that bench_gk.py wrote (tests/bench/report.py).
+
+    python3 tests/bench/report.py bench.json [--summary]
+
+Prints the whole table (every case: gk kernel time and GB/s, each peer's
+time, the ratio the target is stated in, the target, met?), or with
+--summary the few rows per family that README's speed table carries.
+"""
+import json, sys
+
+def f(v, p=0):
+    return "–" if v is None else "%.*f" % (p, v)
+
+def shape(r):
+    s = r["shape"]
+    return "×".join(map(str, s)) if len(s) > 1 else {268435456: "2^28", 100000003: "10^8+3"}.get(s[0], str(s[0]))
+
+SRC = {"map": "`x * 2 + 1`", "sum": "`sum(x)`", "max": "`max(x)`", "min": "`min(x)`", "argmax": "`argmax(x)`",
+       "norm": "`norm(x)`", "dot": "`dot(x, y)`", "scan": "`scan(x)`", "filter": "`x[x > 0.5]`",
+       "hist": "`hist(x, 256, 0, 1)`", "sumexp": "`sum(exp(x - max(x)))`", "logsumexp": "`logsumexp(x)`",
+       "sum_xy1": "`sum(x * y + 1)`", "mean": "`mean(x)`", "var": "`var(x)`", "softmax": "`softmax(rows(m))`",
+       "logsoftmax": "`logsoftmax(rows(m))`", "layernorm": "`layernorm(rows(m))`", "rmsnorm": "`rmsnorm(rows(m))`",
+       "rowsum": "`sum(rows(m))`", "rowmax": "`max(rows(m))`", "colsum": "`sum(cols(m))`", "colmax": "`max(cols(m))`",
+       "rowscan": "`scan(rows(m))`", "colscan": "`scan(cols(m))`", "transpose": "`transpose(m)`",
+       "permute201": "`permute(t, 2, 0, 1)`", "nchw_nhwc": "`permute(t, 0, 2, 3, 1)`",
+       "nhwc_nchw": "`permute(t, 0, 3, 1, 2)`", "sum_e2e": "`sum(x)` end to end"}
+
+def row(r):
+    cub = r.get("cub") or {}
+    met = {True: "yes", False: "**no**", None: "–"}[r.get("met")]
+    if r.get("error") or r.get("skipped"):
+        return "| %s | %s | %s | %s |" % (SRC.get(r["op"], r["op"]), shape(r), r["dtype"], r.get("error") or r.get("skipped"))
+    if r["op"] == "sum_e2e":
+        return "| %s | 1024 | f32 | %s µs e2e | | | | torch `.item()` %s µs | | ≤ 10 µs | %s |" % (
+            SRC["sum_e2e"], f(r.get("gk_e2e_us"), 1), f(r.get("eager_e2e_us"), 1), met)
+    return "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+        SRC.get(r["op"], r["op"]), shape(r), r["dtype"], f(r.get("gk_us"), 1), f(r.get("gk_GBs")),
+        f(r.get("eager_us"), 1), f(r.get("compile_us"), 1),
+        ("%s %s" % (cub.get("name"), f(cub.get("us"), 1))) if cub.get("us") else "–",
+        f(r.get("ratio"), 2), (r.get("target_str") or "–").replace(">=", "≥"), met)
+
+HEAD = ("| operation | shape | dtype | gk µs | gk GB/s | torch µs | torch.compile µs | CUB / copy µs | ratio | target | met? |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|")
+
+SUMMARY = [("sum_e2e", None, "f32"), ("map", "2^28", "f32"), ("map", "2^28", "f64"), ("sum", "2^28", "f32"),
+           ("sum", "2^28", "f64"), ("sum", "2^28", "i32"), ("max", "2^28", "f32"), ("argmax", "2^28", "f32"),
+           ("dot", "2^28", "f32"), ("scan", "2^28", "f32"), ("filter", "2^28", "f32"), ("hist", "2^28", "f32"),
+           ("sumexp", "2^28", "f32"), ("sum_xy1", "2^28", "f32"), ("softmax", "65536×1024", "f32"),
+           ("softmax", "4096×50257", "f32"), ("softmax", "2000000×10", "f32"), ("layernorm", "65536×1024", "f32"),
+           ("rmsnorm", "32768×768", "f32"), ("rowsum", "4096×50257", "f32"), ("colsum", "8192×8192", "f32"),
+           ("rowscan", "8192×8192", "f32"), ("transpose", "8191×8193", "f32"), ("transpose", "16384×16384", "f32"),
+           ("nchw_nhwc", "32×256×56×56", "f32")]
+
+def main():
+    d = json.load(open(sys.argv[1]))
+    m, rows = d["meta"], d["rows"]
+    print("%s, %s, torch %s, gk %s; %d timed runs per median; cudaMemcpy D2D %.0f GB/s (1 GiB, read + write)\n" % (
+        m["date"], m["gpu"], m["peer_version"], m.get("gk_commit") or m["gk_version"], m["reps"], m.get("copy_GBs") or 0))
+    print(HEAD)
+    if "--summary" in sys.argv:
+        for op, sh, dt in SUMMARY:
+            for r in rows:
+                if r["op"] == op and r["dtype"] == dt and (sh is None or shape(r) == sh):
+                    print(row(r)); break
+    else:
+        for r in rows: print(row(r))
+        missed = [r for r in rows if r.get("met") is False]
+        print("\n%d cases: %d targets met, %d missed, %d without a verdict." % (
+            len(rows), sum(1 for r in rows if r.get("met")), len(missed), sum(1 for r in rows if r.get("met") is None)))
+
+if __name__ == "__main__":
+    main()

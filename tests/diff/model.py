@@ -1,0 +1,984 @@
+"""The reference model of gkdiff: gk's dtype rules and numpy semantics, with an
+error bound carried through every operation.
+
+A value (V) holds its gk dtype, shape, view mark (None, "rows", "cols"), the
+reference `hi` (float64 for float dtypes, the exact array for int/bool ones),
+an elementwise absolute error bound `e` (float64; 0 where exact) and `exact`:
+True when gk must reproduce `hi` bit for bit (ints, bools, orderings, counts,
+and float chains of correctly rounded IEEE operations -- + - * / sqrt, casts,
+views, filters, max/min -- computed here in the same dtype as gk does).
+
+Every operation raises Reject when the program would be one the generator
+must not produce: a shape or dtype error gk documents, an empty max, a value
+out of range, or a result whose discrete outcome (a comparison, a cast to int,
+an argmax, a histogram bin) is closer to its threshold than the error bound,
+or a float result whose bound is too loose to test anything.
+"""
+import math
+
+import numpy as np
+
+B_, I32, I64, F32, F64 = (np.dtype(np.bool_), np.dtype(np.int32), np.dtype(np.int64),
+                          np.dtype(np.float32), np.dtype(np.float64))
+DTYPES = {"bool": B_, "i32": I32, "i64": I64, "f32": F32, "f64": F64}
+NAME = {v: k for k, v in DTYPES.items()}
+INTS = (B_, I32, I64)
+WI, WF = "wi", "wf"          # weak int / weak float literal "dtypes"
+
+CT = 8        # ulps allowed for a transcendental function (exp, log, sin, ...)
+VACUOUS = 1e-3  # a float result whose bound exceeds this * max|value| is not tested
+
+
+class Reject(Exception):
+    pass
+
+
+def U(dt):
+    return 2.0 ** -24 if dt == F32 else 2.0 ** -53
+
+
+def G(n):
+    """Rounding growth (in units of U) allowed for a reduction of n terms."""
+    return 2 * math.ceil(math.log2(n + 1)) + 8
+
+
+def GS(n):
+    """... for a scan of n terms (backends may run f32 partial sums serially)."""
+    return min(n, 4096) + 4 * math.ceil(math.log2(n + 1)) + 8
+
+
+def isf(dt):
+    return dt in (F32, F64)
+
+
+def conv(d):
+    return {B_: F32, I32: F32, I64: F64}.get(d, d)
+
+
+def promote(a, b):
+    if a == b:
+        return a
+    if a == B_:
+        return b
+    if b == B_:
+        return a
+    if isf(a) or isf(b):
+        if isf(a) and isf(b):
+            return F64
+        return a if isf(a) else b
+    return I64
+
+
+def weak_int(d):
+    return I64 if d == B_ else d
+
+
+def sum_dt(d):
+    return I64 if d in INTS else d
+
+
+INT_LIM = {B_: 1, I32: 2 ** 30, I64: 2 ** 60}
+SQ_LIM = {F32: 1e14, F64: 1e100}   # |x| below which sums of squares stay finite
+F_LIM = {F32: 1e30, F64: 1e200}
+
+
+class V:
+    __slots__ = ("dt", "shape", "view", "hi", "e", "exact", "lit")
+
+    def __init__(self, dt, hi, e=None, exact=True, view=None, lit=None):
+        self.dt = dt
+        self.hi = hi
+        self.shape = tuple(np.shape(hi))
+        self.view = view
+        self.lit = lit
+        if dt in (WI, WF):
+            self.e, self.exact = 0.0, True
+            return
+        if dt in INTS:
+            self.hi = np.asarray(hi).astype(dt)
+            self.e, self.exact = np.zeros(self.shape), True
+        else:
+            self.hi = np.asarray(hi, dtype=F64)
+            if exact:
+                self.e = np.zeros(self.shape)
+            else:
+                self.e = np.broadcast_to(np.asarray(e, dtype=F64), self.shape).copy()
+            self.exact = exact
+
+    @property
+    def size(self):
+        return int(np.prod(self.shape)) if self.shape else 1
+
+
+def check(v):
+    """Reject values gk cannot be tested on (overflow, NaN, a vacuous bound)."""
+    if v.dt in INTS:
+        if v.dt != B_ and v.hi.size and np.abs(v.hi.astype(F64)).max() > INT_LIM[v.dt]:
+            raise Reject("int range")
+        return v
+    h = v.hi
+    if np.isnan(h).any():
+        raise Reject("nan")
+    fin = np.isfinite(h)
+    if not v.exact:
+        if not fin.all():
+            raise Reject("inf in an inexact value")
+        if not np.isfinite(v.e).all():
+            raise Reject("bound")
+        if h.size:
+            a = np.abs(h)
+            if a.max() > F_LIM[v.dt]:
+                raise Reject("float range")
+            if v.e.max() > VACUOUS * max(a.max(), 1e-30):
+                raise Reject("vacuous bound")
+            tiny = (a > 0) & (a < 1e-25)
+            if tiny.any():
+                raise Reject("denormal territory")
+    else:
+        if h.size and fin.any() and np.abs(h[fin]).max() > F_LIM[v.dt] and v.dt == F32:
+            pass  # exact: any value is fine (an f32 cast of 1e40 is inf)
+    return v
+
+
+def rnd(dt, x):
+    """x (float64 array) rounded to dt, back in float64."""
+    return np.asarray(x, dtype=F64).astype(dt).astype(F64)
+
+
+def lit_value(v, dt):
+    """The weak literal v as an array of dtype dt."""
+    t = v.lit
+    if v.dt == WI:
+        if dt == B_:
+            raise Reject("literal with bool")
+        return np.array(int(t)).astype(dt)
+    return np.array(float(t)).astype(dt)
+
+
+def resolve(a, b):
+    """Result dtype of a binary arithmetic op and the operands as typed V's."""
+    if a.dt in (WI, WF) and b.dt in (WI, WF):
+        raise Reject("two literals")
+    if a.dt in (WI, WF):
+        b2, a2 = resolve(b, a)[1:]
+        return resolve(b, a)[0], a2, b2
+    if b.dt in (WI, WF):
+        d = a.dt
+        if b.dt == WI:
+            t = weak_int(d)
+        else:
+            t = conv(d)
+        return t, a, V(t, lit_value(b, t).astype(F64) if isf(t) else lit_value(b, t))
+    return promote(a.dt, b.dt), a, b
+
+
+def as_dt(v, t):
+    """Operand v converted to dtype t (the implicit conversion of a binary op)."""
+    if v.dt == t:
+        return v
+    if isf(t):
+        if v.dt in INTS:
+            hi = v.hi.astype(F64)
+            r = rnd(t, hi)
+            return V(t, r, exact=True, view=v.view)
+        # f32 -> f64: exact
+        return V(t, v.hi, v.e, v.exact, v.view)
+    return V(t, v.hi.astype(t), view=v.view)
+
+
+def bview(a, b):
+    """View of a combined value, and the broadcast shapes (numpy arrays)."""
+    va, vb = a.view, b.view
+    if va and vb and va != vb:
+        raise Reject("rows with cols")
+    view = va or vb
+    return view
+
+
+def bshape(a, b, view):
+    """Broadcast a's and b's hi/e to a common shape (the view rules included)."""
+    sa, sb = a.shape, b.shape
+    if view:
+        # the view operand is a matrix; the other is scalar, same-shape matrix
+        # or (only) a length-R vector for rows / length-C for cols
+        mat = sa if a.view else sb
+        if len(mat) != 2:
+            raise Reject("view of non-matrix")
+        R, C = mat
+        def fit(x, s):
+            if s == () or s == mat:
+                return x
+            if len(s) == 1:
+                if view == "rows" and s[0] == R:
+                    return np.asarray(x).reshape(R, 1) if np.ndim(x) else x
+                if view == "cols" and s[0] == C:
+                    return np.asarray(x).reshape(1, C) if np.ndim(x) else x
+            raise Reject("view broadcast")
+        return fit, mat
+    try:
+        shp = np.broadcast_shapes(sa, sb)
+    except ValueError:
+        raise Reject("broadcast")
+    return (lambda x, s: x), shp
+
+
+def binop(sym, a, b):
+    if sym in ("and", "or"):
+        if a.dt != B_ or b.dt != B_:
+            raise Reject("and/or need bool")
+        view = bview(a, b)
+        fit, shp = bshape(a, b, view)
+        f = np.logical_and if sym == "and" else np.logical_or
+        return V(B_, np.broadcast_to(f(fit(a.hi, a.shape), fit(b.hi, b.shape)), shp), view=view)
+    if sym in ("<", "<=", ">", ">=", "==", "!="):
+        return compare_op(sym, a, b)
+    if sym == "/":
+        t, a2, b2 = resolve(a, b)
+        t = conv(t)
+        a2, b2 = as_dt(a2, t), as_dt(b2, t)
+        return arith("/", t, a2, b2)
+    if sym == "**":
+        return power(a, b)
+    t, a2, b2 = resolve(a, b)
+    if t == B_ and sym in ("+", "-", "*", "%"):
+        t = I64
+    if sym == "-" and t == B_:
+        raise Reject("bool minus")
+    return arith(sym, t, as_dt(a2, t), as_dt(b2, t))
+
+
+def arith(sym, t, a, b):
+    view = bview(a, b)
+    fit, shp = bshape(a, b, view)
+    ah, bh = fit(a.hi, a.shape), fit(b.hi, b.shape)
+    if t in INTS:
+        x, y = ah.astype(I64), bh.astype(I64)
+        if sym == "%" and np.any(np.broadcast_to(y, shp) == 0):
+            raise Reject("mod 0")
+        if sym == "/":
+            raise Reject("int div")
+        r = {"+": np.add, "-": np.subtract, "*": np.multiply, "%": np.mod}[sym](x, y)
+        r = np.broadcast_to(r, shp)
+        if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
+            raise Reject("int overflow")
+        return check(V(t, r.astype(t), view=view))
+    ae, be = fit(a.e, a.shape), fit(b.e, b.shape)
+    exact = a.exact and b.exact
+    u = U(t)
+    with np.errstate(all="ignore"):
+        if exact:
+            x, y = ah.astype(t), bh.astype(t)
+            if sym == "%":
+                if np.any(np.broadcast_to(y, shp) == 0):
+                    raise Reject("mod 0")
+                r = np.mod(x, y)
+                # floored modulo: exact in IEEE except the sign fix; model a bound
+                r = np.broadcast_to(r.astype(F64), shp)
+                q = np.floor(ah / bh)
+                frac = np.abs(ah / bh - np.round(ah / bh))
+                if np.any(np.broadcast_to(frac, shp) < 1e-4):
+                    raise Reject("mod near a multiple")
+                return check(V(t, r, 4 * u * (np.abs(r) + np.abs(bh) + np.abs(q * bh) * 0), exact=False, view=view))
+            if sym == "/" and np.any(np.broadcast_to(y, shp) == 0):
+                raise Reject("div 0")
+            r = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.divide}[sym](x, y)
+            return check(V(t, np.broadcast_to(r.astype(F64), shp), view=view))
+        if sym == "+" or sym == "-":
+            r = ah + bh if sym == "+" else ah - bh
+            e = ae + be + 2 * u * np.abs(r)
+        elif sym == "*":
+            r = ah * bh
+            e = np.abs(ah) * be + np.abs(bh) * ae + ae * be + 2 * u * np.abs(r)
+        elif sym == "/":
+            den = np.abs(bh) - be
+            if np.any(np.broadcast_to(den <= 0.5 * np.abs(bh), shp)):
+                raise Reject("div near 0")
+            r = ah / bh
+            e = (ae + np.abs(r) * be) / den + 2 * u * np.abs(r)
+        elif sym == "%":
+            q = ah / bh
+            frac = np.abs(q - np.round(q))
+            qe = (ae + np.abs(q) * be) / np.maximum(np.abs(bh) - be, 1e-300)
+            if np.any(np.broadcast_to(frac <= 4 * qe + 1e-4, shp)) or np.any(np.broadcast_to(bh == 0, shp)):
+                raise Reject("mod fragile")
+            r = np.mod(ah, bh)
+            e = ae + np.abs(np.floor(q)) * be + be + 4 * u * (np.abs(r) + np.abs(bh) + np.abs(ah))
+        r = np.broadcast_to(r, shp)
+        e = np.broadcast_to(e, shp)
+    return check(V(t, r, e, exact=False, view=view))
+
+
+def compare_op(sym, a, b):
+    t, a2, b2 = resolve(a, b)
+    if t == B_ and sym not in ("==", "!="):
+        a2, b2 = as_dt(a2, I64), as_dt(b2, I64)
+        t = I64
+    a2, b2 = as_dt(a2, t), as_dt(b2, t)
+    view = bview(a2, b2)
+    fit, shp = bshape(a2, b2, view)
+    ah, bh = fit(a2.hi, a2.shape), fit(b2.hi, b2.shape)
+    f = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+         "==": np.equal, "!=": np.not_equal}[sym]
+    if t in INTS or (a2.exact and b2.exact):
+        if isf(t):
+            r = f(ah.astype(t), bh.astype(t))
+        else:
+            r = f(ah, bh)
+        return V(B_, np.broadcast_to(r, shp), view=view)
+    ae, be = fit(a2.e, a2.shape), fit(b2.e, b2.shape)
+    if np.any(np.broadcast_to(np.abs(ah - bh) <= 2 * (ae + be) + 1e-300, shp)):
+        raise Reject("comparison too close")
+    return V(B_, np.broadcast_to(f(ah, bh), shp), view=view)
+
+
+def power(a, b):
+    """a ** b with b a literal: 2 (x*x), 0.5 (sqrt), -1 (1/x), or 1.5 / 3."""
+    if b.dt not in (WI, WF):
+        raise Reject("only literal exponents")
+    p = float(b.lit)
+    if a.dt in (WI, WF):
+        raise Reject("literal base")
+    d = a.dt
+    if b.dt == WI:
+        if d in INTS:
+            if p < 0:
+                raise Reject("int to negative power")
+            t = I64 if d == B_ else d
+            r = a.hi.astype(I64) ** int(p)
+            if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
+                raise Reject("overflow")
+            return V(t, r.astype(t), view=a.view)
+        t = d
+    else:
+        t = conv(d)
+    x = as_dt(a, t)
+    if p == 2:
+        return arith("*", t, x, x)
+    if p == -1:
+        return arith("/", t, V(t, np.ones(x.shape)), x)
+    if p == 0.5:
+        return unary("sqrt", x)
+    # general power of a positive base
+    h = x.hi
+    if np.any(h <= 0) or np.any(x.e >= 0.5 * h):
+        raise Reject("pow base")
+    r = h ** p
+    e = np.abs(r) * (abs(p) * x.e / h) * 1.5 + CT * U(t) * np.abs(r)
+    return check(V(t, r, e, exact=False, view=x.view))
+
+
+def unary(fn, a):
+    if a.dt in (WI, WF):
+        raise Reject("literal operand")
+    d = a.dt
+    if fn == "neg":
+        if d == B_:
+            raise Reject("neg bool")
+        if d in INTS:
+            return check(V(d, -a.hi, view=a.view))
+        return V(d, -a.hi, a.e, a.exact, a.view)
+    if fn == "not":
+        if d != B_:
+            raise Reject("not needs bool")
+        return V(B_, ~a.hi, view=a.view)
+    if fn in ("abs", "relu", "sign"):
+        if d == B_:
+            raise Reject("abs of bool")
+        if d in INTS:
+            r = {"abs": np.abs, "relu": lambda x: np.maximum(x, 0), "sign": np.sign}[fn](a.hi)
+            return V(d, r.astype(d), view=a.view)
+        h = a.hi
+        if fn == "abs":
+            return V(d, np.abs(h), a.e, a.exact, a.view)
+        if fn == "relu":
+            return V(d, np.maximum(h, 0), a.e, a.exact, a.view)
+        if not a.exact and np.any(np.abs(h) <= 2 * a.e):
+            raise Reject("sign fragile")
+        return V(d, np.sign(h), view=a.view)
+    if fn in ("floor", "ceil", "round"):
+        if d in INTS:
+            raise Reject("floor of int (undocumented result type)")
+        h = a.hi
+        f = {"floor": np.floor, "ceil": np.ceil, "round": np.round}[fn]
+        if not a.exact:
+            # distance to the discontinuities (integers, or half-integers for round)
+            off = 0.5 if fn == "round" else 0.0
+            dist = np.abs((h - off) - np.round(h - off))
+            if np.any(dist <= 2 * a.e + 1e-300):
+                raise Reject("rounding fragile")
+        if fn == "round" and a.exact:
+            return V(d, f(h.astype(d)).astype(F64), view=a.view)
+        return V(d, f(h), view=a.view)
+    # float functions; ints become float
+    t = conv(d)
+    x = as_dt(a, t)
+    h, e = x.hi, x.e
+    u = U(t)
+    with np.errstate(all="ignore"):
+        if fn == "sqrt":
+            if np.any(h < 0) or (not x.exact and np.any(h <= 4 * e)):
+                raise Reject("sqrt domain")
+            if x.exact:
+                return V(t, np.sqrt(h.astype(t)).astype(F64), view=x.view)
+            r = np.sqrt(h)
+            e2 = e / (np.sqrt(np.maximum(h - e, 0)) + r) + 2 * u * r
+            return check(V(t, r, e2, False, x.view))
+        if fn == "rsqrt":
+            if np.any(h <= 0) or np.any(h <= 4 * e):
+                raise Reject("rsqrt domain")
+            r = 1 / np.sqrt(h)
+            e2 = r * e / (h - e) + CT * u * r
+            return check(V(t, r, e2, False, x.view))
+        if fn == "exp":
+            if np.any(h > 60):
+                raise Reject("exp range")
+            r = np.exp(h)
+            e2 = r * np.expm1(e) + CT * u * r
+            return check(V(t, r, e2, False, x.view))
+        if fn == "log":
+            if np.any(h <= 0) or np.any(h <= 4 * e):
+                raise Reject("log domain")
+            r = np.log(h)
+            e2 = e / (h - e) + CT * u * (np.abs(r) + 1)
+            return check(V(t, r, e2, False, x.view))
+        if fn in ("sin", "cos"):
+            if np.any(np.abs(h) > 100):
+                raise Reject("trig range")
+            r = np.sin(h) if fn == "sin" else np.cos(h)
+            e2 = e + CT * u * (np.abs(r) + 1) * (1 + np.abs(h))
+            return check(V(t, r, e2, False, x.view))
+        if fn == "tanh":
+            r = np.tanh(h)
+            e2 = e + CT * u * (np.abs(r) + 1)
+            return check(V(t, r, e2, False, x.view))
+        if fn == "sigmoid":
+            r = 1 / (1 + np.exp(-h))
+            e2 = e / 4 + CT * u * (np.abs(r) + 1)
+            return check(V(t, r, e2, False, x.view))
+    raise Reject("unknown fn " + fn)
+
+
+def cast(name, a):
+    t = DTYPES[name]
+    if a.dt in (WI, WF):
+        # f32(0.3): the literal rounded to the type, a typed (not weak) constant
+        if a.dt == WF and t in INTS:
+            v = float(a.lit)
+            if t == B_:
+                return V(B_, np.array(v != 0))
+            return V(t, np.array(math.trunc(v)).astype(t))
+        if t == B_:
+            return V(B_, np.array(float(a.lit) != 0))
+        if isf(t):
+            return V(t, np.array(float(a.lit)).astype(t).astype(F64))
+        return V(t, np.array(int(a.lit)).astype(t))
+    d = a.dt
+    if d == t:
+        return V(t, a.hi, a.e, a.exact, a.view)
+    if isf(t):
+        if d in INTS:
+            return V(t, rnd(t, a.hi.astype(F64)), view=a.view)
+        if a.exact:
+            return check(V(t, rnd(t, a.hi), view=a.view))
+        if t == F64:
+            return V(t, a.hi, a.e, False, a.view)
+        r = a.hi
+        return check(V(t, r, a.e + 2 * U(F32) * np.abs(r), False, a.view))
+    # to an int or bool
+    if d in INTS:
+        if t == B_:
+            return V(B_, a.hi != 0, view=a.view)
+        r = a.hi.astype(I64)
+        if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
+            raise Reject("cast range")
+        return V(t, r.astype(t), view=a.view)
+    h = a.hi
+    if t == B_:
+        if not a.exact and np.any(np.abs(h) <= 2 * a.e):
+            raise Reject("bool cast fragile")
+        return V(B_, h != 0, view=a.view)
+    lim = INT_LIM[t] if not a.exact or t != I64 else 2.0 ** 63 - 2 ** 11
+    if h.size and np.abs(h).max() > lim:
+        raise Reject("cast range")
+    if not a.exact:
+        dist = np.abs(h - np.round(h))
+        if np.any(dist <= 2 * a.e + 1e-300) :
+            raise Reject("trunc fragile")
+    return V(t, np.trunc(h).astype(t), view=a.view)
+
+
+# ----------------------------------------------------------------- reductions
+
+def axis_of(a):
+    return {None: None, "rows": 1, "cols": 0}[a.view]
+
+
+def red_n(a):
+    ax = axis_of(a)
+    return a.size if ax is None else a.shape[ax]
+
+
+def reduce(fn, a):
+    if a.dt in (WI, WF):
+        raise Reject("literal")
+    if a.view and len(a.shape) != 2:
+        raise Reject("view of non-matrix")
+    ax = axis_of(a)
+    n = red_n(a)
+    d = a.dt
+    h = a.hi
+    R = lambda f, x: f(x) if ax is None else f(x, axis=ax)
+    if fn in ("max", "min", "argmax", "argmin") and n == 0:
+        raise Reject("empty max")
+    if fn in ("sum", "prod"):
+        t = sum_dt(d)
+        if t in INTS:
+            r = R(np.sum if fn == "sum" else np.prod, h.astype(I64))
+            if fn == "prod":
+                big = R(np.prod, np.abs(h.astype(F64)))
+                if np.any(big > INT_LIM[I64]):
+                    raise Reject("prod overflow")
+            return check(V(t, r))
+        u = U(t)
+        if fn == "sum":
+            r = R(np.sum, h)
+            e = R(np.sum, a.e) + G(n) * u * R(np.sum, np.abs(h))
+        else:
+            if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
+                raise Reject("prod fragile")
+            r = R(np.prod, h)
+            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n) * u)
+        return check(V(t, r, e, False))
+    if fn in ("max", "min"):
+        r = R(np.max if fn == "max" else np.min, h)
+        if a.exact:
+            return V(d, r)
+        return check(V(d, r, R(np.max, a.e), False))
+    if fn in ("argmax", "argmin"):
+        f = np.argmax if fn == "argmax" else np.argmin
+        r = R(f, h).astype(I64)
+        if not a.exact:
+            # the winner must beat every other element by more than the bounds
+            s = -h if fn == "argmin" else h
+            if ax is None:
+                w = s.ravel()[r]
+                rest = np.delete(s.ravel(), r)
+                if rest.size and (w - rest.max()) <= 2 * (a.e.max() * 2) + 1e-300:
+                    raise Reject("argmax fragile")
+            else:
+                srt = np.sort(s, axis=ax)
+                if s.shape[ax] > 1:
+                    gap = np.take(srt, -1, axis=ax) - np.take(srt, -2, axis=ax)
+                    if np.any(gap <= 4 * R(np.max, a.e) + 1e-300):
+                        raise Reject("argmax fragile")
+        return V(I64, r)
+    if fn in ("any", "all", "count"):
+        if not a.exact and np.any(np.abs(h.astype(F64)) <= 2 * a.e):
+            raise Reject("nonzero fragile")
+        nz = h != 0
+        if fn == "count":
+            return V(I64, R(np.count_nonzero, nz).astype(I64) if ax is not None else np.int64(np.count_nonzero(nz)))
+        return V(B_, R(np.any if fn == "any" else np.all, nz))
+    # float statistics; ints become float
+    t = conv(d)
+    u = U(t)
+    x = as_dt(V(d, h, a.e, a.exact) if d not in INTS else V(d, h), t)
+    h, ex = x.hi, x.e
+    if fn in ("var", "std", "norm") and h.size and np.abs(h).max() > SQ_LIM[t]:
+        raise Reject("squares overflow")
+    if fn == "mean":
+        if n == 0:
+            raise Reject("empty mean")
+        r = R(np.mean, h)
+        e = R(np.mean, ex) + (G(n) + 2) * u * R(np.mean, np.abs(h))
+        return check(V(t, r, e, False))
+    if fn in ("var", "std"):
+        if n == 0:
+            raise Reject("empty var")
+        mu = R(np.mean, h)
+        mk = mu if ax is None else np.expand_dims(mu, ax)
+        r = R(np.var, h)
+        dev = np.abs(h - mk)
+        e = 2 * R(np.mean, dev * ex) + R(np.mean, ex * ex) * 2 + \
+            4 * G(n) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
+        if fn == "var":
+            return check(V(t, r, e, False))
+        s = np.sqrt(r)
+        if np.any(s <= 0) or np.any(e >= 0.25 * r):
+            raise Reject("std fragile")
+        return check(V(t, s, e / (2 * np.sqrt(r - e)) + 2 * u * s, False))
+    if fn == "norm":
+        s = R(np.sum, h * h)
+        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n) * u * s
+        r = np.sqrt(s)
+        if np.any(r <= 0) or np.any(es >= 0.25 * s):
+            raise Reject("norm fragile")
+        return check(V(t, r, es / (2 * np.sqrt(s - es)) + 2 * u * r, False))
+    if fn == "logsumexp":
+        if n == 0:
+            raise Reject("empty lse")
+        m = R(np.max, h)
+        mk = m if ax is None else np.expand_dims(m, ax)
+        if np.any(np.abs(h) > 80):
+            raise Reject("lse range")
+        r = m + np.log(R(np.sum, np.exp(h - mk)))
+        e = R(np.max, ex) + (G(n) + CT) * u * (np.abs(r) + np.abs(m) + 1)
+        return check(V(t, r, e, False))
+    raise Reject("unknown reduction " + fn)
+
+
+def dot(a, b):
+    if a.dt in (WI, WF) or b.dt in (WI, WF):
+        raise Reject("literal")
+    if len(a.shape) != 1 or a.shape != b.shape or a.view or b.view:
+        raise Reject("dot shapes")
+    t = promote(a.dt, b.dt)
+    a2, b2 = as_dt(a, t), as_dt(b, t)
+    st = sum_dt(t)
+    if st in INTS:
+        r = np.sum(a2.hi.astype(I64) * b2.hi.astype(I64))
+        return check(V(st, r))
+    n = a.size
+    p = a2.hi * b2.hi
+    if p.size and np.abs(p).max() * n > F_LIM[t]:
+        raise Reject("dot overflow")
+    e = np.sum(np.abs(a2.hi) * b2.e + np.abs(b2.hi) * a2.e + a2.e * b2.e) + (G(n) + 2) * U(t) * np.sum(np.abs(p))
+    return check(V(t, np.sum(p), e, False))
+
+
+def matmul(a, b):
+    if a.dt in (WI, WF) or b.dt in (WI, WF) or a.view or b.view:
+        raise Reject("matmul operands")
+    if len(a.shape) == 1 and len(b.shape) == 1:
+        return dot(a, b)
+    sa, sb = a.shape, b.shape
+    if len(sa) > 2 or len(sb) > 2 or sa[-1] != sb[0]:
+        raise Reject("matmul shapes")
+    t = promote(a.dt, b.dt)
+    if t == B_:
+        raise Reject("bool matmul")
+    a2, b2 = as_dt(a, t), as_dt(b, t)
+    k = sa[-1]
+    if t in INTS:
+        r = a2.hi.astype(I64) @ b2.hi.astype(I64)
+        bound = np.abs(a2.hi.astype(F64)) @ np.abs(b2.hi.astype(F64))
+        if bound.size and bound.max() > INT_LIM[t]:
+            raise Reject("matmul overflow")
+        return V(t, r.astype(t))
+    ah, bh = a2.hi, b2.hi
+    if ah.size and bh.size and np.abs(ah).max() * np.abs(bh).max() * k > F_LIM[t]:
+        raise Reject("matmul overflow")
+    r = ah @ bh
+    e = np.abs(ah) @ b2.e + a2.e @ np.abs(bh) + a2.e @ b2.e + (G(k) + 2) * U(t) * (np.abs(ah) @ np.abs(bh))
+    return check(V(t, r, e, False))
+
+
+# ----------------------------------------------------------------- scans
+
+def scan(a, op, excl):
+    if a.dt in (WI, WF):
+        raise Reject("literal")
+    ax = axis_of(a)
+    d = a.dt
+    h = a.hi
+    shape = a.shape
+    if ax is None:
+        h = h.ravel()
+        e0 = a.e.ravel()
+        axis = 0
+    else:
+        e0 = a.e
+        axis = ax
+    n = h.shape[axis] if h.ndim else 1
+    if h.size == 0:
+        raise Reject("empty scan")
+    if op in ("sum", "prod"):
+        t = sum_dt(d)
+    else:
+        t = d
+    view = a.view
+    if t in INTS:
+        x = h.astype(I64)
+        if op == "sum":
+            r = np.cumsum(x, axis=axis)
+            if np.any(np.cumsum(np.abs(x.astype(F64)), axis=axis) > INT_LIM[I64]):
+                raise Reject("scan overflow")
+        elif op == "prod":
+            if np.any(np.cumprod(np.abs(x.astype(F64)), axis=axis) > INT_LIM[I64]):
+                raise Reject("scan overflow")
+            r = np.cumprod(x, axis=axis)
+        elif op == "max":
+            r = np.maximum.accumulate(h, axis=axis)
+        else:
+            r = np.minimum.accumulate(h, axis=axis)
+        if excl:
+            if op in ("max", "min"):
+                if t == B_:
+                    ident = op == "min"     # max starts at false, min at true
+                else:
+                    ii = np.iinfo(t)
+                    ident = ii.min if op == "max" else ii.max
+            else:
+                ident = 0 if op == "sum" else 1
+            r = shift(r.astype(t), ident, axis)
+        return V(t, r.astype(t), view=view)
+    u = U(t)
+    if op in ("max", "min"):
+        f = np.maximum.accumulate if op == "max" else np.minimum.accumulate
+        r = f(h, axis=axis)
+        if a.exact:
+            ee = None
+        else:
+            ee = np.maximum.accumulate(e0, axis=axis)
+        if excl:
+            r = shift(r, -np.inf if op == "max" else np.inf, axis)
+            if ee is not None:
+                ee = shift(ee, 0.0, axis)
+        if ee is None:
+            return V(t, r, view=view)
+        if n > 1 and excl:
+            raise Reject("inexact exscan max starts at inf")
+        return check(V(t, r, ee, False, view))
+    if op == "sum":
+        r = np.cumsum(h, axis=axis)
+        e = np.cumsum(e0, axis=axis) + GS(n) * u * np.cumsum(np.abs(h), axis=axis)
+        if excl:
+            r, e = shift(r, 0.0, axis), shift(e, 0.0, axis)
+    else:
+        if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3):
+            raise Reject("prod fragile")
+        r = np.cumprod(h, axis=axis)
+        e = np.abs(r) * (np.expm1(np.cumsum(e0 / np.abs(h), axis=axis) * 1.5) + GS(n) * u)
+        if excl:
+            r, e = shift(r, 1.0, axis), shift(e, 0.0, axis)
+    return check(V(t, r, e, False, view))
+
+
+def shift(r, ident, axis):
+    out = np.empty_like(r)
+    if axis == 0:
+        out[0] = ident
+        out[1:] = r[:-1]
+    else:
+        out[:, 0] = ident
+        out[:, 1:] = r[:, :-1]
+    return out
+
+
+# ----------------------------------------------------------------- normalisations
+
+def normalise(fn, a, g=None, b=None, eps=None):
+    if a.dt not in (F32, F64):
+        raise Reject("normalise a float")
+    if a.view and len(a.shape) != 2:
+        raise Reject("view")
+    ax = axis_of(a)
+    if a.size == 0:
+        raise Reject("empty")
+    t = a.dt
+    u = U(t)
+    h, ex = a.hi, a.e
+    n = red_n(a)
+    if h.size and np.abs(h).max() > SQ_LIM[t]:
+        raise Reject("squares overflow")
+    K = lambda v: v if ax is None else np.expand_dims(v, ax)
+    R = lambda f, x: f(x) if ax is None else f(x, axis=ax)
+    with np.errstate(all="ignore"):
+        if fn == "softmax":
+            if np.any(np.abs(h) > 80):
+                raise Reject("softmax range")
+            m = K(R(np.max, h))
+            z = np.exp(h - m)
+            s = z / K(R(np.sum, z))
+            e = s * (4 * K(R(np.max, ex)) + (G(n) + 2 * CT) * u)
+            return check(V(t, s, e, False, a.view))
+        if fn == "logsoftmax":
+            if np.any(np.abs(h) > 80):
+                raise Reject("softmax range")
+            m = K(R(np.max, h))
+            lse = m + np.log(K(R(np.sum, np.exp(h - m))))
+            r = h - lse
+            e = ex + K(R(np.max, ex)) + (G(n) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
+            return check(V(t, r, e, False, a.view))
+        eps_v = 1e-5 if eps is None else float(eps)
+        # eps is a weak literal of the input's dtype
+        eps_v = float(np.array(eps_v).astype(t))
+        if fn == "layernorm":
+            mu = K(R(np.mean, h))
+            var = K(R(np.var, h))
+            sd = np.sqrt(var + eps_v)
+            y = (h - mu) / sd
+            me = K(R(np.max, ex))
+            ey = (ex + 3 * me) / sd + (4 * G(n) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
+        elif fn == "rmsnorm":
+            ms = K(R(np.mean, h * h))
+            rm = np.sqrt(ms + eps_v)
+            y = h / rm
+            me = K(R(np.max, ex))
+            ey = (ex + np.abs(y) * me * 2) / rm + (G(n) + 2 * CT) * u * (np.abs(y) + 1)
+        else:
+            raise Reject("unknown " + fn)
+        if not np.all(np.isfinite(ey)):
+            raise Reject("norm bound")
+        if g is not None:
+            gh, ge = gvec(g, a, t)
+            ey = np.abs(gh) * ey + np.abs(y) * ge + ey * ge + 2 * u * np.abs(y * gh)
+            y = y * gh
+        if b is not None:
+            bh, be = gvec(b, a, t)
+            y = y + bh
+            ey = ey + be + 2 * u * np.abs(y)
+        return check(V(t, y, ey, False, a.view))
+
+
+def gvec(g, a, t):
+    """gamma / beta: a vector along the normalised axis (or a scalar literal)."""
+    if g.dt in (WI, WF):
+        raise Reject("literal gamma")
+    if g.view or len(g.shape) != 1:
+        raise Reject("gamma shape")
+    ax = axis_of(a)
+    n = red_n(a)
+    if g.shape[0] != n:
+        raise Reject("gamma length")
+    if promote(g.dt, t) != t:
+        raise Reject("gamma dtype wider")
+    g2 = as_dt(g, t)
+    gh, ge = g2.hi, g2.e
+    if ax == 0:
+        gh, ge = gh.reshape(-1, 1), ge.reshape(-1, 1)
+    return gh, ge
+
+
+# ----------------------------------------------------------------- data movement
+
+def filt(x, m):
+    if x.dt in (WI, WF) or m.dt != B_ or x.shape != m.shape or x.view or m.view:
+        raise Reject("filter operands")
+    if not x.shape:
+        raise Reject("filter of a scalar")
+    mk = m.hi
+    r = x.hi[mk]
+    if r.size == 0:
+        raise Reject("empty filter")
+    if x.dt in INTS:
+        return V(x.dt, r)
+    return V(x.dt, r, x.e[mk], x.exact)
+
+
+def partition(x, m):
+    if x.dt in (WI, WF) or m.dt != B_ or x.shape != m.shape or x.view or m.view or len(x.shape) != 1:
+        raise Reject("partition operands")
+    mk = m.hi
+    r = np.concatenate([x.hi[mk], x.hi[~mk]])
+    if x.dt in INTS:
+        return V(x.dt, r)
+    return V(x.dt, r, np.concatenate([x.e[mk], x.e[~mk]]), x.exact)
+
+
+def where(c, a, b):
+    if c.dt != B_:
+        raise Reject("where needs bool")
+    t, a2, b2 = resolve(a, b)
+    a2, b2 = as_dt(a2, t), as_dt(b2, t)
+    if c.view or a2.view or b2.view:
+        raise Reject("where of views")
+    try:
+        shp = np.broadcast_shapes(c.shape, a2.shape, b2.shape)
+    except ValueError:
+        raise Reject("broadcast")
+    r = np.where(c.hi, a2.hi, b2.hi)
+    r = np.broadcast_to(r, shp)
+    if t in INTS:
+        return V(t, r)
+    ex = a2.exact and b2.exact
+    return V(t, r, np.broadcast_to(np.where(c.hi, a2.e, b2.e), shp), ex)
+
+
+def maxmin(fn, a, b):
+    t, a2, b2 = resolve(a, b)
+    a2, b2 = as_dt(a2, t), as_dt(b2, t)
+    view = bview(a2, b2)
+    fit, shp = bshape(a2, b2, view)
+    f = np.maximum if fn == "maximum" else np.minimum
+    r = np.broadcast_to(f(fit(a2.hi, a2.shape), fit(b2.hi, b2.shape)), shp)
+    if t in INTS:
+        return V(t, r, view=view)
+    ex = a2.exact and b2.exact
+    e = np.broadcast_to(np.maximum(fit(a2.e, a2.shape), fit(b2.e, b2.shape)), shp)
+    return V(t, r, e, ex, view)
+
+
+def hist(x, nbins, lo=None, hi=None):
+    if x.dt in (WI, WF) or x.dt == B_ or x.view:
+        raise Reject("hist operand")
+    h = x.hi.astype(F64).ravel()
+    if h.size == 0:
+        raise Reject("empty hist")
+    if not x.exact or not np.isfinite(h).all():
+        raise Reject("hist needs exact finite data")
+    if lo is None:
+        a, b = h.min(), h.max()
+        if a == b:
+            raise Reject("hist of a constant")
+    else:
+        a, b = float(lo), float(hi)
+    r, edges = np.histogram(h, nbins, (a, b))
+    inner = edges[1:-1]
+    if inner.size and h.size:
+        dmin = np.min(np.abs(h[:, None] - inner[None, :])) if h.size * inner.size < 4e6 else 1
+        if dmin <= 1e-5 * (b - a):
+            raise Reject("hist value on an edge")
+    if lo is not None and (np.any(np.abs(h - a) <= 1e-6 * (b - a)) or np.any(np.abs(h - b) <= 1e-6 * (b - a))):
+        raise Reject("hist value on the range")
+    return V(I64, r.astype(I64))
+
+
+def plain(x):
+    if x.dt in (WI, WF):
+        raise Reject("literal")
+    if x.view:
+        raise Reject("view")
+    return x
+
+
+def mk(x, hi, e=None):
+    """A value moved by a view op (same dtype and exactness)."""
+    if x.dt in INTS:
+        return V(x.dt, hi)
+    return V(x.dt, hi, e, x.exact)
+
+
+def transpose(x):
+    plain(x)
+    if len(x.shape) != 2:
+        raise Reject("transpose of non-matrix")
+    return mk(x, x.hi.T, x.e.T)
+
+
+def reshape(x, dims):
+    plain(x)
+    if int(np.prod(dims)) != x.size:
+        raise Reject("reshape size")
+    return mk(x, x.hi.reshape(dims), x.e.reshape(dims))
+
+
+def index(x, spec):
+    """spec: tuple of int or slice objects, numpy semantics."""
+    plain(x)
+    if len(spec) > len(x.shape):
+        raise Reject("too many indices")
+    for s, n in zip(spec, x.shape):
+        if isinstance(s, int) and not -n <= s < n:
+            raise Reject("index out of range")
+    r = x.hi[spec]
+    return mk(x, r, x.e[spec])
+
+
+def rowscols(kind, x):
+    plain(x)
+    if len(x.shape) != 2:
+        raise Reject("rows of non-matrix")
+    v = mk(x, x.hi, x.e)
+    v.view = kind
+    return v
