@@ -188,6 +188,8 @@ gk_ctx *gk_open_ex(const gk_config *cfg, const char **errmsg) {
     cc_hooks h = { NULL, NULL };
     if (c.output) { h.output = c.output; h.ud = c.output_ud; }
     g->be->interrupt = &g->interrupt;
+    g->be->compile_note = c.compile;
+    g->be->compile_ud = c.compile_ud;
     rc = cc_open(&g->mem, g->be, &h, &g->cc, &e);
     if (rc) g->be->close(g->be);
   }
