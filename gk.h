@@ -67,7 +67,7 @@ enum {
   GK_ELIMIT       /* a named limit was exceeded (nesting, source size, rank, bytes) */
 };
 
-/* Element types.  ORDER: keep in step with runtime/dtype.c. */
+/* Element types.  ORDER: keep in step with RT_DTYPES in runtime/ops.h. */
 typedef enum { GK_BOOL, GK_I32, GK_I64, GK_F32, GK_F64 } gk_dtype;
 
 typedef struct gk_ctx gk_ctx;   /* a gk context: variables, backend, caches */

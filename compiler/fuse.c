@@ -468,11 +468,11 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
   e->sig = rt_alloc(s->mem, b->n * 8);
   e->vals = rt_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
   if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
-  if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);
+  if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);     /* vals / cv may be NULL when empty */
   if (b->ncv) memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
   e->nvals = b->nv + b->ncv;
   e->ngroups = ngroups;
-  memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
+  if (ngroups) memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
   memcpy(e->sig, b->w, b->n * 8);
   e->nsig = b->n;
   e->hash = h;

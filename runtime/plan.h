@@ -37,7 +37,7 @@ typedef struct rt_opinfo {
 extern const rt_opinfo rt_op_info[RT_NOPS];
 
 /* Reduction / scan operators (RT_ROPS). */
-#define X(name, str, acc, fl) ROP_##name,
+#define X(name, str, acc, fl, fn) ROP_##name,
 typedef enum { RT_ROPS(X) ROP_N } rt_rop;
 #undef X
 typedef struct rt_ropinfo {

@@ -9,6 +9,12 @@
 **           the checker's constant folding (casts, negation) and the
 **           constant path of the plan -- bit for bit the array result
 **           (a NaN result only has to be a NaN: its sign is not specified);
+**   device  (GK_TEST_OPS_BACKEND=cuda, the GPU suite) the array programs on
+**           that backend too: bit for bit the cpu's for every op whose C
+**           functions are exact on both (integers, conversions, + - * /,
+**           sqrt, fmod, rounding, comparisons, min/max, ...), within 4 ulps
+**           for libm functions (exp, sin, pow, ...), where CUDA's libm is
+**           not glibc's; NaN / inf positions always agree.
 **   nvrtc   the array programs again in a child process with
 **           GK_NVRTC_CHECK=1: every generated kernel (the same expressions,
 **           as CUDA text) must compile with NVRTC.  Skipped, and said so,
@@ -126,6 +132,30 @@ static void expr_of(int op, const char *a, const char *b, char *out, size_t len)
   else snprintf(out, len, "(%s) %s (%s)", a, d->sym, b);
 }
 
+/* Ops whose expressions call a libm function that is not correctly rounded
+** on both libms: the device may differ from the cpu in the last bits. */
+static int libm_op(int op) {
+  static const int ops[] = {RT_EXP, RT_LOG, RT_SIN, RT_COS, RT_TAN, RT_ASIN, RT_ACOS, RT_ATAN, RT_SINH, RT_COSH,
+                            RT_TANH, RT_LOG2, RT_LOG10, RT_EXP2, RT_EXPM1, RT_LOG1P, RT_SIGMOID, RT_POW,
+                            RT_ATAN2, RT_HYPOT};
+  for (size_t k = 0; k < sizeof ops / sizeof ops[0]; k++) if (ops[k] == op) return 1;
+  return 0;
+}
+
+/* Distance in ulps of two finite floats of dtype t (ordered-integer form). */
+static double ulps(gk_dtype t, const elem *a, const elem *b) {
+  if (t == GK_F32) {
+    int32_t x, y; memcpy(&x, &a->f32, 4); memcpy(&y, &b->f32, 4);
+    if (x < 0) x = INT32_MIN - x;
+    if (y < 0) y = INT32_MIN - y;
+    return fabs((double)x - (double)y);
+  }
+  int64_t x, y; memcpy(&x, &a->f64, 8); memcpy(&y, &b->f64, 8);
+  if (x < 0) x = INT64_MIN - x;
+  if (y < 0) y = INT64_MIN - y;
+  return fabs((double)x - (double)y);
+}
+
 static int tested(int op) {
   return rt_op_info[op].cls == RC_MAP && op != RT_CAST && op != RT_WHERE;
 }
@@ -160,29 +190,17 @@ static int pow_pair_skipped(gk_dtype t, const elem *b) {
   return 0;
 }
 
-static void run_dtype(gk_dtype t, int arrays_only) {
-  elem v[MAXV];
-  int n = edge_values(t, v);
-  size_t es = gk_dtype_size(t);
+/* The array phase on backend be: every op (and cast) of operand dtype t as
+** one variable, computed in one plan; fills r, returns how many. */
+static int array_phase(const char *be, gk_dtype t, int n, const char *x, const char *xa, const char *xb,
+                       const uint8_t *m, res *r) {
   int64_t nn = (int64_t)n * n, n1 = n;
-  char *x = malloc((size_t)n * es), *xa = malloc((size_t)nn * es), *xb = malloc((size_t)nn * es);
-  uint8_t *m = malloc((size_t)nn);
-  for (int i = 0; i < n; i++) memcpy(x + i * es, &v[i], es);
-  for (int i = 0; i < n; i++)
-    for (int j = 0; j < n; j++) {
-      memcpy(xa + (i * n + j) * es, &v[i], es);
-      memcpy(xb + (i * n + j) * es, &v[j], es);
-      m[i * n + j] = (uint8_t)((i + j) & 1);
-    }
-  gk_ctx *g = gk_open("cpu");
-  if (!g) { CHECKF(0, "gk_open(cpu)"); return; }
-  CHECKF(!gk_set(g, "x", t, 1, &n1, x) && !gk_set(g, "xa", t, 1, &nn, xa) && !gk_set(g, "xb", t, 1, &nn, xb) &&
-         !gk_set(g, "m", GK_BOOL, 1, &nn, m), "gk_set: %s", gk_errmsg(g));
-
-  /* array phase: every op (and cast) as one variable, computed in one plan */
-  res r[RT_NOPS + 8];
   int nr = 0;
   char src[512], e[400];
+  gk_ctx *g = gk_open(be);
+  if (!g) { CHECKF(0, "gk_open(%s)", be); return 0; }
+  CHECKF(!gk_set(g, "x", t, 1, &n1, x) && !gk_set(g, "xa", t, 1, &nn, xa) && !gk_set(g, "xb", t, 1, &nn, xb) &&
+         !gk_set(g, "m", GK_BOOL, 1, &nn, m), "gk_set: %s", gk_errmsg(g));
   for (int op = 0; op < RT_NOPS; op++) {
     if (!tested(op) && op != RT_WHERE) continue;
     res *q = &r[nr];
@@ -214,6 +232,59 @@ static void run_dtype(gk_dtype t, int arrays_only) {
     if (rc || r[k].n != want) r[k].ok = 0;
   }
 
+  gk_close(g);
+  return nr;
+}
+
+static void run_dtype(gk_dtype t, int arrays_only) {
+  elem v[MAXV];
+  int n = edge_values(t, v);
+  size_t es = gk_dtype_size(t);
+  int64_t nn = (int64_t)n * n;
+  char *x = malloc((size_t)n * es), *xa = malloc((size_t)nn * es), *xb = malloc((size_t)nn * es);
+  uint8_t *m = malloc((size_t)nn);
+  for (int i = 0; i < n; i++) memcpy(x + i * es, &v[i], es);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) {
+      memcpy(xa + (i * n + j) * es, &v[i], es);
+      memcpy(xb + (i * n + j) * es, &v[j], es);
+      m[i * n + j] = (uint8_t)((i + j) & 1);
+    }
+  res r[RT_NOPS + 8], rd[RT_NOPS + 8];
+  int nr = array_phase("cpu", t, n, x, xa, xb, m, r);
+  const char *dev = getenv("GK_TEST_OPS_BACKEND");
+  if (dev && *dev && strcmp(dev, "cpu") && !arrays_only) {
+    int nd = array_phase(dev, t, n, x, xa, xb, m, rd);
+    CHECKF(nd == nr, "%s: %d results on %s, %d on cpu", gk_dtype_name(t), nd, dev, nr);
+    for (int k = 0; k < nr && k < nd; k++) {
+      CHECKF(r[k].ok == rd[k].ok, "%s on %s: accepted on cpu %d, on %s %d", rt_op_info[r[k].op].name,
+             gk_dtype_name(t), r[k].ok, dev, rd[k].ok);
+      if (!r[k].ok || !rd[k].ok || r[k].t != rd[k].t || r[k].n != rd[k].n) continue;
+      int loose = libm_op(r[k].op) && (r[k].t == GK_F32 || r[k].t == GK_F64);
+      int64_t bad = 0, first = -1;
+      for (int64_t p = 0; p < r[k].n; p++) {
+        const elem *a = &r[k].v[p], *b = &rd[k].v[p];
+        int ok = same(r[k].t, a, b);
+        if (!ok && loose) {
+          double fa = r[k].t == GK_F32 ? a->f32 : a->f64, fb = r[k].t == GK_F32 ? b->f32 : b->f64;
+          ok = isfinite(fa) && isfinite(fb) && ulps(r[k].t, a, b) <= 4;
+        }
+        if (!ok && !bad++) first = p;
+      }
+      if (bad) {
+        char ga[64], gb[64];
+        show(r[k].t, &r[k].v[first], ga, sizeof ga); show(r[k].t, &rd[k].v[first], gb, sizeof gb);
+        CHECKF(0, "%s on %s: %lld of %lld differ from the cpu on %s; first at %lld: cpu %s, %s %s",
+               r[k].op == RT_CAST ? gk_dtype_name(r[k].to) : rt_op_info[r[k].op].name, gk_dtype_name(t),
+               (long long)bad, (long long)r[k].n, dev, (long long)first, ga, dev, gb);
+      } else npass++;
+    }
+    for (int k = 0; k < nd; k++) free(rd[k].v);
+  }
+  gk_ctx *g = gk_open("cpu");
+  if (!g) { CHECKF(0, "gk_open(cpu)"); return; }
+  CHECKF(!gk_set(g, "m", GK_BOOL, 1, &nn, m), "gk_set: %s", gk_errmsg(g));
+  char src[512], e[400];
   /* const phase: the same ops on literal constants, element by element */
   for (int k = 0; k < nr && !arrays_only; k++) {
     if (!r[k].ok) continue;
