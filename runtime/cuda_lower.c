@@ -703,6 +703,65 @@ static void hoist(lw *L, fmt_buf *b, int upto) {
   }
 }
 
+/* The elementwise outputs o.. of g->outs[o]'s size n_ (every input is
+** 16-byte aligned): a grid-stride loop over vectors of V elements (V = 4, or
+** 2 when an input or output of that size has 8-byte elements), two vectors
+** per thread and step, so that two 16-byte loads per input stream are in
+** flight.  Inputs of n_ elements read at the element's own index (no view but
+** the identity, so no broadcast) are loaded as vectors into the fields of
+** x_[kk]; everything else (views, broadcasts, iota, random streams, scalars)
+** reads at index i as the scalar loop does.  Outputs are stored as vectors
+** (gk's own allocations: 16-byte aligned).  Leaves open the scalar loop over
+** the last n_ % V elements, which the caller writes and closes. */
+static void map_vector(lw *L, fmt_buf *body, int o) {
+  rt_group *g = L->g;
+  const rt_node *x = g->outs[o];
+  int V = 4;
+  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == x->n && gk_dtype_size(g->ins[k]->t) == 8) V = 2;
+  for (int p = o; p < g->nout; p++) if (g->outs[p]->n == x->n && gk_dtype_size(g->outs[p]->t) == 8) V = 2;
+  fmt_buf elt; fmt_init(&elt);
+  L->o = &elt; scope_reset(L); L->rowctx = 0;
+  memset(L->used_field, 0, sizeof L->used_field);
+  L->xf = "x_[kk]."; L->base_n = x->n;
+  ixv ix = {"i", TAG_BASE};
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    const char *v = emit_val(L, y, &ix);
+    fmt_printf(&elt, "    ov%d[kk] = %s;\n", p, v);
+  }
+  L->xf = NULL; L->o = body;
+  fmt_puts(body, "  struct XM {");
+  int nf = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(body, " %s f%d;", ctype(g->ins[k]->t), k); nf++; }
+  fmt_puts(body, nf ? " };\n" : " char f_; };\n");
+  fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, MAP_THREADS);
+  fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += 2 * gs_) {\n", MAP_THREADS);
+  fmt_printf(body, "    const bool two = q + gs_ < nv_;\n    const I b_[2] = {q * %d, (q + gs_) * %d};\n    XM x_[%d];\n", V, V, 2 * V);
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    for (int h = 0; h < 2; h++)
+      fmt_printf(body, "    %s{ %s v[%d]; gk_ld<%d>(v, in%d + b_[%d]);\n#pragma unroll\n      for (int kk = 0; kk < %d; ++kk) x_[%d + kk].f%d = v[kk]; }\n",
+                 h ? "if (two) " : "", ctype(g->ins[k]->t), V, V, k, h, V, h * V, k);
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    fmt_printf(body, "    %s ov%d[%d];\n", ctype(y->t), p, 2 * V);
+  }
+  fmt_printf(body, "#pragma unroll\n    for (int kk = 0; kk < %d; ++kk) if (kk < %d || two) {\n", 2 * V, V);
+  fmt_printf(body, "    const I i = b_[kk / %d] + kk %% %d;\n    (void)i;\n", V, V);
+  fmt_puts(body, elt.data ? elt.data : "");
+  if (elt.status) body->status = elt.status;
+  fmt_free(&elt);
+  fmt_puts(body, "    }\n");
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    fmt_printf(body, "    gk_st<%d>(out%d + b_[0], ov%d);\n    if (two) gk_st<%d>(out%d + b_[1], ov%d + %d);\n", V, p, p, V, p, p, V);
+  }
+  fmt_puts(body, "  }\n");
+  fmt_printf(body, "  for (I i = nv_ * %d + (I)blockIdx.x * %d + threadIdx.x; i < n_; i += gs_) {\n", V, MAP_THREADS);
+}
+
 /* Any MAP / REDUCE / ROWS group: reductions in dependency stages (whole
 ** array: block partials, grid barrier, block 0 combines; per row / column:
 ** a warp per row / column), a grid barrier after each stage, then every
@@ -724,6 +783,9 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int64_t maxn = 1;
   for (int o = 0; o < g->nout; o++) if (g->outs[o]->n > maxn) maxn = g->outs[o]->n;
   if (ns > 0) grid = (int64_t)L->sms * 2;
+  else if (L->vec_ok)   /* map_vector: 2 vectors of 2-4 elements per thread and step; many blocks, so that
+                        ** a partial last wave costs little whatever the occupancy */
+    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 8), (int64_t)L->sms * 32));
   else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
   fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
   for (int i = 0; i < g->nnodes; i++) {
@@ -847,8 +909,9 @@ static int lower_staged(lw *L, fmt_buf *src) {
     fmt_puts(&body, "  {\n");
     hoist(L, &body, ns);
     fmt_printf(&body, "  const I n_ = (I)%s;\n", prm(L, x, P_N, x->n));
-    fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
-               MAP_THREADS, MAP_THREADS);
+    if (L->vec_ok) map_vector(L, &body, o);
+    else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
+                    MAP_THREADS, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
     ixv ix = {"i", TAG_BASE};
     for (int p = o; p < g->nout; p++) {
@@ -1006,8 +1069,11 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
+  int wide = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) == 8) wide = 1;
   fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
-             L->vec_ok ? "v4" : "v1", plen, pcoff);
+             !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
   fmt_free(&lift); fmt_free(&epi);
   set_launch(L->p, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
