@@ -52,6 +52,11 @@ template <> struct gk_limits<unsigned char> {   /* bool is stored as u8 */
   static GK_DEV unsigned char highest() { return 1; }
 };
 
+/* n / d for n, d < 2^31 by a multiply: m, s from the host (cuda_fdiv_magic in
+** runtime/cuda_lower.c: s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1),
+** so that a divisor that is a kernel parameter costs what a literal one does. */
+GK_DEV unsigned gk_fdiv32(unsigned n, unsigned m, unsigned s) { return (__umulhi(n, m) + n) >> s; }
+
 template <class T> GK_DEV bool gk_isnan(T x) { return x != x; }  /* false for ints */
 
 GK_DEV float gk_exp(float x) { return __expf(x); }
