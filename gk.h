@@ -78,6 +78,10 @@ const char *gk_version(void);
 
 /* The library's GK_VERSION_NUMBER (major*10000 + minor*100 + patch). */
 int gk_version_number(void);
+/* sizeof(gk_config) in this library: a binding that declares gk_config
+** itself (ctypes, another language's FFI) checks its own size against it,
+** since gk_open_ex reads the whole struct. */
+size_t gk_config_size(void);
 
 /* A short English description of a status code ("out of memory"); static
 ** storage; "unknown status" for a value that is not a GK_* code. */

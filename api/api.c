@@ -78,6 +78,7 @@ struct gk_export {
 };
 
 const char *gk_version(void) { return GK_VERSION; }
+size_t gk_config_size(void) { return sizeof(gk_config); }
 int gk_version_number(void) { return GK_VERSION_NUMBER; }
 
 /* The dtype table is runtime/ops.h's (RT_DTYPES); these export it. */

@@ -51,7 +51,11 @@ class Config(ctypes.Structure):
     _fields_ = [("alloc", ctypes.c_void_p), ("alloc_ud", ctypes.c_void_p),
                 ("output", OutputFn), ("output_ud", ctypes.c_void_p),
                 ("error", ctypes.c_void_p), ("error_ud", ctypes.c_void_p),
-                ("backend", ctypes.c_char_p)]
+                ("backend", ctypes.c_char_p),
+                ("compile", ctypes.c_void_p), ("compile_ud", ctypes.c_void_p)]
+    # ORDER: gk.h's gk_config, field for field; checked against
+    # gk_config_size() when the library is loaded (a shorter struct here made
+    # gk read garbage hook pointers past its end).
 
 
 class VarInfo(ctypes.Structure):
@@ -111,10 +115,15 @@ for name, res, args in [
     ("gk_is_complete", _I, [_C]),
     ("gk_vars", _I, [_P, VarsFn, _P]),
     ("gk_option", _I, [_P, _C, _I]),
+    ("gk_config_size", _S, []),
 ]:
     f = getattr(lib, name)
     f.restype = res
     f.argtypes = args
+
+if lib.gk_config_size() != ctypes.sizeof(Config):
+    raise ImportError("gk: %s has gk_config of %d bytes, this package declares %d (mismatched versions)"
+                      % (path, lib.gk_config_size(), ctypes.sizeof(Config)))
 
 # --- the CPython C API pieces a capsule needs (the GIL is held: PyDLL) ------
 py = ctypes.pythonapi

@@ -17,7 +17,8 @@ class GkError(RuntimeError):
 
 class _Config(ctypes.Structure):
     _fields_ = [("alloc", c_p), ("alloc_ud", c_p), ("output", c_p), ("output_ud", c_p),
-                ("error", c_p), ("error_ud", c_p), ("backend", ctypes.c_char_p)]
+                ("error", c_p), ("error_ud", c_p), ("backend", ctypes.c_char_p),
+                ("compile", c_p), ("compile_ud", c_p)]   # ORDER: gk.h's gk_config
 
 class _VarInfo(ctypes.Structure):
     _fields_ = [("name", ctypes.c_char_p), ("dtype", ctypes.c_int), ("ndim", ctypes.c_int),
@@ -55,6 +56,9 @@ def load(path):
     lib.gk_finalize.argtypes = [c_p]
     lib.gk_finalize.restype = None
     lib.gk_version.restype = ctypes.c_char_p
+    lib.gk_config_size.restype = ctypes.c_size_t
+    if lib.gk_config_size() != ctypes.sizeof(_Config):
+        raise GkError("gk_config is %d bytes in %s, %d here" % (lib.gk_config_size(), path, ctypes.sizeof(_Config)))
     return lib
 
 class Gk:
