@@ -61,8 +61,8 @@ template <int THREADS_, int WIDTH_, int PACKS_, int PACK_> struct gk_rows_policy
 template <int WIDTH, int THREADS, class Op>
 GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
                                          typename gk_block_reduce<THREADS, Op>::TempStorage &ts) {
-  if (WIDTH <= 32) return gk_warp_allreduce<(WIDTH <= 32 ? WIDTH : 32)>(v, op);
-  return gk_block_reduce<THREADS, Op>(ts).reduce_all(v, op);
+  if constexpr (WIDTH <= 32) return gk_warp_allreduce<(WIDTH <= 32 ? WIDTH : 32)>(v, op);
+  else return gk_block_reduce<THREADS, Op>(ts).reduce_all(v, op);   /* not instantiated in warp mode */
 }
 
 template <class P, class Prog, class Idx>

@@ -154,8 +154,10 @@ int cu_sync(cu_dev *d);
 /* Compile options given to NVRTC besides the architecture.  No fast math,
 ** and no contraction of a * b + c into one fma (--fmad=false): elementwise
 ** results must be the CPU backend's bits (kernels that want an fma say
-** __fma_rn).  Part of the cache key. */
-#define CU_NVRTC_OPTIONS "--std=c++17", "-lineinfo", "--fmad=false"
+** __fma_rn).  -minimal: NVRTC leaves out the runtime-API, texture and
+** device-launch declarations no gk kernel uses (a third of the front end's
+** time on a small kernel).  Part of the cache key. */
+#define CU_NVRTC_OPTIONS "--std=c++17", "-lineinfo", "--fmad=false", "-minimal"
 
 /* Finds or builds the kernel `name` (declared extern "C" __global__) of the
 ** CUDA C source `src`.  The key is a 64-bit hash of (src, name, embedded
@@ -428,6 +430,9 @@ int cu_fail(cu_dev *d, int status, const char *fmt, ...)
 /* GK_DEBUG flags, parsed from the environment. */
 enum { CU_DEBUG_SRC = 1, CU_DEBUG_CACHE = 2 };
 int cu_debug_flags(void);
+
+/* $GK_NVRTC_OPTS (extra NVRTC options, appended), or NULL when unset or empty. */
+const char *cu_nvrtc_env_opts(void);
 
 /* The NVRTC core shared by cu_nvrtc_compile and cu_kernel: compiles for arch
 ** ("sm_90" -> CUBIN, "compute_90" -> PTX, NUL-terminated).  Same contract as

@@ -321,6 +321,7 @@ static uint64_t key_seed(const cu_dev *d) {
   h = cu_hash64(buf, (size_t)n, 0);
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     h = cu_hash64(opts[i], strlen(opts[i]) + 1, h);
+  if (cu_nvrtc_env_opts()) h = cu_hash64(cu_nvrtc_env_opts(), strlen(cu_nvrtc_env_opts()) + 1, h);
   for (int i = 0; i < gk_kernel_header_count; i++) {
     h = cu_hash64(gk_kernel_header_names[i], strlen(gk_kernel_header_names[i]) + 1, h);
     h = cu_hash64(gk_kernel_header_srcs[i], strlen(gk_kernel_header_srcs[i]) + 1, h);

@@ -32,12 +32,41 @@ static void set_log(char **log, const char *fmt, const char *a, const char *b) {
   *log = dup_text(buf);
 }
 
+/* GK_NVRTC_OPTS: extra NVRTC options, blank-separated (at most
+** CU_NVRTC_ENV_MAX, each shorter than 128 bytes; longer ones are dropped) --
+** for timing experiments such as "-Xptxas=-O1" against the default.  Part of
+** the cache key (cu_dev.c key_seed). */
+#define CU_NVRTC_ENV_MAX 8
+const char *cu_nvrtc_env_opts(void) {
+  const char *e = getenv("GK_NVRTC_OPTS");
+  return e && e[0] ? e : NULL;
+}
+static int env_opts(char buf[CU_NVRTC_ENV_MAX][128], const char **opts) {
+  const char *e = cu_nvrtc_env_opts();
+  int n = 0;
+  while (e && *e && n < CU_NVRTC_ENV_MAX) {
+    size_t k;
+    while (*e == ' ') e++;
+    k = strcspn(e, " ");
+    if (k > 0 && k < 128) {
+      memcpy(buf[n], e, k);
+      buf[n][k] = 0;
+      opts[n] = buf[n];
+      n++;
+    }
+    e += k;
+  }
+  return n;
+}
+
 int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debug,
                    char **bin, size_t *len, char **log, double *ms) {
   static const char *const extra[] = { CU_NVRTC_OPTIONS };
   enum { NEXTRA = sizeof extra / sizeof extra[0] };
-  const char *opts[NEXTRA + 1];
+  const char *opts[NEXTRA + 1 + CU_NVRTC_ENV_MAX];
+  char envbuf[CU_NVRTC_ENV_MAX][128];
   char archopt[ARCH_OPT_MAX], why[1024], st[128], prog_name[256];
+  int nopt;
   nvrtcProgram prog = NULL;
   char *out = NULL, *text = NULL;
   size_t n = 0, logn = 0;
@@ -64,6 +93,7 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
   snprintf(prog_name, sizeof prog_name, "%s.cu", name);
   opts[0] = archopt;
   for (int i = 0; i < NEXTRA; i++) opts[i + 1] = extra[i];
+  nopt = NEXTRA + 1 + env_opts(envbuf, opts + NEXTRA + 1);
 
   r = CU_CALL(NULL, rtc, nvrtcCreateProgram, &prog, src, prog_name, gk_kernel_header_count,
               gk_kernel_header_srcs, gk_kernel_header_names);
@@ -72,7 +102,7 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
     set_log(log, "nvrtcCreateProgram failed: %s%s", st, "");
     return r == 1 ? GK_ENOMEM : GK_EDEVICE;  /* NVRTC_ERROR_OUT_OF_MEMORY = 1 */
   }
-  r = CU_CALL(NULL, rtc, nvrtcCompileProgram, prog, NEXTRA + 1, opts);
+  r = CU_CALL(NULL, rtc, nvrtcCompileProgram, prog, nopt, opts);
 
   /* The log, on success too (warnings). */
   if (CU_CALL(NULL, rtc, nvrtcGetProgramLogSize, prog, &logn) == 0 && logn > 0) {

@@ -792,7 +792,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
     const rt_node *x = g->nodes[i];
     if (!L->stage[i] || out_index(g, x) >= 0) continue;
     fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %s);\n", ctype(x->t), i, ctype(x->t), prm(L, x, P_OFF, off));
-    off += gk_align16(x->n * (int64_t)gk_dtype_size(x->t));
+    off += gk_align16(x->n * (int64_t)rt_dtype_size(x->t));
   }
   int64_t part_off = off;
   int maxper = 1;
@@ -1590,8 +1590,8 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
     L->p->gemm = 1; L->p->gm.tf32 = (uint8_t)(tf32 != 0);
     L->p->gm.a = (int8_t)ia; L->p->gm.b = (int8_t)ib;
     int64_t off = 0;
-    if (ia < 0) { L->p->gm.aoff = off; off += gk_align16(a->n * (int64_t)gk_dtype_size(a->t)) + 256; }
-    if (ib < 0) { L->p->gm.boff = off; off += gk_align16(b->n * (int64_t)gk_dtype_size(b->t)); }
+    if (ia < 0) { L->p->gm.aoff = off; off += gk_align16(a->n * (int64_t)rt_dtype_size(a->t)) + 256; }
+    if (ib < 0) { L->p->gm.boff = off; off += gk_align16(b->n * (int64_t)rt_dtype_size(b->t)); }
     L->p->temp_bytes = off;
     if (ia >= 0 && ib >= 0) { L->p->nokernel = 1; fmt_free(&body); fmt_puts(src, "/* cuBLAS gemm only */\n"); return 0; }
     /* prologue: materialize the computed operands into temp */
