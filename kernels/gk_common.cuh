@@ -177,6 +177,12 @@ template <class T> struct gk_op_argmax {
     else take_b = b.v > a.v || (b.v == a.v && b.i < a.i);
     return take_b ? b : a;
   }
+  /* operator()(a, b) when b's index is above every index a holds (elements
+  ** folded in index order): no index compare but the identity's (its high
+  ** word; every real index is below 2^62).  a NaN in a stays. */
+  GK_DEV A later(A a, A b) const {
+    return (a.v == a.v && !(b.v <= a.v)) || (int)(a.i >> 32) == 0x7fffffff ? b : a;
+  }
   template <class X, class I> GK_DEV A lift(X x, I i) const { A r; r.v = (T)x; r.i = (gk_i64)i; return r; }
 };
 template <class T> struct gk_op_argmin {
@@ -188,6 +194,9 @@ template <class T> struct gk_op_argmin {
     if (an || bn) take_b = bn && (!an || b.i < a.i);
     else take_b = b.v < a.v || (b.v == a.v && b.i < a.i);
     return take_b ? b : a;
+  }
+  GK_DEV A later(A a, A b) const {   /* as gk_op_argmax::later */
+    return (a.v == a.v && !(b.v >= a.v)) || (int)(a.i >> 32) == 0x7fffffff ? b : a;
   }
   template <class X, class I> GK_DEV A lift(X x, I i) const { A r; r.v = (T)x; r.i = (gk_i64)i; return r; }
 };

@@ -1050,12 +1050,23 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  template <class XX, class J> __device__ S1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n");
   fmt_puts(src, lift.data ? lift.data : "");
   fmt_puts(src, "    return r;\n  }\n");
-  if (L->has_onl) {   /* gk_fold: one element without the online pair's general merge */
+  /* gk_fold: one element without the online pair's general merge, and
+  ** argmax / argmin without the index tie-break (gk_block_fold folds each
+  ** accumulator's elements in index order) */
+  int argx = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && !L->varm[i] &&
+        (g->nodes[i]->rop == ROP_ARGMAX || g->nodes[i]->rop == ROP_ARGMIN))
+      argx = 1;
+  if (L->has_onl || argx) {
     fmt_puts(src, "  template <class XX, class J> __device__ S1 fold(const S1 &a, const XX &x, J i_) const {\n"
                   "    const S1 r = lift(x, i_);\n    S1 b;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
       int f = L->field[i];
+      const rt_node *x = g->nodes[i];
       if (own_field(L, i) && L->onl[i]) fmt_printf(src, "    b.f%d = gkl_ms_fold(a.f%d, r.f%d.m);\n", f, f, f);
+      else if (own_field(L, i) && !L->varm[i] && (x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN))
+        fmt_printf(src, "    b.f%d = o%d.later(a.f%d, r.f%d);\n", f, f, f, f);
       else if (own_field(L, i)) fmt_printf(src, "    b.f%d = o%d(a.f%d, r.f%d);\n", f, f, f, f);
       /* every member of S1, a VAR_SHIFT's sum of squares included */
       if (q_stage(L, i) == 1) fmt_printf(src, "    b.q%d = a.q%d + r.q%d;\n", i, i, i);
