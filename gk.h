@@ -67,7 +67,7 @@ enum {
   GK_ELIMIT       /* a named limit was exceeded (nesting, source size, rank, bytes) */
 };
 
-/* Element types.  ORDER: keep in step with runtime/dtype.c. */
+/* Element types.  ORDER: keep in step with RT_DTYPES in runtime/ops.h. */
 typedef enum { GK_BOOL, GK_I32, GK_I64, GK_F32, GK_F64 } gk_dtype;
 
 typedef struct gk_ctx gk_ctx;   /* a gk context: variables, backend, caches */
@@ -133,6 +133,15 @@ typedef struct gk_config {
   ** and driver are found, else cpu); "cpu"; "cuda".  Read during gk_open_ex
   ** only. */
   const char *backend;
+  /* Told when a kernel compile is slow, so that an interactive host can say
+  ** so (gk's CLI prints a one-line status in its REPL): compile(ud, 0,
+  ** kernel, ms) once a compile has run for 500 ms -- called on a gk thread
+  ** while the statement's thread waits for the compile -- then
+  ** compile(ud, 1, kernel, total_ms) on the statement's thread when it
+  ** ends.  Compiles under 500 ms and memory or disk cache hits say nothing.
+  ** cuda backend only; NULL = none. */
+  void (*compile)(void *ud, int done, const char *kernel, double ms);
+  void *compile_ud;
 } gk_config;
 
 /* Opens a context on `backend` (NULL or "" = default, "cpu", "cuda") with the

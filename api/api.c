@@ -188,6 +188,8 @@ gk_ctx *gk_open_ex(const gk_config *cfg, const char **errmsg) {
     cc_hooks h = { NULL, NULL };
     if (c.output) { h.output = c.output; h.ud = c.output_ud; }
     g->be->interrupt = &g->interrupt;
+    g->be->compile_note = c.compile;
+    g->be->compile_ud = c.compile_ud;
     rc = cc_open(&g->mem, g->be, &h, &g->cc, &e);
     if (rc) g->be->close(g->be);
   }
@@ -766,11 +768,7 @@ int gk_to_dlpack(gk_ctx *g, const char *name, void **out) {
   }
   t->device.device_id = t->device.device_type == kDLCUDA ? rt_cuda_device(g->be) : 0;
   t->ndim = v->ndim;
-  switch (v->t) {
-  case GK_BOOL: t->dtype.code = kDLBool; break;
-  case GK_I32: case GK_I64: t->dtype.code = kDLInt; break;
-  case GK_F32: case GK_F64: t->dtype.code = kDLFloat; break;
-  }
+  t->dtype.code = (uint8_t)rt_dtype_info[v->t].dlpack;   /* RT_DTYPES */
   t->dtype.bits = (uint8_t)(8 * gk_dtype_size(v->t));
   t->dtype.lanes = 1;
   t->shape = ex->shape;
@@ -810,15 +808,12 @@ int gk_from_dlpack(gk_ctx *g, const char *name, void *tensor) {
   if (!mt) return fail(g, GK_EMISUSE, "gk_from_dlpack: tensor is NULL");
   const DLTensor *t = &mt->dl_tensor;
   if (!valid_name(name)) return dl_reject(g, mt, "'%s' is not a valid variable name", name ? name : "(null)");
-  gk_dtype dt;
+  int dt = -1;
   int c = t->dtype.code, bits = t->dtype.bits;
   if (t->dtype.lanes != 1) return dl_reject(g, mt, "vector dtypes (lanes = %d) are not supported", t->dtype.lanes);
-  if (c == kDLBool && bits == 8) dt = GK_BOOL;
-  else if (c == kDLInt && bits == 32) dt = GK_I32;
-  else if (c == kDLInt && bits == 64) dt = GK_I64;
-  else if (c == kDLFloat && bits == 32) dt = GK_F32;
-  else if (c == kDLFloat && bits == 64) dt = GK_F64;
-  else return dl_reject(g, mt, "unsupported dtype (code %d, %d bits): gk takes bool, int32, int64, float32, float64", c, bits);
+  for (int k = 0; dt < 0 && rt_dtype_size((gk_dtype)k); k++)   /* RT_DTYPES: DLPack code and size */
+    if (rt_dtype_info[k].dlpack == c && 8 * rt_dtype_info[k].size == (size_t)bits) dt = k;
+  if (dt < 0) return dl_reject(g, mt, "unsupported dtype (code %d, %d bits): gk takes bool, int32, int64, float32, float64", c, bits);
   if (t->ndim < 0 || t->ndim > GK_MAX_DIMS) return dl_reject(g, mt, "ndim must be 0..%d, got %d", GK_MAX_DIMS, (int)t->ndim);
   if (t->ndim > 0 && !t->shape) return dl_reject(g, mt, "shape is NULL");
   for (int i = 0; i < t->ndim; i++)

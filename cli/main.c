@@ -20,6 +20,16 @@
 #include <string.h>
 #include <unistd.h>
 
+/* The REPL's interactive guarantee: a compile that takes more than half a
+** second gets a one-line status on the terminal (gk_config.compile), erased
+** when the compile ends.  Never in scripts or through the API. */
+static void repl_compile_note(void *ud, int done, const char *kernel, double ms) {
+  (void)ud;
+  if (!done) fprintf(stderr, "\rgk: compiling a new kernel (%s) ...", kernel);
+  else fprintf(stderr, "\r\033[Kgk: compiled %s in %.0f ms\n", kernel, ms);
+  fflush(stderr);
+}
+
 /* Most -e options one command line may carry; argv bounds it anyway, this
 ** only sizes the array. */
 #define CLI_MAX_EXPRS 256
@@ -59,6 +69,8 @@ static const char usage_text[] =
   "  GK_DEVICE    CUDA device ordinal to use (default 0)\n"
   "  GK_CACHE     0 turns the on-disk kernel cache off (the cache lives in\n"
   "               $XDG_CACHE_HOME/gk or ~/.cache/gk)\n"
+  "  GK_CACHE_MAX its size cap in MiB (default 512, 0: none): least recently\n"
+  "               used entries are removed past it\n"
   "  GK_DEBUG     comma list: src (generated CUDA source and NVRTC log),\n"
   "               cache (kernel cache hits and misses), all\n"
   "  GK_FUSION    0 disables fusion, like --no-fusion\n"
@@ -180,6 +192,7 @@ int main(int argc, char **argv) {
   cfg.output = cli_output;
   cfg.output_ud = &st;
   cfg.backend = a.backend;
+  if (a.nexpr == 0 && !a.file && isatty(0) && isatty(2)) cfg.compile = repl_compile_note;
   if (!cfg.backend) {
     const char *env = getenv("GK_BACKEND");
     if (env && *env) cfg.backend = env;

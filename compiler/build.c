@@ -58,6 +58,15 @@ static rt_node *mkconst(cc_session *s, gk_dtype t, double f, int64_t i, int ndim
   return cc_node(s, &r);
 }
 
+/* x as a strong value: an f32 constant holds its float's value (a weak f32
+** literal keeps the literal's double, so that meeting f64 it stays exact;
+** f32(0.3) or fill(0.3, n) is the float nearest 0.3, also against f64). */
+static rt_node *strong_const(cc_session *s, rt_node *x) {
+  if (x && x->op == RT_CONST && x->t == GK_F32 && x->c.f != (double)(float)x->c.f)
+    return mkconst(s, GK_F32, (double)(float)x->c.f, 0, x->ndim, x->shape);
+  return x;
+}
+
 static double const_f(const rt_node *x) { return rt_is_float(x->t) ? x->c.f : (double)x->c.i; }
 static int64_t const_i(const rt_node *x) { return rt_is_float(x->t) ? gk_f2i64(x->c.f) : x->c.i; }
 
@@ -401,12 +410,7 @@ static int b_unary(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 
 static int b_cast(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (need_array(s, &A(0), loc, a->call->str)) return s->err->status;
-  rt_node *x = cast(s, A(0).x, (gk_dtype)code);
-  /* an explicit cast makes a strong constant of its type: f32(0.3) is the
-  ** float nearest 0.3, also where it meets f64 (a weak f32 literal keeps the
-  ** literal's double) */
-  if (x && x->op == RT_CONST && x->t == GK_F32 && x->c.f != (double)(float)x->c.f)
-    x = mkconst(s, GK_F32, (double)(float)x->c.f, 0, x->ndim, x->shape);
+  rt_node *x = strong_const(s, cast(s, A(0).x, (gk_dtype)code));   /* an explicit cast is strong */
   if (!x) return s->err->status;
   *out = arr(x, A(0).view, 0);
   return GK_OK;
@@ -547,7 +551,7 @@ static int b_scan(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
     if (!in) return s->err->status;
   }
   gk_dtype t = in->t;
-  if ((rop == ROP_SUM || rop == ROP_PROD) && !rt_is_float(t)) t = GK_I64;
+  if (rt_rop_info[rop].acc == RA_WIDE && !rt_is_float(t)) t = GK_I64;   /* sum/prod: ints in i64 */
   in = cast(s, in, t);
   if (!in) return s->err->status;
   rt_node r = blank(RT_SCAN, t, in->ndim, in->shape);
@@ -672,7 +676,7 @@ static int b_fill(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   gk_dtype t = v->t;
   if (A(0).weak && t == GK_I64) t = GK_I64;
   rt_node *x;
-  if (v->op == RT_CONST) x = mkconst(s, t, v->c.f, v->c.i, nd, shape);
+  if (v->op == RT_CONST) x = strong_const(s, mkconst(s, t, v->c.f, v->c.i, nd, shape));   /* fill's array is strong */
   else {
     rt_node r = blank(RT_VIEW, t, nd, shape);   /* all strides 0 */
     r.nin = 1; r.in[0] = v;
@@ -1079,6 +1083,11 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 #define OP_PARAMS_1 { "x" }, b_unary
 #define OP_PARAMS_2 { "a", "b" }, b_binary
 
+/* An RT_ROPS row marked FN is the builtin reduction of its name. */
+#define ROP_BUILTIN(NAME, str, acc, fl, fn) ROP_BUILTIN_##fn(str, ROP_##NAME)
+#define ROP_BUILTIN_NOFN(str, rop)
+#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x" }, b_reduce, rop },
+
 static const builtin builtins[] = {
   { "iota", 1, 1, { "n" }, b_iota, 0 },
   { "zeros", 0, -1, { 0 }, b_fillers, 0 },
@@ -1095,14 +1104,7 @@ static const builtin builtins[] = {
   { "i32", 1, 1, { "x" }, b_cast, GK_I32 },
   { "i64", 1, 1, { "x" }, b_cast, GK_I64 },
   { "bool", 1, 1, { "x" }, b_cast, GK_BOOL },
-  { "sum", 1, 1, { "x" }, b_reduce, ROP_SUM },
-  { "prod", 1, 1, { "x" }, b_reduce, ROP_PROD },
-  { "max", 1, 1, { "x" }, b_reduce, ROP_MAX },
-  { "min", 1, 1, { "x" }, b_reduce, ROP_MIN },
-  { "any", 1, 1, { "x" }, b_reduce, ROP_ANY },
-  { "all", 1, 1, { "x" }, b_reduce, ROP_ALL },
-  { "argmax", 1, 1, { "x" }, b_reduce, ROP_ARGMAX },
-  { "argmin", 1, 1, { "x" }, b_reduce, ROP_ARGMIN },
+  RT_ROPS(ROP_BUILTIN)   /* sum, prod, max, min, argmax, argmin, any, all: the FN rows of RT_ROPS */
   { "mean", 1, 1, { "x" }, b_mean, 0 },
   { "count", 1, 1, { "x" }, b_count, 0 },
   { "norm", 1, 1, { "x" }, b_norm, 0 },
@@ -1176,11 +1178,10 @@ static int op_of(ast_op op) {
   }
 }
 
+/* The scan operator named n (an RF_SCAN row of RT_ROPS), or -1. */
 static int rop_named(const char *n) {
-  if (!strcmp(n, "sum")) return ROP_SUM;
-  if (!strcmp(n, "prod")) return ROP_PROD;
-  if (!strcmp(n, "max")) return ROP_MAX;
-  if (!strcmp(n, "min")) return ROP_MIN;
+  for (int r = 0; r < ROP_N; r++)
+    if ((rt_rop_info[r].flags & RF_SCAN) && !strcmp(rt_rop_info[r].name, n)) return r;
   return -1;
 }
 

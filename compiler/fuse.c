@@ -22,7 +22,6 @@
 #include <stdio.h>
 #include <string.h>
 #include "compiler/cc_int.h"
-#include "compiler/lower.h"
 #include "runtime/host.h"
 
 typedef struct planner {
@@ -195,7 +194,7 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
   fmt_puts(&b, "  out: ");
   for (int i = 0; i < g->nout; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->outs[i]); }
   fmt_puts(&b, "\n");
-  if (s->opt_cuda && g->src) { fmt_puts(&b, g->src); fmt_puts(&b, "\n"); }
+  if (s->opt_cuda && rt_prep_source(g->prep)) { fmt_puts(&b, rt_prep_source(g->prep)); fmt_puts(&b, "\n"); }
   if (b.status == GK_OK) {
     if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
     else fwrite(b.data, 1, b.len, stdout);
@@ -416,7 +415,7 @@ static void pc_entry_free(cc_session *s, pc_entry *e) {
   for (int g = 0; g < e->ngroups; g++) {
     pc_group *q = &e->groups[g];
     rt_free(s->mem, q->nodes, 0); rt_free(s->mem, q->outs, 0); rt_free(s->mem, q->ins, 0);
-    if (q->g.src) rt_free(s->mem, q->g.src, strlen(q->g.src) + 1);
+    rt_prep_free(s->mem, q->g.prep);
   }
   rt_free(s->mem, e->groups, 0);
   rt_free(s->mem, e->order, 0);
@@ -439,8 +438,8 @@ void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses) {
 
 /* The plan in e was lowered for the sizes and constants in b. */
 static int pc_same_vals(const pc_entry *e, const sigbuf *b) {
-  return e->nvals == b->nv + b->ncv && !memcmp(e->vals, b->vals, b->nv * 8) &&
-         !memcmp(e->vals + b->nv, b->cv, b->ncv * 8);
+  return e->nvals == b->nv + b->ncv && (!b->nv || !memcmp(e->vals, b->vals, b->nv * 8)) &&
+         (!b->ncv || !memcmp(e->vals + b->nv, b->cv, b->ncv * 8));
 }
 
 static pc_entry *pc_find(cc_session *s, const sigbuf *b, uint64_t h) {
@@ -469,11 +468,11 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
   e->sig = rt_alloc(s->mem, b->n * 8);
   e->vals = rt_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
   if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
-  memcpy(e->vals, b->vals, b->nv * 8);
-  memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
+  if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);     /* vals / cv may be NULL when empty */
+  if (b->ncv) memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
   e->nvals = b->nv + b->ncv;
   e->ngroups = ngroups;
-  memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
+  if (ngroups) memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
   memcpy(e->sig, b->w, b->n * 8);
   e->nsig = b->n;
   e->hash = h;
@@ -482,7 +481,7 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
     pc_group *q = &e->groups[g];
     q->g = *src;
     q->g.nodes = q->g.outs = q->g.ins = NULL;
-    q->g.src = NULL;
+    q->g.prep = NULL;
     q->nodes = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nnodes + 1));
     q->outs = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nout + 1));
     q->ins = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nin + 1));
@@ -490,11 +489,7 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
     for (int k = 0; k < src->nnodes; k++) q->nodes[k] = pc_index(s, src->nodes[k]);
     for (int k = 0; k < src->nout; k++) q->outs[k] = pc_index(s, src->outs[k]);
     for (int k = 0; k < src->nin; k++) q->ins[k] = pc_index(s, src->ins[k]);
-    if (src->src) {
-      size_t l = strlen(src->src) + 1;
-      if (!(q->g.src = rt_alloc(s->mem, l))) goto fail;
-      memcpy(q->g.src, src->src, l);
-    }
+    if (src->prep && !(q->g.prep = rt_prep_copy(s->mem, src->prep))) goto fail;
   }
   if (!into) s->pc_next = (s->pc_next + 1) % CC_PLAN_CACHE;
   return;
@@ -502,39 +497,20 @@ fail:
   pc_entry_free(s, e);
 }
 
-/* GK_PLAN_CACHE=verify: lowers a group taken from the cache afresh and
-** checks that the text and the launch description are the ones the cache
-** gave (a check of the cache that needs no GPU: run with GK_NVRTC_CHECK=1
-** on the cpu backend, or on a GPU). */
+/* GK_PLAN_CACHE=verify: prepares a group taken from the cache afresh and
+** checks that the text and the launch list are the ones the cache gave (a
+** check of the cache that needs no GPU: run with GK_NVRTC_CHECK=1 on the
+** cpu backend, or on a GPU). */
 static int pc_verify(cc_session *s, const rt_group *g) {
   rt_group f = *g;
-  f.src = NULL;
-  rt_err e; rt_err_clear(&e);
-  int rc = lower_group(&f, s->mem, rt_cuda_sms(s->be), s->opt_tf32, &e);
-  if (rc) return cc_error(s, s->errloc, rc, "%s", e.msg);
-  int same = f.src && !strcmp(f.src, g->src) && !strcmp(f.kname, g->kname) &&
-             !memcmp(f.grid, g->grid, sizeof f.grid) && !memcmp(f.block, g->block, sizeof f.block) &&
-             f.smem == g->smem && f.temp_bytes == g->temp_bytes && f.temp_zero == g->temp_zero &&
-             f.outs_zero == g->outs_zero && f.nokernel == g->nokernel && f.gemm == g->gemm &&
-             f.gemm_tf32 == g->gemm_tf32 && f.gemm_a == g->gemm_a && f.gemm_b == g->gemm_b &&
-             f.gemm_aoff == g->gemm_aoff && f.gemm_boff == g->gemm_boff && f.gemm_m == g->gemm_m &&
-             f.gemm_n == g->gemm_n && f.gemm_k == g->gemm_k && f.nscal == g->nscal &&
-             !memcmp(f.scal, g->scal, sizeof(uint64_t) * (size_t)f.nscal) && f.errflag == g->errflag &&
-             f.aligned16 == g->aligned16;
-  if (f.src) rt_free(s->mem, f.src, strlen(f.src) + 1);
+  f.prep = NULL;
+  rt_err_clear(&s->be->err);
+  int rc = s->be->prepare_group(s->be, &f, s->opt_tf32);
+  if (rc) { rt_prep_free(s->mem, f.prep); return cc_error(s, s->errloc, rc, "%s", s->be->err.msg); }
+  int same = rt_prep_same(f.prep, g->prep) && f.nlaunch == g->nlaunch;
+  rt_prep_free(s->mem, f.prep);
   if (!same) return cc_error(s, s->errloc, GK_EMISUSE, "internal error: a cached plan's %s kernel differs from a fresh lowering", rt_group_name[g->kind]);
   return GK_OK;
-}
-
-/* A cached group's text reads its inputs with 16-byte vector loads, and one
-** of them (a borrowed buffer) is not 16-byte aligned now: it must be lowered
-** again (lower_group reads the pointers and picks scalar loads). */
-static int misaligned_input(const rt_group *g) {
-  for (int i = 0; i < g->nin; i++) {
-    const rt_value *v = g->ins[i]->val;
-    if (v && v->where == RT_ON_DEVICE && (v->dev & 15)) return 1;
-  }
-  return 0;
 }
 
 /* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
@@ -553,7 +529,7 @@ static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *
     const pc_group *q = &e->groups[g];
     rt_group *gr = &groups[g];
     *gr = q->g;
-    gr->src = NULL;
+    gr->prep = NULL;
     gr->nodes = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nnodes + 1));
     gr->outs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nout + 1));
     gr->ins = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nin + 1));
@@ -563,12 +539,7 @@ static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *
     for (int k = 0; k < q->g.nout; k++) gr->outs[k] = AT(q->outs[k]);
     for (int k = 0; k < q->g.nin; k++) gr->ins[k] = AT(q->ins[k]);
 #undef AT
-    if (q->g.src) {
-      size_t l = strlen(q->g.src) + 1;
-      if (!(gr->src = rt_alloc(s->mem, l))) return GK_ENOMEM;
-      memcpy(gr->src, q->g.src, l);
-    }
-    if (lower_rebind(gr)) rl[g] = 1;
+    if (q->g.prep && !(gr->prep = rt_prep_copy(s->mem, q->g.prep))) return GK_ENOMEM;
   }
   return GK_OK;
 }
@@ -871,10 +842,11 @@ run:
     rt_group *g = &groups[order[k]];
     s->kernels++;
     rt_err_clear(&s->be->err);
-    if (!cached || relower[order[k]] || (g->aligned16 && misaligned_input(g))) {
-      if (g->src) { rt_free(s->mem, g->src, strlen(g->src) + 1); g->src = NULL; }
-      if ((rc = lower_hook(s->be, g, s->mem, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
-    } else if (s->pc_verify && g->src && (rc = pc_verify(s, g))) break;
+    if (!cached || relower[order[k]] || rt_prep_rebind(g)) {
+      rt_prep_free(s->mem, g->prep);
+      g->prep = NULL;
+      if ((rc = s->be->prepare_group(s->be, g, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
+    } else if (s->pc_verify && g->prep && (rc = pc_verify(s, g))) break;
     if (s->opt_plan) print_group(s, g, s->kernels);
     if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
     rc = s->be->run_group(s->be, g);
@@ -893,7 +865,7 @@ done:
       rt_free(s->mem, groups[g].nodes, 0);
       rt_free(s->mem, groups[g].outs, 0);
       rt_free(s->mem, groups[g].ins, 0);
-      if (groups[g].src) rt_free(s->mem, groups[g].src, strlen(groups[g].src) + 1);
+      rt_prep_free(s->mem, groups[g].prep);
     }
     rt_free(s->mem, groups, sizeof(rt_group) * (size_t)ngroups);
   }

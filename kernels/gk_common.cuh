@@ -52,6 +52,11 @@ template <> struct gk_limits<unsigned char> {   /* bool is stored as u8 */
   static GK_DEV unsigned char highest() { return 1; }
 };
 
+/* n / d for n, d < 2^31 by a multiply: m, s from the host (cuda_fdiv_magic in
+** runtime/cuda_lower.c: s = ceil(log2 d), m = floor(2^32 (2^s - d) / d) + 1),
+** so that a divisor that is a kernel parameter costs what a literal one does. */
+GK_DEV unsigned gk_fdiv32(unsigned n, unsigned m, unsigned s) { return (__umulhi(n, m) + n) >> s; }
+
 template <class T> GK_DEV bool gk_isnan(T x) { return x != x; }  /* false for ints */
 
 GK_DEV float gk_exp(float x) { return __expf(x); }
@@ -62,15 +67,19 @@ GK_DEV double gk_log(double x) { return log(x); }
 /* ---- vectors: N consecutive elements, 16-byte access where aligned ------- */
 template <class T, int N> struct alignas(sizeof(T) * N) gk_vec { T v[N]; };
 
-/* Load N consecutive elements starting at p.  When N*sizeof(T) is 8 or 16 the
-** access is one vector instruction and p must be aligned to N*sizeof(T); the
-** host picks N > 1 only when every pointer and the row stride are aligned. */
+/* Load N consecutive elements starting at p.  When N*sizeof(T) is 4, 8 or 16
+** the access is one vector instruction and p must be aligned to N*sizeof(T);
+** 32 bytes are two 16-byte accesses (p 16-byte aligned); the host picks N > 1
+** only when every pointer and the row stride are aligned. */
 template <int N, class T>
 GK_DEV void gk_ld(T *dst, const T *p) {
-  if (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8)) {
+  if constexpr (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8 || N * sizeof(T) == 4)) {
     gk_vec<T, N> v = *reinterpret_cast<const gk_vec<T, N> *>(p);
 #pragma unroll
     for (int k = 0; k < N; ++k) dst[k] = v.v[k];
+  } else if constexpr (N * sizeof(T) == 32) {   /* two 16-byte halves (p 16-byte aligned) */
+    gk_ld<N / 2>(dst, p);
+    gk_ld<N / 2>(dst + N / 2, p + N / 2);
   } else {
 #pragma unroll
     for (int k = 0; k < N; ++k) dst[k] = p[k];
@@ -78,11 +87,14 @@ GK_DEV void gk_ld(T *dst, const T *p) {
 }
 template <int N, class T>
 GK_DEV void gk_st(T *p, const T *src) {
-  if (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8)) {
+  if constexpr (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8 || N * sizeof(T) == 4)) {
     gk_vec<T, N> v;
 #pragma unroll
     for (int k = 0; k < N; ++k) v.v[k] = src[k];
     *reinterpret_cast<gk_vec<T, N> *>(p) = v;
+  } else if constexpr (N * sizeof(T) == 32) {
+    gk_st<N / 2>(p, src);
+    gk_st<N / 2>(p + N / 2, src + N / 2);
   } else {
 #pragma unroll
     for (int k = 0; k < N; ++k) p[k] = src[k];

@@ -37,6 +37,9 @@ template <int THREADS_, int ITEMS_, int VEC_> struct gk_reduce_policy {
 };
 /* 512 x 4 x float4 = 8192 elements per block tile.  launch.h: GK_REDUCE_*. */
 typedef gk_reduce_policy<512, 4, 4> gk_reduce_policy_v4;
+/* 8-byte elements: 512 x 8 x 2 (eight 16-byte loads in flight per thread,
+** eight independent accumulators), the same 8192-element tile as v4. */
+typedef gk_reduce_policy<512, 8, 2> gk_reduce_policy_v2;
 typedef gk_reduce_policy<512, 8, 1> gk_reduce_policy_v1;
 
 /* Two reductions of the same element as one accumulator; nest for more. */

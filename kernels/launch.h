@@ -25,7 +25,7 @@ typedef struct gk_launch {
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
-#define GK_REDUCE_TILE_V4 8192     /* 512 threads x 4 loads x float4 */
+#define GK_REDUCE_TILE_V4 8192     /* 512 threads x 4 loads x float4 (v2: 8 loads x double2) */
 #define GK_REDUCE_TILE_V1 4096     /* 512 threads x 8 scalar loads */
 #define GK_REDUCE_BLOCKS_PER_SM 4  /* 2048 threads per SM / 512 */
 #define GK_SCAN_THREADS 256        /* gk_scan_policy_default */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include "runtime/rt.h"
 #include "runtime/host.h"
+#include "runtime/cuda_lower.h"
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
 #define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
@@ -746,6 +747,12 @@ static int run_map_out(rt_backend *b, rt_node *x) {
 
 /* Runs group g: heavy nodes in order (temporaries for those not output),
 ** then each elementwise output. */
+/* Nothing to prepare; under GK_NVRTC_CHECK the cuda lowering checks that
+** the group's kernel compiles (runtime/cuda_lower.h). */
+static int cpu_prepare_group(rt_backend *b, rt_group *g, int tf32) {
+  return cuda_prepare(b, g, 0, 132, tf32);
+}
+
 static int cpu_run_group(rt_backend *b, rt_group *g) {
   int rc = GK_OK, i;
   /* allocate the outputs */
@@ -795,6 +802,7 @@ int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e) {
   b->name = "cpu";
   b->mem = mem;
   b->alloc_value = cpu_alloc_value;
+  b->prepare_group = cpu_prepare_group;
   b->run_group = cpu_run_group;
   b->read = cpu_read;
   b->write = cpu_write;

@@ -169,6 +169,12 @@ int cu_sync(cu_dev *d);
 ** "NVRTC failed to compile kernel NAME (source written to FILE):\nLOG". */
 int cu_kernel(cu_dev *d, const char *src, const char *name, cu_fn **fn);
 
+/* Slow-compile notices: fn(ud, 0, kernel, ms) once a kernel's NVRTC compile
+** has run for 500 ms (called on a watchdog thread while the compile goes
+** on), then fn(ud, 1, kernel, total ms) when it ends (on the compiling
+** thread).  Compiles under 500 ms say nothing.  NULL: none. */
+void cu_set_compile_hook(cu_dev *d, void (*fn)(void *ud, int done, const char *kernel, double ms), void *ud);
+
 /* Enqueues fn on the stream.  args[i] points at the i-th kernel parameter.
 ** shmem above 48 KiB is opted in automatically (up to cu_max_smem). */
 int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz,
@@ -254,6 +260,15 @@ int cu_cache_read(const char *dir, const cu_cache_key *k, void **payload, size_t
 
 /* The path of k's entry; 0, or -1 when it does not fit. */
 int cu_cache_path(char *buf, size_t len, const char *dir, uint64_t hash);
+
+/* The disk cache's size cap in bytes: GK_CACHE_MAX (MiB; default 512; 0 =
+** none).  cu_cache_write trims after every write; a read hit marks its
+** entry used (mtime). */
+uint64_t cu_cache_cap(void);
+/* Removes the least recently used entries (oldest mtime) of dir until their
+** total size is at most 90% of cap, when it is over cap.  Returns how many
+** were removed. */
+int cu_cache_trim(const char *dir, uint64_t cap);
 
 /* ---------------------------------------------------------------------------
 ** Internals shared by runtime/cu_*.c only (they define CU_INTERNAL before

@@ -13,10 +13,18 @@
 ** foreign entry is a miss, and the next compile overwrites it.  Nothing here
 ** reports errors: a cache that cannot be read or written is just a cache
 ** that misses.
+**
+** The directory is bounded: a hit touches its entry (mtime = now), and a
+** write that takes the entries' total size over the cap (GK_CACHE_MAX MiB,
+** default 512; 0 = no cap) removes the least recently used entries until the
+** total is at most 90% of the cap.  Several processes may share the
+** directory: the worst a race does is remove an entry another process
+** wanted (a miss) or remove less than it could.
 */
 #define CU_INTERNAL
 #include "cu.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -190,6 +198,7 @@ int cu_cache_write(const char *dir, const cu_cache_key *k, const void *payload, 
   }
   fd = -1;
   if (rename(tmp, path) != 0) goto fail;
+  cu_cache_trim(dir, cu_cache_cap());
   return 0;
 fail:
   if (fd >= 0) close(fd);
@@ -229,6 +238,7 @@ int cu_cache_read(const char *dir, const cu_cache_key *k, void **payload, size_t
   make_header(want, k, buf + CU_CACHE_HEADER, (size_t)plen);
   if (memcmp(h, want, CU_CACHE_HEADER) != 0) goto miss;
   close(fd);
+  utimensat(AT_FDCWD, path, NULL, 0);   /* used now: last in line for eviction */
   memmove(buf, buf + CU_CACHE_HEADER, (size_t)plen);
   *payload = buf;
   *n = (size_t)plen;
@@ -237,4 +247,71 @@ miss:
   free(buf);
   if (fd >= 0) close(fd);
   return 0;
+}
+
+/* ------------------------------------------------------------ eviction */
+
+uint64_t cu_cache_cap(void) {
+  const char *v = getenv("GK_CACHE_MAX");
+  if (!v || !*v) return (uint64_t)512 << 20;
+  char *end;
+  unsigned long long mb = strtoull(v, &end, 10);
+  if (*end) return (uint64_t)512 << 20;   /* not a number: the default */
+  return (uint64_t)mb << 20;
+}
+
+typedef struct centry { struct timespec t; uint64_t size; char name[32]; } centry;
+
+static int older(const void *a, const void *b) {
+  const centry *x = (const centry *)a, *y = (const centry *)b;
+  if (x->t.tv_sec != y->t.tv_sec) return x->t.tv_sec < y->t.tv_sec ? -1 : 1;
+  if (x->t.tv_nsec != y->t.tv_nsec) return x->t.tv_nsec < y->t.tv_nsec ? -1 : 1;
+  return strcmp(x->name, y->name);
+}
+
+/* An entry's file name: 16 hex digits and ".bin". */
+static int entry_name(const char *s) {
+  for (int i = 0; i < 16; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f'))) return 0;
+  return !strcmp(s + 16, ".bin");
+}
+
+int cu_cache_trim(const char *dir, uint64_t cap) {
+  if (!dir || !dir[0] || cap == 0) return 0;
+  DIR *dp = opendir(dir);
+  if (!dp) return 0;
+  centry *e = NULL;
+  size_t n = 0, ecap = 0;
+  uint64_t total = 0;
+  struct dirent *de;
+  char path[CU_PATH_MAX + 64];
+  while ((de = readdir(dp)) != NULL) {
+    struct stat st;
+    if (!entry_name(de->d_name)) continue;
+    snprintf(path, sizeof path, "%s/%s", dir, de->d_name);
+    if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) continue;
+    if (n == ecap) {
+      size_t nc = ecap ? ecap * 2 : 256;
+      centry *w = (centry *)realloc(e, nc * sizeof *e);
+      if (!w) break;
+      e = w; ecap = nc;
+    }
+    e[n].t = st.st_mtim;
+    e[n].size = (uint64_t)st.st_size;
+    memcpy(e[n].name, de->d_name, 21);   /* entry_name: 20 characters */
+    total += e[n].size;
+    n++;
+  }
+  closedir(dp);
+  int removed = 0;
+  if (total > cap) {
+    qsort(e, n, sizeof *e, older);
+    uint64_t goal = cap / 10 * 9;
+    for (size_t i = 0; i < n && total > goal; i++) {
+      snprintf(path, sizeof path, "%s/%s", dir, e[i].name);
+      if (unlink(path) == 0) { total -= e[i].size; removed++; }
+    }
+  }
+  free(e);
+  return removed;
 }

@@ -1,11 +1,11 @@
 /*
 ** runtime/cuda.c -- the cuda backend: values in device memory, plan groups
-** run as the kernels compiler/lower.c generated for them, through the device
-** layer runtime/cu.h.
+** prepared by runtime/cuda_lower.c (prepare_group: CUDA source and a launch
+** list) and run through the device layer runtime/cu.h.
 **
-** run_group: cu_kernel(g->src, g->kname) (a memory cache hit costs about a
-** microsecond), temp from the caching allocator (zeroed when the group says
-** so), cu_launch with the group's launch description, then cu_gemm for a
+** run_group: temp from the caching allocator (zeroed when the group says
+** so), then the launch list in order: cu_kernel(src, kname) (a memory cache
+** hit costs about a microsecond) and cu_launch for a kernel, cu_gemm for a
 ** matmul.  Everything is enqueued on the device's one stream: nothing waits
 ** until a value is read (read -> cu_download) or sync is asked for.
 **
@@ -21,6 +21,7 @@
 #include <string.h>
 #include "runtime/rt.h"
 #include "runtime/cu.h"
+#include "runtime/cuda_lower.h"
 
 #define PROF_MAX_KERNELS 256   /* distinct kernels profiled */
 #define PROF_MAX_TIMES 512     /* launch times kept per kernel */
@@ -118,16 +119,16 @@ static void *prof_begin(prof *p) {
   return a;
 }
 
-static void prof_end(prof *p, void *a, const rt_group *g) {
+static void prof_end(prof *p, void *a, const rt_group *g, const char *kname) {
   if (!a) return;
   void *b = NULL;
   if (p->create(&b, 0) || p->record(b, p->stream)) { p->destroy(a); return; }
   int k;
-  for (k = 0; k < p->nk; k++) if (!strcmp(p->ks[k].kname, g->kname)) break;
+  for (k = 0; k < p->nk; k++) if (!strcmp(p->ks[k].kname, kname)) break;
   if (k == p->nk) {
     if (p->nk == PROF_MAX_KERNELS) { p->destroy(a); p->destroy(b); return; }
     p->nk++;
-    snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", g->kname);
+    snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", kname);
     p->ks[k].kind = rt_group_name[g->kind];
     int64_t bytes = 0;
     for (int i = 0; i < g->nin; i++) bytes += g->ins[i]->n * (int64_t)rt_dtype_size(g->ins[i]->t);
@@ -229,76 +230,84 @@ static int cuda_sync(rt_backend *b) {
 
 static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
 
+static int cuda_prepare_group(rt_backend *b, rt_group *g, int tf32) {
+  return cuda_prepare(b, g, 1, cu_sm_count(CB(b)->d), tf32);
+}
+
+/* Runs g's launch list (runtime/cuda_lower.h): temp and zeroed outputs
+** first, then each kernel and gemm in order, all on the device's stream. */
 static int cuda_run_group(rt_backend *b, rt_group *g) {
   cuda_be *c = CB(b);
   cu_dev *d = c->d;
+  const rt_prep *p = g->prep;
   int rc = GK_OK, i;
-  if (!g->src) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 2 + g->nscal + g->errflag > MAX_PARAMS) return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
+  if (!p) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
+  if (g->nin + g->nout + 2 + p->nscal + p->errflag > MAX_PARAMS)
+    return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   int misaligned = 0;
   for (i = 0; i < g->nin; i++) {
     if (!g->ins[i]->val || g->ins[i]->val->where != RT_ON_DEVICE)
       return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel input is not on the device");
     if (g->ins[i]->val->dev & 15) misaligned = 1;
   }
-  /* the compiler lowers a group for the pointers it will run on (scalar loads
-  ** for a borrowed buffer that is not 16-byte aligned) */
-  if (misaligned && g->aligned16)
+  /* a group is lowered for the pointers it will run on (scalar loads for a
+  ** borrowed buffer that is not 16-byte aligned) */
+  if (misaligned && p->aligned16)
     return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel with vector loads met an unaligned input");
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
   }
   cu_ptr temp = 0;
-  cu_fn *fn = NULL;
-  if (!rc && !g->nokernel) {
-    rc = cu_kernel(d, g->src, g->kname, &fn);
+  if (!rc && p->temp_bytes > 0) {
+    rc = cu_alloc(d, (size_t)p->temp_bytes, &temp);
+    if (!rc && p->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)p->temp_bytes);
     if (rc) rc = fail_dev(b, rc);
   }
-  if (!rc && g->temp_bytes > 0) {
-    rc = cu_alloc(d, (size_t)g->temp_bytes, &temp);
-    if (!rc && g->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)g->temp_bytes);
-    if (rc) rc = fail_dev(b, rc);
-  }
-  if (!rc && g->outs_zero)
+  if (!rc && p->outs_zero)
     for (i = 0; i < g->nout && !rc; i++)
       if (g->outs[i]->val->bytes && (rc = cu_memset_async(d, g->outs[i]->val->dev, 0, g->outs[i]->val->bytes))) rc = fail_dev(b, rc);
-  if (!rc && !g->nokernel && g->errflag && !c->errw) {
+  if (!rc && p->errflag && !c->errw) {
     if ((rc = cu_alloc(d, 32, &c->errw)) || (rc = cu_memset_async(d, c->errw, 0, 32))) {
       rc = fail_dev(b, rc);
       if (c->errw) { cu_free(d, c->errw); c->errw = 0; }
     }
   }
-  if (!rc && !g->nokernel) {
-    cu_ptr pv[MAX_PARAMS];
-    void *args[MAX_PARAMS];
-    int np = 0;
-    for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
-    for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
-    pv[np++] = temp;
-    for (i = 0; i < g->nscal && i < RT_MAX_SCAL; i++) pv[np++] = (cu_ptr)g->scal[i];   /* per-launch scalars */
-    if (g->errflag) { pv[np++] = c->errw; c->err_pending = 1; }
-    for (i = 0; i < np; i++) args[i] = &pv[i];
-    void *ev = prof_begin(&c->pf);
-    rc = cu_launch(d, fn, g->grid[0], g->grid[1], g->grid[2], g->block[0], g->block[1], g->block[2], g->smem, args);
-    if (rc) rc = fail_dev(b, rc);
-    else prof_end(&c->pf, ev, g);
-    /* a kernel that can fail (a histogram whose range comes from the data)
-    ** is waited for here, so that its outputs are never bound to a result
-    ** that is not one: the error is this statement's, as on the cpu */
-    if (!rc && g->errflag) {
-      if ((rc = cu_sync(d))) rc = fail_dev(b, rc);
-      else rc = check_kernel_error(b);
+  for (int st = 0; st < p->nstep && !rc; st++) {
+    const cu_step *sp = &p->step[st];
+    if (sp->op == CU_STEP_KERNEL) {
+      cu_fn *fn = NULL;
+      cu_set_compile_hook(d, b->compile_note, b->compile_ud);
+      if ((rc = cu_kernel(d, p->src, sp->kname, &fn))) { rc = fail_dev(b, rc); break; }
+      cu_ptr pv[MAX_PARAMS];
+      void *args[MAX_PARAMS];
+      int np = 0;
+      for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
+      for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
+      pv[np++] = temp;
+      for (i = 0; i < p->nscal; i++) pv[np++] = (cu_ptr)p->scal[i];   /* per-launch scalars */
+      if (p->errflag) { pv[np++] = c->errw; c->err_pending = 1; }
+      for (i = 0; i < np; i++) args[i] = &pv[i];
+      void *ev = prof_begin(&c->pf);
+      rc = cu_launch(d, fn, sp->grid[0], sp->grid[1], sp->grid[2], sp->block[0], sp->block[1], sp->block[2], sp->smem, args);
+      if (rc) rc = fail_dev(b, rc);
+      else prof_end(&c->pf, ev, g, sp->kname);
+    } else if (sp->op == CU_STEP_GEMM) {
+      cu_ptr pa = sp->a >= 0 ? dev_of(g->ins[sp->a]) : temp + (cu_ptr)sp->aoff;
+      cu_ptr pb = sp->b >= 0 ? dev_of(g->ins[sp->b]) : temp + (cu_ptr)sp->boff;
+      if (sp->m && sp->n) {
+        if (!sp->k) rc = cu_memset_async(d, dev_of(g->outs[0]), 0, g->outs[0]->val->bytes);
+        else rc = cu_gemm(d, g->outs[0]->t, sp->m, sp->n, sp->k, pa, pb, dev_of(g->outs[0]), sp->tf32);
+        if (rc) rc = fail_dev(b, rc);
+      }
     }
   }
-  if (!rc && g->gemm) {
-    cu_ptr pa = g->gemm_a >= 0 ? dev_of(g->ins[g->gemm_a]) : temp + (cu_ptr)g->gemm_aoff;
-    cu_ptr pb = g->gemm_b >= 0 ? dev_of(g->ins[g->gemm_b]) : temp + (cu_ptr)g->gemm_boff;
-    if (g->gemm_m && g->gemm_n) {
-      if (!g->gemm_k) rc = cu_memset_async(d, dev_of(g->outs[0]), 0, g->outs[0]->val->bytes);
-      else rc = cu_gemm(d, g->outs[0]->t, g->gemm_m, g->gemm_n, g->gemm_k, pa, pb, dev_of(g->outs[0]), g->gemm_tf32);
-      if (rc) rc = fail_dev(b, rc);
-    }
+  /* a kernel that can fail (a histogram whose range comes from the data)
+  ** is waited for here, so that its outputs are never bound to a result
+  ** that is not one: the error is this statement's, as on the cpu */
+  if (!rc && p->errflag && p->nstep) {
+    if ((rc = cu_sync(d))) rc = fail_dev(b, rc);
+    else rc = check_kernel_error(b);
   }
   if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
   if (rc) for (i = 0; i < g->nout; i++) {
@@ -328,6 +337,7 @@ int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
   b->name = "cuda";
   b->mem = mem;
   b->alloc_value = cuda_alloc_value;
+  b->prepare_group = cuda_prepare_group;
   b->run_group = cuda_run_group;
   b->read = cuda_read;
   b->write = cuda_write;

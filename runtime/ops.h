@@ -40,7 +40,8 @@ typedef enum {
   RR_PRED    /* any operand type, result bool (isnan, isinf, isfinite) */
 } rt_rule;
 
-/* Op flags. */
+/* Op flags.  The column is one token, 0 or OF_FN: compiler/build.c pastes
+** it (OP_BUILTIN_##flags) to make the builtin rows. */
 #define OF_FN 1    /* a builtin function of that name: name(x) or name(a, b) */
 
 /* X(NAME, "name", inputs, class, rule, flags, "symbol",
@@ -114,27 +115,28 @@ typedef enum {
 #define RT_STR(x) RT_STR_(x)   /* an expression column as text (no macro expansion inside: operands stay a, b, c) */
 
 /* Reduction / scan operators.
-** X(NAME, "name", accumulator, flags): accumulator rule RA_* says what the
+** X(NAME, "name", accumulator, flags, builtin): accumulator rule RA_* says what the
 ** partials are (the cpu backend's acc, the cuda backend's gk_op_*); RF_SCAN:
 ** scan/exscan take it; RF_HMERGE: partials of equal rows merge horizontally
-** (one tuple field can serve two reductions of one input). */
+** (one tuple field can serve two reductions of one input); builtin FN:
+** name(x) is the builtin reduction, NOFN: not (var is a composite, b_var). */
 enum { RA_WIDE,    /* sum/prod: double for floats, wrapping u64 for ints */
        RA_SAME,    /* max/min: the input type, NaN propagates; identity lowest / highest */
        RA_INDEX,   /* argmax/argmin: (value, first index) */
        RA_BOOL,    /* any/all: identity false / true */
        RA_WELFORD  /* var: (n, mean, m2) in double, Chan's merge */ };
-#define RF_SCAN 1
-#define RF_HMERGE 2
+#define RF_SCAN 1     /* scan(x, name) / exscan(x, name) take it */
+#define RF_HMERGE 2   /* partials of equal rows merge horizontally */
 #define RT_ROPS(X) \
-  X(SUM,    "sum",    RA_WIDE,    RF_SCAN | RF_HMERGE) \
-  X(PROD,   "prod",   RA_WIDE,    RF_SCAN | RF_HMERGE) \
-  X(MAX,    "max",    RA_SAME,    RF_SCAN | RF_HMERGE) \
-  X(MIN,    "min",    RA_SAME,    RF_SCAN | RF_HMERGE) \
-  X(ARGMAX, "argmax", RA_INDEX,   0) \
-  X(ARGMIN, "argmin", RA_INDEX,   0) \
-  X(ANY,    "any",    RA_BOOL,    RF_HMERGE) \
-  X(ALL,    "all",    RA_BOOL,    RF_HMERGE) \
-  X(VAR,    "var",    RA_WELFORD, 0)        /* population variance, float in, float out */
+  X(SUM,    "sum",    RA_WIDE,    RF_SCAN | RF_HMERGE, FN) \
+  X(PROD,   "prod",   RA_WIDE,    RF_SCAN | RF_HMERGE, FN) \
+  X(MAX,    "max",    RA_SAME,    RF_SCAN | RF_HMERGE, FN) \
+  X(MIN,    "min",    RA_SAME,    RF_SCAN | RF_HMERGE, FN) \
+  X(ARGMAX, "argmax", RA_INDEX,   0, FN) \
+  X(ARGMIN, "argmin", RA_INDEX,   0, FN) \
+  X(ANY,    "any",    RA_BOOL,    RF_HMERGE, FN) \
+  X(ALL,    "all",    RA_BOOL,    RF_HMERGE, FN) \
+  X(VAR,    "var",    RA_WELFORD, 0, NOFN)        /* population variance, float in, float out */
 
 /* Dtypes.  ORDER: gk_dtype in gk.h.
 ** X(NAME, "name", size, C type, CUDA C type, promotion rank within its kind,

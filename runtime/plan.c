@@ -10,10 +10,10 @@
 const rt_opinfo rt_op_info[RT_NOPS] = { RT_OPS(X) };
 #undef X
 
-#define X(name, str, acc, fl) { str, acc, fl },
+#define X(name, str, acc, fl, fn) { str, acc, fl },
 const rt_ropinfo rt_rop_info[ROP_N] = { RT_ROPS(X) };
 #undef X
-#define X(name, str, acc, fl) str,
+#define X(name, str, acc, fl, fn) str,
 const char *const rt_rop_name[] = { RT_ROPS(X) };
 #undef X
 

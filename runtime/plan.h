@@ -37,7 +37,7 @@ typedef struct rt_opinfo {
 extern const rt_opinfo rt_op_info[RT_NOPS];
 
 /* Reduction / scan operators (RT_ROPS). */
-#define X(name, str, acc, fl) ROP_##name,
+#define X(name, str, acc, fl, fn) ROP_##name,
 typedef enum { RT_ROPS(X) ROP_N } rt_rop;
 #undef X
 typedef struct rt_ropinfo {
@@ -100,14 +100,14 @@ typedef enum {
 } rt_group_kind;
 extern const char *const rt_group_name[];
 
-#define RT_MAX_SCAL 128    /* per-launch scalar parameters of one kernel: random streams, then sizes */
-#define RT_MAX_RAND 32     /* of them for random streams (16) */
 /* A planning constraint every backend may rely on: a group holds at most
 ** this many dependent reduction stages (a reduction reading another of its
 ** group is one stage later).  The fuser splits a deeper chain into more
 ** groups (compiler/fuse.c); the CUDA lowering's staged kernel has this many
 ** grid-barrier stages at most (at most 7: its stage tables have 8 slots). */
 #define RT_MAX_STAGES 6
+
+typedef struct rt_prep rt_prep;   /* a backend's prepared group (runtime/cuda_lower.h for cuda) */
 
 typedef struct rt_group {
   rt_group_kind kind;
@@ -117,36 +117,9 @@ typedef struct rt_group {
   rt_node **outs;
   int nin;                 /* materialized nodes it reads */
   rt_node **ins;
-  char *src;               /* generated CUDA source (cuda backend), or NULL */
-  char kname[32];          /* kernel name in src */
-  /* Launch description, filled by compiler/lower.c for the cuda backend.
-  ** Kernel parameters: device pointers of ins[] in order, then outs[] in
-  ** order, then the temp pointer (0 when temp_bytes is 0). */
-  uint32_t grid[3], block[3];
-  uint32_t smem;           /* dynamic shared memory bytes */
-  int64_t temp_bytes;      /* device temp buffer for the launch */
-  uint8_t temp_zero;       /* zero temp before every launch */
-  uint8_t outs_zero;       /* zero every output before the launch (hist counts) */
-  uint8_t nokernel;        /* no kernel to launch (empty work, or gemm only) */
-  uint8_t gemm;            /* MATMUL: cu_gemm after the kernel */
-  uint8_t gemm_tf32;       /* gemm may use TF32 tensor cores */
-  int8_t gemm_a, gemm_b;   /* ins index of A / B, or -1: in temp at gemm_aoff / gemm_boff */
-  int64_t gemm_aoff, gemm_boff, gemm_m, gemm_n, gemm_k;
-  int nlaunch;             /* device launches this group costs (kernel + gemm) */
-  /* Per-launch scalars, passed by value after the temp pointer as
-  ** unsigned long long parameters sc0, sc1, ... so that groups that differ
-  ** only in them share one kernel text: the first nrand are RAND/RANDN
-  ** seeds and offsets, the rest sizes (element, row and column counts,
-  ** view offsets and strides, temp offsets). */
-  int nscal, nrand;
-  uint64_t scal[RT_MAX_SCAL];
-  /* The kernel's last parameter is an error record (unsigned long long[3],
-  ** zero when clear): a kernel that finds its input invalid (hist: a range
-  ** that is not finite or lo > hi) sets [0] = 1, [1], [2] = the bits of the
-  ** two doubles lo, hi (first error wins).  The backend reports it after the
-  ** next read or sync. */
-  uint8_t errflag;
-  uint8_t aligned16;       /* lowered for 16-byte-aligned inputs (vector loads); else scalar loads only */
+  int nlaunch;             /* device launches this group costs (--plan counts them; the same on every backend) */
+  rt_prep *prep;           /* what the backend's prepare_group made of it (the cuda backend: kernel text
+                           ** and launch list, runtime/cuda_lower.h), or NULL; rt_prep_free frees it */
 } rt_group;
 
 typedef struct rt_plan {

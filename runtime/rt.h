@@ -61,7 +61,18 @@ struct rt_backend {
   rt_mem *mem;                   /* host allocation hook (the context's) */
   rt_err err;                    /* this backend's last error */
   volatile int *interrupt;       /* set asynchronously to stop work; checked between chunks */
+  /* Told when a kernel compile is slow (gk_config.compile's contract): the
+  ** cuda backend calls it; NULL = none. */
+  void (*compile_note)(void *ud, int done, const char *kernel, double ms);
+  void *compile_ud;
   int (*alloc_value)(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
+  /* Makes g ready to run: sets g->nlaunch, and g->prep where the backend
+  ** needs one (the cuda backend lowers g to a kernel and a launch list; the
+  ** cpu backend needs nothing, except under GK_NVRTC_CHECK, where it lowers
+  ** and compiles the CUDA kernel to check it).  tf32: f32 matmul may use
+  ** TF32.  A group taken from the plan cache with a copy of its prep skips
+  ** this when rt_prep_rebind accepts it. */
+  int (*prepare_group)(rt_backend *b, rt_group *g, int tf32);
   int (*run_group)(rt_backend *b, rt_group *g);
   int (*read)(rt_backend *b, rt_value *v, void *dst);         /* v's data to host dst (v->bytes) */
   int (*write)(rt_backend *b, rt_value *v, const void *src);  /* host src (v->bytes) into v */
@@ -84,6 +95,19 @@ int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 ** into out of dtype to.  The cpu backend and the constant folder use them. */
 void rt_map_loop(int op, gk_dtype ti, gk_dtype to, const void *const in[3], void *out, int64_t n);
 void rt_cast_loop(gk_dtype from, gk_dtype to, const void *in, void *out, int64_t n);
+
+/* Prepared groups (runtime/cuda_lower.c).  A prep is the backend's; the
+** compiler only copies (plan cache), compares (GK_PLAN_CACHE=verify), frees
+** and prints it. */
+struct rt_prep *rt_prep_copy(rt_mem *m, const struct rt_prep *p);   /* NULL on failure */
+void rt_prep_free(rt_mem *m, struct rt_prep *p);                     /* p may be NULL */
+int rt_prep_same(const struct rt_prep *a, const struct rt_prep *b);  /* same text and launch list */
+/* Refreshes what changes from run to run in a group whose prep was copied
+** from an earlier preparation of the same structure and sizes (the random
+** streams' seeds and offsets); 0, or -1 when it must be prepared again (an
+** input it read with vector loads is not 16-byte aligned now). */
+int rt_prep_rebind(rt_group *g);
+const char *rt_prep_source(const struct rt_prep *p);   /* generated source, or NULL */
 
 /* Backends. */
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);

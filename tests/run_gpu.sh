@@ -16,6 +16,8 @@
 #   9. differential programs:   tests/diff/gkdiff.py --backend cuda: random
 #                               programs against numpy and against the cpu
 #                               backend (GPU_DIFF_N programs, default 5000)
+#  10. op table edge values:    $B/tests/test_ops with GK_TEST_OPS_BACKEND=cuda
+#                               (every op row x dtype, cuda against cpu)
 # Each section prints its own `N passed, M failed`; the last line sums them.
 # GPU_NUMPY_ARGS passes options to numpy_check.py (e.g. --quick).
 # GPU_QUICK=1 skips sections 4 and 6, GPU_NOSAN=1 section 6; GPU_SAN_N=k
@@ -34,13 +36,13 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
   TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
 }
 
-want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7 8 9} " in *" $1 "*) return 0;; esac; return 1; }
+want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7 8 9 10} " in *" $1 "*) return 0;; esac; return 1; }
 J=$(nproc 2>/dev/null || echo 8)
 
 # 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
 if [ -z "$GPU_SKIP_SUITES" ]; then
 if want 1; then
-B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda -j $J > "$LOGD/golden_cuda.log" 2>&1
+B=$B python3 "$ROOT/tests/run_gk.py" --backend cuda --timeout 120 -j $J > "$LOGD/golden_cuda.log" 2>&1
 count golden "$LOGD/golden_cuda.log"
 fi
 if want 2; then
@@ -151,6 +153,15 @@ if want 8; then
     echo "0 passed, 1 failed (no api_device binary)" > "$LOGD/api_device.log"
     count api-device "$LOGD/api_device.log"
   fi
+fi
+
+# 10: the op table's edge values on the device: tests/unit/test_ops.c with
+# GK_TEST_OPS_BACKEND=cuda compares every row x dtype with the cpu backend
+if want 10; then
+  OPS=$B/tests/test_ops
+  if [ -x "$OPS" ]; then GK_NVRTC_CHECK=0 GK_TEST_OPS_BACKEND=cuda "$OPS" > "$LOGD/ops_cuda.log" 2>&1
+  else echo "0 passed, 1 failed (no test_ops binary)" > "$LOGD/ops_cuda.log"; fi
+  count ops-cuda "$LOGD/ops_cuda.log"
 fi
 
 # 9: random programs, cuda against numpy and against cpu

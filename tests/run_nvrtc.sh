@@ -4,7 +4,7 @@
 # the cpu backend with GK_NVRTC_CHECK=1 (and GK_PLAN_CACHE=verify: a group
 # taken from the plan cache is lowered afresh and must give the same text and
 # launch description): the compiler lowers every group to
-# CUDA C and compiles it (compiler/lower.c); a failure prints the NVRTC log.
+# CUDA C and compiles it (runtime/cuda_lower.c); a failure prints the NVRTC log.
 # Prints `N passed, M failed` (N = kernels compiled); exit 1 on any failure.
 # Without libnvrtc: a skip line and `0 passed, 0 failed`.
 B=${B:-build}

@@ -14,6 +14,12 @@ WANT = {"Duration": "dur", "DRAM Throughput": "dram%", "Memory Throughput": "mem
         "L2 Hit Rate": "l2hit", "L1/TEX Hit Rate": "l1hit", "Mem Busy": "membusy", "Max Bandwidth": "maxbw",
         "Dynamic Shared Memory Per Block": "dsmem", "Static Shared Memory Per Block": "ssmem"}
 
+def num(v, scale):
+    """A (value, unit) pair from the CSV, in the unit scale maps to 1.0; None if absent."""
+    if not v or v[1] not in scale: return None
+    try: return float(v[0]) * scale[v[1]]
+    except ValueError: return None
+
 def main():
     cases = {}
     if len(sys.argv) > 2:
@@ -33,16 +39,18 @@ def main():
         key = WANT.get(r.get("Metric Name"))
         if key:
             ks[kid][key] = (r.get("Metric Value", "").replace(",", ""), r.get("Metric Unit", ""))
-    print("| case | kernel | grid × block | regs | occupancy % | duration | DRAM % | memory throughput | SM % | L2 hit % |")
-    print("|---|---|---|---|---|---|---|---|---|---|")
+    print("| case | kernel | grid × block | regs | occupancy % | µs | DRAM % | DRAM GB/s | DRAM bytes | SM % | L2 hit % |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for kid in order:
         k = ks[kid]
         g = lambda key: k.get(key, ("–", ""))[0]
-        dur = k.get("dur", ("", ""))
-        mem = k.get("mem", ("", ""))
-        print("| %s | %s | %s × %s | %s | %s | %s %s | %s | %s %s | %s | %s |" % (
-            cases.get(k["name"], "?"), k["name"], g("grid"), g("block"), g("regs"), g("occ"), dur[0], dur[1],
-            g("dram%"), mem[0], mem[1], g("sm%"), g("l2hit")))
+        dur = num(k.get("dur"), {"ns": 1e-3, "us": 1.0, "ms": 1e3})
+        mem = num(k.get("mem"), {"byte/s": 1e-9, "Kbyte/s": 1e-6, "Mbyte/s": 1e-3, "Gbyte/s": 1.0, "Tbyte/s": 1e3})
+        moved = "%.0f MB" % (dur * mem * 1e-3) if dur is not None and mem is not None else "–"
+        print("| %s | %s | %s × %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            cases.get(k["name"], "?"), k["name"], g("grid"), g("block"), g("regs"), g("occ"),
+            "%.1f" % dur if dur is not None else "–", g("dram%"), "%.0f" % mem if mem is not None else "–", moved,
+            g("sm%"), g("l2hit")))
 
 if __name__ == "__main__":
     main()

@@ -413,7 +413,7 @@ class Gen:
         for _ in range(30):
             try:
                 n, v = self.try_expr(d, shape)
-            except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
+            except Exception:
                 continue
             if shape is not None and v.shape != shape:
                 continue
@@ -788,7 +788,7 @@ class Gen:
                 try:
                     self.shared()
                     break
-                except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
+                except Exception:
                     continue
         for _ in range(nst):
             k = r.random()
@@ -812,7 +812,7 @@ class Gen:
                                 break
                     if es:
                         p.stmts.append(Stmt("print", self.p.prefix() + "p%d" % len(p.stmts), es))
-            except (Reject, ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError):
+            except Exception:
                 continue
         for nm in made:
             if r.random() < 0.5:

@@ -268,7 +268,7 @@ def build_programs(base, ids, big_every, ctx, d):
             obs = p.model(rvals)
         except Reject:
             continue
-        except (ValueError, FloatingPointError, ZeroDivisionError, OverflowError, IndexError) as ex:
+        except Exception as ex:  # noqa: a model corner the generator should have avoided
             if ctx.verbose:
                 print("generator: program %d dropped (%r)" % (p.pid, ex))
             continue
@@ -409,7 +409,21 @@ def minimise(ctx, prog, rvals, sig, d, budget_s=60):
                                 break
                         if progress:
                             break
-        # 4. inline a variable used once
+    # finally: drop the loads and assignments nothing uses, if it still fails
+    c = cur.copy()
+    used = set()
+    for st in c.stmts:
+        for e in st.exprs:
+            nodes = []
+            collect(e, (), nodes)
+            used |= {n.at["name"] for _, n in nodes if n.op == "var"}
+    keep_ = [st for st in c.stmts if not (st.kind in ("load", "assign") and st.name not in used)]
+    if len(keep_) < len(c.stmts):
+        c.stmts = keep_
+        c.inputs = {k: a for k, a in c.inputs.items()
+                    if any(st.kind == "load" and st.value == k for st in c.stmts)}
+        if fails(c):
+            cur = c
     return cur
 
 
@@ -437,6 +451,8 @@ def describe(prog, rvals):
     """The program as a standalone script, its small inputs shown inline."""
     lines = []
     for k, a in prog.inputs.items():
+        if not any(st.kind == "load" and st.value == k for st in prog.stmts):
+            continue
         flat = a.ravel()
         show = np.array2string(a, threshold=12, separator=", ") if a.size <= 12 else \
             "%s ... (%d elements)" % (np.array2string(flat[:4], separator=", "), a.size)

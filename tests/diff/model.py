@@ -37,9 +37,13 @@ def U(dt):
     return 2.0 ** -24 if dt == F32 else 2.0 ** -53
 
 
-def G(n):
-    """Rounding growth (in units of U) allowed for a reduction of n terms."""
-    return 2 * math.ceil(math.log2(n + 1)) + 8
+def G(n, t=None):
+    """Rounding growth (in units of U) allowed for a reduction of n terms: a
+    pairwise tree over serial runs (the cpu backend adds f64 serially within
+    its 2048-element chunks; f32 adds in double there, in short serial runs
+    per thread on cuda)."""
+    run = min(n, 2048) if t == F64 else min(n, 64)
+    return run + 2 * math.ceil(math.log2(n + 1)) + 8
 
 
 def GS(n):
@@ -542,12 +546,12 @@ def reduce(fn, a):
         u = U(t)
         if fn == "sum":
             r = R(np.sum, h)
-            e = R(np.sum, a.e) + G(n) * u * R(np.sum, np.abs(h))
+            e = R(np.sum, a.e) + G(n, t) * u * R(np.sum, np.abs(h))
         else:
             if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
                 raise Reject("prod fragile")
             r = R(np.prod, h)
-            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n) * u)
+            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t) * u)
         return check(V(t, r, e, False))
     if fn in ("max", "min"):
         r = R(np.max if fn == "max" else np.min, h)
@@ -590,7 +594,7 @@ def reduce(fn, a):
         if n == 0:
             raise Reject("empty mean")
         r = R(np.mean, h)
-        e = R(np.mean, ex) + (G(n) + 2) * u * R(np.mean, np.abs(h))
+        e = R(np.mean, ex) + (G(n, t) + 2) * u * R(np.mean, np.abs(h))
         return check(V(t, r, e, False))
     if fn in ("var", "std"):
         if n == 0:
@@ -600,7 +604,7 @@ def reduce(fn, a):
         r = R(np.var, h)
         dev = np.abs(h - mk)
         e = 2 * R(np.mean, dev * ex) + R(np.mean, ex * ex) * 2 + \
-            4 * G(n) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
+            4 * G(n, t) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
         if fn == "var":
             return check(V(t, r, e, False))
         s = np.sqrt(r)
@@ -609,7 +613,7 @@ def reduce(fn, a):
         return check(V(t, s, e / (2 * np.sqrt(r - e)) + 2 * u * s, False))
     if fn == "norm":
         s = R(np.sum, h * h)
-        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n) * u * s
+        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n, t) * u * s
         r = np.sqrt(s)
         if np.any(r <= 0) or np.any(es >= 0.25 * s):
             raise Reject("norm fragile")
@@ -622,7 +626,7 @@ def reduce(fn, a):
         if np.any(np.abs(h) > 80):
             raise Reject("lse range")
         r = m + np.log(R(np.sum, np.exp(h - mk)))
-        e = R(np.max, ex) + (G(n) + CT) * u * (np.abs(r) + np.abs(m) + 1)
+        e = R(np.max, ex) + (G(n, t) + CT) * u * (np.abs(r) + np.abs(m) + 1)
         return check(V(t, r, e, False))
     raise Reject("unknown reduction " + fn)
 
@@ -636,13 +640,18 @@ def dot(a, b):
     a2, b2 = as_dt(a, t), as_dt(b, t)
     st = sum_dt(t)
     if st in INTS:
-        r = np.sum(a2.hi.astype(I64) * b2.hi.astype(I64))
+        # dot = sum(a * b): the products are in the operands' dtype (i32 would
+        # wrap), the sum in i64; keep the products in range
+        pr = a2.hi.astype(I64) * b2.hi.astype(I64)
+        if pr.size and np.abs(pr.astype(F64)).max() > INT_LIM[t if t != B_ else I64]:
+            raise Reject("dot product overflow")
+        r = np.sum(pr)
         return check(V(st, r))
     n = a.size
     p = a2.hi * b2.hi
     if p.size and np.abs(p).max() * n > F_LIM[t]:
         raise Reject("dot overflow")
-    e = np.sum(np.abs(a2.hi) * b2.e + np.abs(b2.hi) * a2.e + a2.e * b2.e) + (G(n) + 2) * U(t) * np.sum(np.abs(p))
+    e = np.sum(np.abs(a2.hi) * b2.e + np.abs(b2.hi) * a2.e + a2.e * b2.e) + (G(n, t) + 2) * U(t) * np.sum(np.abs(p))
     return check(V(t, np.sum(p), e, False))
 
 
@@ -669,7 +678,7 @@ def matmul(a, b):
     if ah.size and bh.size and np.abs(ah).max() * np.abs(bh).max() * k > F_LIM[t]:
         raise Reject("matmul overflow")
     r = ah @ bh
-    e = np.abs(ah) @ b2.e + a2.e @ np.abs(bh) + a2.e @ b2.e + (G(k) + 2) * U(t) * (np.abs(ah) @ np.abs(bh))
+    e = np.abs(ah) @ b2.e + a2.e @ np.abs(bh) + a2.e @ b2.e + (G(k, t) + 2) * U(t) * (np.abs(ah) @ np.abs(bh))
     return check(V(t, r, e, False))
 
 
@@ -790,7 +799,7 @@ def normalise(fn, a, g=None, b=None, eps=None):
             m = K(R(np.max, h))
             z = np.exp(h - m)
             s = z / K(R(np.sum, z))
-            e = s * (4 * K(R(np.max, ex)) + (G(n) + 2 * CT) * u)
+            e = s * (4 * K(R(np.max, ex)) + (G(n, t) + 2 * CT) * u)
             return check(V(t, s, e, False, a.view))
         if fn == "logsoftmax":
             if np.any(np.abs(h) > 80):
@@ -798,7 +807,7 @@ def normalise(fn, a, g=None, b=None, eps=None):
             m = K(R(np.max, h))
             lse = m + np.log(K(R(np.sum, np.exp(h - m))))
             r = h - lse
-            e = ex + K(R(np.max, ex)) + (G(n) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
+            e = ex + K(R(np.max, ex)) + (G(n, t) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
             return check(V(t, r, e, False, a.view))
         eps_v = 1e-5 if eps is None else float(eps)
         # eps is a weak literal of the input's dtype
@@ -809,13 +818,13 @@ def normalise(fn, a, g=None, b=None, eps=None):
             sd = np.sqrt(var + eps_v)
             y = (h - mu) / sd
             me = K(R(np.max, ex))
-            ey = (ex + 3 * me) / sd + (4 * G(n) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
+            ey = (ex + 3 * me) / sd + (4 * G(n, t) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
         elif fn == "rmsnorm":
             ms = K(R(np.mean, h * h))
             rm = np.sqrt(ms + eps_v)
             y = h / rm
             me = K(R(np.max, ex))
-            ey = (ex + np.abs(y) * me * 2) / rm + (G(n) + 2 * CT) * u * (np.abs(y) + 1)
+            ey = (ex + np.abs(y) * me * 2) / rm + (G(n, t) + 2 * CT) * u * (np.abs(y) + 1)
         else:
             raise Reject("unknown " + fn)
         if not np.all(np.isfinite(ey)):
@@ -835,7 +844,7 @@ def gvec(g, a, t):
     """gamma / beta: a vector along the normalised axis (or a scalar literal)."""
     if g.dt in (WI, WF):
         raise Reject("literal gamma")
-    if g.view or len(g.shape) != 1:
+    if g.view or len(g.shape) != 1 or (a.view is None and len(a.shape) != 1):
         raise Reject("gamma shape")
     ax = axis_of(a)
     n = red_n(a)
@@ -926,7 +935,10 @@ def hist(x, nbins, lo=None, hi=None):
     r, edges = np.histogram(h, nbins, (a, b))
     inner = edges[1:-1]
     if inner.size and h.size:
-        dmin = np.min(np.abs(h[:, None] - inner[None, :])) if h.size * inner.size < 4e6 else 1
+        j = np.clip(np.searchsorted(inner, h), 1, inner.size)
+        lo_e = inner[j - 1]
+        hi_e = inner[np.minimum(j, inner.size - 1)]
+        dmin = min(np.abs(h - lo_e).min(), np.abs(h - hi_e).min())
         if dmin <= 1e-5 * (b - a):
             raise Reject("hist value on an edge")
     if lo is not None and (np.any(np.abs(h - a) <= 1e-6 * (b - a)) or np.any(np.abs(h - b) <= 1e-6 * (b - a))):

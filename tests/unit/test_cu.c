@@ -14,9 +14,11 @@
 **          tests/unit/test_cu.c -ldl -lpthread -lm
 */
 #include "../../runtime/cu.h"
+#include "../../runtime/cuda_lower.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -259,6 +261,29 @@ static int count_files(const char *dir, const char *suffix) {
   return n;
 }
 
+/* gk_fdiv32's magic numbers (runtime/cuda_lower.c), with the device
+** formula emulated: n / d for divisors and indices below 2^31. */
+static void test_fdiv(void) {
+  static const uint32_t ds[] = {1, 2, 3, 5, 7, 31, 32, 33, 100, 1000, 1024, 1025, 65535, 65536, 65537, 1000003,
+                                (1u << 30) - 1, 1u << 30, (1u << 30) + 1, (1u << 31) - 1, 1u << 31};
+  long bad = 0;
+  uint64_t r = 88172645463325252ull;
+  for (unsigned k = 0; k < sizeof ds / sizeof ds[0] + 300; k++) {
+    r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+    uint32_t d = k < sizeof ds / sizeof ds[0] ? ds[k] : k % 2 ? (uint32_t)(r % 5000) + 1 : (uint32_t)(r % ((1u << 31) - 1)) + 1;
+    uint32_t m, s;
+    cuda_fdiv_magic(d, &m, &s);
+    for (int j = 0; j < 3000; j++) {
+      r ^= r << 13; r ^= r >> 7; r ^= r << 17;
+      uint32_t n = j < 1000 ? (uint32_t)j : j < 2000 ? (1u << 31) - 1 - (uint32_t)(j - 1000)
+                                                     : (uint32_t)((uint64_t)d * (r % 4096) + (uint64_t)(j % 3)) & 0x7fffffffu;
+      uint32_t q = ((uint32_t)(((uint64_t)n * m) >> 32) + n) >> s;
+      if (q != n / d) bad++;
+    }
+  }
+  CHECK(bad == 0, "gk_fdiv32: %ld wrong quotients", bad);
+}
+
 static void test_disk_cache(void) {
   char dir[CU_PATH_MAX], path[CU_PATH_MAX];
   unsigned char payload[3000];
@@ -359,6 +384,55 @@ static void test_disk_cache(void) {
   CHECK(cu_cache_read(dir, &o, &got, &n) == 1 && n == 0, "empty read");
   free(got);
   got = NULL;
+
+  /* Bounded: 10 entries of 3064 bytes, made used in order 0..9 (mtime); a
+  ** read hit on entry 2 makes it the newest; a cap of 5 entries' bytes
+  ** keeps the newest 4 (<= 90%): 7, 8, 9 and 2, the least recent go. */
+  {
+    uint64_t one = sizeof payload + CU_CACHE_HEADER;
+    unlink(path);
+    o = k; o.hash = 7;
+    cu_cache_path(path, sizeof path, dir, o.hash);
+    unlink(path);
+    setenv("GK_CACHE_MAX", "0", 1);   /* no cap while filling */
+    CHECK(cu_cache_cap() == 0, "GK_CACHE_MAX=0 is no cap");
+    for (int i = 0; i < 10; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)i;
+      CHECK(cu_cache_write(dir, &o, payload, sizeof payload) == 0, "write %d", i);
+      cu_cache_path(path, sizeof path, dir, o.hash);
+      struct timespec ts[2] = {{1000000 + i, 0}, {1000000 + i, 0}};
+      utimensat(AT_FDCWD, path, ts, 0);
+    }
+    o = k; o.hash = 0x102;
+    CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "hit before trimming");
+    free(got); got = NULL;
+    CHECK(count_files(dir, ".bin") == 10, "10 entries: %d", count_files(dir, ".bin"));
+    CHECK(cu_cache_trim(dir, 20 * one) == 0, "trimmed under the cap");
+    CHECK(cu_cache_trim(dir, 5 * one) == 6, "6 least recently used removed");
+    int keep[] = {2, 7, 8, 9}, gone[] = {0, 1, 3, 4, 5, 6};
+    for (int i = 0; i < 4; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)keep[i];
+      CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "entry %d kept", keep[i]);
+      free(got); got = NULL;
+    }
+    for (int i = 0; i < 6; i++) {
+      o = k; o.hash = 0x100 + (uint64_t)gone[i];
+      CHECK(cu_cache_read(dir, &o, &got, &n) == 0, "entry %d evicted", gone[i]);
+    }
+    /* a write over the cap trims by itself */
+    setenv("GK_CACHE_MAX", "1", 1);   /* 1 MiB: 342 entries; write 400 */
+    CHECK(cu_cache_cap() == 1u << 20, "GK_CACHE_MAX=1 is 1 MiB");
+    for (int i = 0; i < 400; i++) {
+      o = k; o.hash = 0x1000 + (uint64_t)i;
+      cu_cache_write(dir, &o, payload, sizeof payload);
+    }
+    CHECK((uint64_t)count_files(dir, ".bin") * one <= 1u << 20, "cap kept: %d entries", count_files(dir, ".bin"));
+    o = k; o.hash = 0x1000 + 399;
+    CHECK(cu_cache_read(dir, &o, &got, &n) == 1, "the newest entry stays");
+    free(got); got = NULL;
+    unsetenv("GK_CACHE_MAX");
+    CHECK(cu_cache_cap() == (uint64_t)512 << 20, "default cap 512 MiB");
+  }
 
   /* Unwritable or disabled: memory only, silently. */
   setenv("XDG_CACHE_HOME", "/proc/x", 1);
@@ -775,6 +849,7 @@ int main(void) {
   test_hash();
   test_nvrtc();
   test_threads();
+  test_fdiv();
   test_disk_cache();
   if (gpu) test_device();
   else printf("no GPU: device tests skipped\n");

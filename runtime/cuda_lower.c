@@ -1,5 +1,5 @@
 /*
-** compiler/lower.c -- one fused group (runtime/plan.h) to CUDA C source.
+** runtime/cuda_lower.c -- one fused group (runtime/plan.h) to CUDA C source.
 **
 ** The fuser generates functors, not kernels: every group becomes one struct
 ** K holding the kernel parameters and the generated load / lift / combine /
@@ -33,7 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "compiler/lower.h"
+#include "runtime/cuda_lower.h"
 #include "runtime/host.h"
 #include "runtime/cu.h"
 #include "kernels/launch.h"
@@ -52,6 +52,7 @@ typedef struct ixv { char s[LW_NAME]; int tag; } ixv;
 
 typedef struct lw {
   rt_group *g;
+  rt_prep *p;                  /* what the lowering makes: text, launches, parameters */
   fmt_buf *o;                  /* the body being written */
   int i64;                     /* index type is 64-bit */
   int sms;
@@ -141,13 +142,14 @@ static void lw_fail(lw *L, const char *why) {
 /* What a size parameter is (with its node, `who`): the kernel text names the
 ** parameter, never the size, so one text serves every size of a structure. */
 enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI, P_BITS,
-       P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS };
+       P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS,
+       P_DIVM = 16 + 3 * GK_MAX_DIMS, P_DIVS = 16 + 4 * GK_MAX_DIMS, P_SHM = 16 + 5 * GK_MAX_DIMS,
+       P_SHS = 16 + 6 * GK_MAX_DIMS };
 
 /* The expression of size v (a kernel parameter sc<k>, `(I)` or `(double)`
 ** cast by the caller), the same parameter for the same (who, what).  With
 ** GK_SPECIALIZE=1, or when the parameters run out, the literal. */
 static const char *prm(lw *L, const void *who, int what, int64_t v) {
-  rt_group *g = L->g;
   for (int k = 0; k < L->nprm; k++)
     if (L->prm[k].who == who && L->prm[k].what == what) return L->prm[k].name;
   if (L->nprm == L->capprm) {
@@ -158,11 +160,11 @@ static const char *prm(lw *L, const void *who, int what, int64_t v) {
   }
   struct lw_prm *q = &L->prm[L->nprm++];
   q->who = who; q->what = what;
-  if (L->lit || g->nscal == RT_MAX_SCAL) snprintf(q->name, sizeof q->name, "((gk_i64)%lldLL)", (long long)v);
+  if (L->lit || L->p->nscal == RT_MAX_SCAL) snprintf(q->name, sizeof q->name, "((gk_i64)%lldLL)", (long long)v);
   else if (L->sealed) { lw_fail(L, "size parameter after the parameter list"); return "0"; }
   else {
-    snprintf(q->name, sizeof q->name, "((gk_i64)sc%d)", g->nscal);
-    g->scal[g->nscal++] = (uint64_t)v;
+    snprintf(q->name, sizeof q->name, "((gk_i64)sc%d)", L->p->nscal);
+    L->p->scal[L->p->nscal++] = (uint64_t)v;
   }
   return q->name;
 }
@@ -250,6 +252,26 @@ static const char *row_expr(lw *L) {
   return L->row;
 }
 
+void cuda_fdiv_magic(int64_t d, uint32_t *m, uint32_t *s) {
+  if (d < 1) d = 1;   /* an empty array: never divided */
+  uint32_t sh = 0;
+  while (((uint64_t)1 << sh) < (uint64_t)d) sh++;
+  *s = sh;
+  *m = (uint32_t)((((uint64_t)1 << 32) * (((uint64_t)1 << sh) - (uint64_t)d)) / (uint64_t)d + 1);
+}
+
+/* Writes "(e) / d" (quot) or "(e) %% d" into b, d = the parameter of size v
+** for (who, role): with 32-bit indices by a multiply (gk_fdiv32). */
+static void divmod(lw *L, fmt_buf *b, const char *e, const void *who, int role, int mrole, int srole, int64_t v, int quot) {
+  const char *dv = prm(L, who, role, v);
+  if (L->i64 || L->lit) { fmt_printf(b, quot ? "(%s) / (I)%s" : "(%s) %% (I)%s", e, dv); return; }
+  uint32_t m, s;
+  cuda_fdiv_magic(v, &m, &s);
+  const char *pm = prm(L, who, mrole, m), *ps = prm(L, who, srole, s);
+  if (quot) fmt_printf(b, "(I)gk_fdiv32((unsigned)(%s), (unsigned)%s, (unsigned)%s)", e, pm, ps);
+  else fmt_printf(b, "((I)(%s) - (I)gk_fdiv32((unsigned)(%s), (unsigned)%s, (unsigned)%s) * (I)%s)", e, e, pm, ps, dv);
+}
+
 /* Index handle of VIEW x's input for x's own index ix. */
 static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
   const rt_node *in = x->in[0];
@@ -289,13 +311,17 @@ static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
     int first = 1;   /* div is still 1: no dim of size > 1 with a stride to the right */
     for (int d = nd - 1; d >= 0; d--) {
       if (x->shape[d] != 1 && x->vstride[d] != 0) {
-        const char *dim = prm(L, x, P_SHAPE + d, x->shape[d]);
-        const char *dv = first ? "1" : prm(L, x, P_DIV + d, div);
         fmt_puts(&b, " + ");
         if (first && d == 0) fmt_printf(&b, "(%s)", ix->s);
-        else if (first) fmt_printf(&b, "(%s) %% (I)%s", ix->s, dim);
-        else if (d == 0) fmt_printf(&b, "(%s) / (I)%s", ix->s, dv);
-        else fmt_printf(&b, "(%s) / (I)%s %% (I)%s", ix->s, dv, dim);
+        else if (first) divmod(L, &b, ix->s, x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+        else if (d == 0) divmod(L, &b, ix->s, x, P_DIV + d, P_DIVM + d, P_DIVS + d, div, 1);
+        else {
+          fmt_buf q; fmt_init(&q);
+          divmod(L, &q, ix->s, x, P_DIV + d, P_DIVM + d, P_DIVS + d, div, 1);
+          divmod(L, &b, q.data ? q.data : "0", x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+          if (q.status) b.status = q.status;
+          fmt_free(&q);
+        }
         if (x->vstride[d] != 1) fmt_printf(&b, " * (I)%s", prm(L, x, P_STRIDE + d, x->vstride[d]));
       }
       if (x->shape[d] != 1) first = 0;
@@ -531,7 +557,7 @@ static void members(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "  const %s *__restrict__ in%d;\n", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "  %s *__restrict__ out%d;\n", ctype(g->outs[i]->t), i);
   fmt_puts(b, "  char *tmp;\n");
-  for (int i = 0; i < g->nscal; i++) fmt_printf(b, "  gk_u64 sc%d;\n", i);
+  for (int i = 0; i < L->p->nscal; i++) fmt_printf(b, "  gk_u64 sc%d;\n", i);
 }
 static void params(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
@@ -539,8 +565,8 @@ static void params(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "const %s *in%d, ", ctype(g->ins[i]->t), i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "%s *out%d, ", ctype(g->outs[i]->t), i);
   fmt_puts(b, "char *tmp");
-  for (int i = 0; i < g->nscal; i++) fmt_printf(b, ", gk_u64 sc%d", i);
-  if (g->errflag) fmt_puts(b, ", unsigned long long *gkerr");
+  for (int i = 0; i < L->p->nscal; i++) fmt_printf(b, ", gk_u64 sc%d", i);
+  if (L->p->errflag) fmt_puts(b, ", unsigned long long *gkerr");
 }
 static void init_k(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
@@ -548,7 +574,7 @@ static void init_k(lw *L, fmt_buf *b) {
   for (int i = 0; i < g->nin; i++) fmt_printf(b, "  k.in%d = in%d;\n", i, i);
   for (int i = 0; i < g->nout; i++) fmt_printf(b, "  k.out%d = out%d;\n", i, i);
   fmt_puts(b, "  k.tmp = tmp;\n");
-  for (int i = 0; i < g->nscal; i++) fmt_printf(b, "  k.sc%d = sc%d;\n", i, i);
+  for (int i = 0; i < L->p->nscal; i++) fmt_printf(b, "  k.sc%d = sc%d;\n", i, i);
 }
 
 /* Stores output o's value at index expression ix (scope already set). */
@@ -557,10 +583,10 @@ static void store_out(lw *L, int o, const ixv *ix) {
   fmt_printf(L->o, "    out%d[%s] = %s;\n", o, ix->s, v);
 }
 
-static void set_launch(rt_group *g, int64_t gx, int64_t gy, int64_t gz, int bx, int by, int64_t smem) {
-  g->grid[0] = (uint32_t)gx; g->grid[1] = (uint32_t)gy; g->grid[2] = (uint32_t)gz;
-  g->block[0] = (uint32_t)bx; g->block[1] = (uint32_t)by; g->block[2] = 1;
-  g->smem = (uint32_t)smem;
+static void set_launch(rt_prep *p, int64_t gx, int64_t gy, int64_t gz, int bx, int by, int64_t smem) {
+  p->kl.grid[0] = (uint32_t)gx; p->kl.grid[1] = (uint32_t)gy; p->kl.grid[2] = (uint32_t)gz;
+  p->kl.block[0] = (uint32_t)bx; p->kl.block[1] = (uint32_t)by; p->kl.block[2] = 1;
+  p->kl.smem = (uint32_t)smem;
 }
 
 /* ---------------------------------------------------- stage analysis */
@@ -677,6 +703,65 @@ static void hoist(lw *L, fmt_buf *b, int upto) {
   }
 }
 
+/* The elementwise outputs o.. of g->outs[o]'s size n_ (every input is
+** 16-byte aligned): a grid-stride loop over vectors of V elements (V = 4, or
+** 2 when an input or output of that size has 8-byte elements), two vectors
+** per thread and step, so that two 16-byte loads per input stream are in
+** flight.  Inputs of n_ elements read at the element's own index (no view but
+** the identity, so no broadcast) are loaded as vectors into the fields of
+** x_[kk]; everything else (views, broadcasts, iota, random streams, scalars)
+** reads at index i as the scalar loop does.  Outputs are stored as vectors
+** (gk's own allocations: 16-byte aligned).  Leaves open the scalar loop over
+** the last n_ % V elements, which the caller writes and closes. */
+static void map_vector(lw *L, fmt_buf *body, int o) {
+  rt_group *g = L->g;
+  const rt_node *x = g->outs[o];
+  int V = 4;
+  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == x->n && gk_dtype_size(g->ins[k]->t) == 8) V = 2;
+  for (int p = o; p < g->nout; p++) if (g->outs[p]->n == x->n && gk_dtype_size(g->outs[p]->t) == 8) V = 2;
+  fmt_buf elt; fmt_init(&elt);
+  L->o = &elt; scope_reset(L); L->rowctx = 0;
+  memset(L->used_field, 0, sizeof L->used_field);
+  L->xf = "x_[kk]."; L->base_n = x->n;
+  ixv ix = {"i", TAG_BASE};
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    const char *v = emit_val(L, y, &ix);
+    fmt_printf(&elt, "    ov%d[kk] = %s;\n", p, v);
+  }
+  L->xf = NULL; L->o = body;
+  fmt_puts(body, "  struct XM {");
+  int nf = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(body, " %s f%d;", ctype(g->ins[k]->t), k); nf++; }
+  fmt_puts(body, nf ? " };\n" : " char f_; };\n");
+  fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, MAP_THREADS);
+  fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += 2 * gs_) {\n", MAP_THREADS);
+  fmt_printf(body, "    const bool two = q + gs_ < nv_;\n    const I b_[2] = {q * %d, (q + gs_) * %d};\n    XM x_[%d];\n", V, V, 2 * V);
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    for (int h = 0; h < 2; h++)
+      fmt_printf(body, "    %s{ %s v[%d]; gk_ld<%d>(v, in%d + b_[%d]);\n#pragma unroll\n      for (int kk = 0; kk < %d; ++kk) x_[%d + kk].f%d = v[kk]; }\n",
+                 h ? "if (two) " : "", ctype(g->ins[k]->t), V, V, k, h, V, h * V, k);
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    fmt_printf(body, "    %s ov%d[%d];\n", ctype(y->t), p, 2 * V);
+  }
+  fmt_printf(body, "#pragma unroll\n    for (int kk = 0; kk < %d; ++kk) if (kk < %d || two) {\n", 2 * V, V);
+  fmt_printf(body, "    const I i = b_[kk / %d] + kk %% %d;\n    (void)i;\n", V, V);
+  fmt_puts(body, elt.data ? elt.data : "");
+  if (elt.status) body->status = elt.status;
+  fmt_free(&elt);
+  fmt_puts(body, "    }\n");
+  for (int p = o; p < g->nout; p++) {
+    const rt_node *y = g->outs[p];
+    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
+    fmt_printf(body, "    gk_st<%d>(out%d + b_[0], ov%d);\n    if (two) gk_st<%d>(out%d + b_[1], ov%d + %d);\n", V, p, p, V, p, p, V);
+  }
+  fmt_puts(body, "  }\n");
+  fmt_printf(body, "  for (I i = nv_ * %d + (I)blockIdx.x * %d + threadIdx.x; i < n_; i += gs_) {\n", V, MAP_THREADS);
+}
+
 /* Any MAP / REDUCE / ROWS group: reductions in dependency stages (whole
 ** array: block partials, grid barrier, block 0 combines; per row / column:
 ** a warp per row / column), a grid barrier after each stage, then every
@@ -698,13 +783,16 @@ static int lower_staged(lw *L, fmt_buf *src) {
   int64_t maxn = 1;
   for (int o = 0; o < g->nout; o++) if (g->outs[o]->n > maxn) maxn = g->outs[o]->n;
   if (ns > 0) grid = (int64_t)L->sms * 2;
+  else if (L->vec_ok)   /* map_vector: 2 vectors of 2-4 elements per thread and step; many blocks, so that
+                        ** a partial last wave costs little whatever the occupancy */
+    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 8), (int64_t)L->sms * 32));
   else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
   fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
     if (!L->stage[i] || out_index(g, x) >= 0) continue;
     fmt_printf(&body, "  %s *rv%d = (%s *)(tmp + %s);\n", ctype(x->t), i, ctype(x->t), prm(L, x, P_OFF, off));
-    off += gk_align16(x->n * (int64_t)gk_dtype_size(x->t));
+    off += gk_align16(x->n * (int64_t)rt_dtype_size(x->t));
   }
   int64_t part_off = off;
   int maxper = 1;
@@ -821,8 +909,9 @@ static int lower_staged(lw *L, fmt_buf *src) {
     fmt_puts(&body, "  {\n");
     hoist(L, &body, ns);
     fmt_printf(&body, "  const I n_ = (I)%s;\n", prm(L, x, P_N, x->n));
-    fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
-               MAP_THREADS, MAP_THREADS);
+    if (L->vec_ok) map_vector(L, &body, o);
+    else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
+                    MAP_THREADS, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
     ixv ix = {"i", TAG_BASE};
     for (int p = o; p < g->nout; p++) {
@@ -841,10 +930,10 @@ static int lower_staged(lw *L, fmt_buf *src) {
   fmt_puts(src, body.data ? body.data : "");
   fmt_puts(src, "}\n");
   fmt_free(&body);
-  set_launch(g, grid, 1, 1, ns ? STAGED_THREADS : MAP_THREADS, 1, 0);
-  g->temp_bytes = ns ? off : 0;
-  g->temp_zero = ns > 0;
-  if (ns == 0 && maxn == 0) g->nokernel = 1;
+  set_launch(L->p, grid, 1, 1, ns ? STAGED_THREADS : MAP_THREADS, 1, 0);
+  L->p->temp_bytes = ns ? off : 0;
+  L->p->temp_zero = ns > 0;
+  if (ns == 0 && maxn == 0) L->p->nokernel = 1;
   return L->fail ? -1 : 0;
 }
 
@@ -980,13 +1069,16 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
+  int wide = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) == 8) wide = 1;
   fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
-             L->vec_ok ? "v4" : "v1", plen, pcoff);
+             !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
   fmt_free(&lift); fmt_free(&epi);
-  set_launch(g, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
+  set_launch(L->p, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
-  g->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
-  g->temp_zero = gl.grid[0] > 1;
+  L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
+  L->p->temp_zero = gl.grid[0] > 1;
   return L->fail ? -1 : 0;
 }
 
@@ -1165,10 +1257,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
-  set_launch(g, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
-    g->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
-    g->temp_zero = 1;
+    L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
+    L->p->temp_zero = 1;
   }
   return 0;
 }
@@ -1186,7 +1278,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   if (!x) { lw_fail(L, "scan group shape"); return -1; }
   for (int q = 0; q < g->nout; q++)   /* the scan and its elementwise epilogue, all of its shape */
     if (g->outs[q]->n != x->n || g->outs[q]->ndim != x->ndim) { lw_fail(L, "scan group shape"); return -1; }
-  if (x->n == 0) { g->nokernel = 1; }
+  if (x->n == 0) { L->p->nokernel = 1; }
   const char *T = ctype(x->t);
   gk_dtype ti = x->in[0]->t;
   const char *A, *op;
@@ -1265,9 +1357,9 @@ static int lower_scan(lw *L, fmt_buf *src) {
     init_k(L, src);
     fmt_printf(src, "  gk_scan<gk_scan_policy_default, %s>((I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
                x->excl ? "true" : "false", pN, op);
-    set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
-    g->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
-    g->temp_zero = 1;
+    set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
+    L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
+    L->p->temp_zero = 1;
   } else if (x->axis == 1) {
     gk_launch gl = gk_row_scan_plan(R, C, 1, L->sms);
     threads = gl.block[0];
@@ -1278,7 +1370,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     init_k(L, src);
     fmt_printf(src, "  gk_row_scan<POL, %s>((I)%s, (I)%s, k, %s(), k);\n}\n", x->excl ? "true" : "false",
                pR, pC, op);
-    set_launch(g, gl.grid[0], 1, 1, threads, 1, 0);
+    set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
   } else {
     gk_launch gl = gk_col_scan_plan(R, C);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
@@ -1287,7 +1379,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     init_k(L, src);
     fmt_printf(src, "  gk_col_scan<256, %s>((I)%s, (I)%s, k, %s(), k);\n}\n", x->excl ? "true" : "false",
                pR, pC, op);
-    set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+    set_launch(L->p, gl.grid[0], 1, 1, 256, 1, 0);
   }
   return L->fail ? -1 : 0;
 }
@@ -1300,7 +1392,7 @@ static int lower_select(lw *L, fmt_buf *src) {
   const rt_node *x = the_heavy(g, part ? RT_PARTITION : RT_FILTER);
   if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "select group shape"); return -1; }
   int64_t n = x->in[0]->n;
-  if (n == 0 || x->n == 0) g->nokernel = 1;
+  if (n == 0 || x->n == 0) L->p->nokernel = 1;
   gk_launch gl = gk_select_launch(n);
   int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
   int64_t cnt = gk_align16(ts), tick = cnt + 16;
@@ -1337,9 +1429,9 @@ static int lower_select(lw *L, fmt_buf *src) {
       ptick, pcnt, pN, ctype(x->t));
   }
   fmt_puts(src, "}\n");
-  set_launch(g, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
-  g->temp_bytes = tick + 16;
-  g->temp_zero = 1;
+  set_launch(L->p, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
+  L->p->temp_bytes = tick + 16;
+  L->p->temp_zero = 1;
   return L->fail ? -1 : 0;
 }
 
@@ -1397,7 +1489,7 @@ static int lower_hist(lw *L, fmt_buf *src) {
                 "    if (blockIdx.x == 0 && threadIdx.x == 0 && atomicCAS(gkerr, 0ull, 1ull) == 0ull) {\n"
                 "      gkerr[1] = (unsigned long long)__double_as_longlong(lo); gkerr[2] = (unsigned long long)__double_as_longlong(hi);\n"
                 "      __threadfence_system();\n    }\n    return;\n  }\n");
-  g->errflag = !valid;
+  L->p->errflag = !valid;
   head(L, src, "gk_hist.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);
@@ -1430,8 +1522,8 @@ static int lower_hist(lw *L, fmt_buf *src) {
       "    if (b >= 0) atomicAdd((unsigned long long *)(out0 + b), 1ull);\n  }\n}\n",
       pN);
   fmt_free(&ld); fmt_free(&lh);
-  set_launch(g, gl.grid[0], 1, 1, GK_HIST_THREADS, 1, shared ? gl.smem : 0);
-  g->outs_zero = 1;
+  set_launch(L->p, gl.grid[0], 1, 1, GK_HIST_THREADS, 1, shared ? gl.smem : 0);
+  L->p->outs_zero = 1;
   return L->fail ? -1 : 0;
 }
 
@@ -1451,7 +1543,7 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     params(L, src);
     fmt_printf(src, ") {\n  gk_transpose<%s>(in0, out0, (I)%s, (I)%s);\n}\n", T, pR, pC);
     gk_launch gl = gk_transpose_launch(Rin, Cin, 1);
-    set_launch(g, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
+    set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
   } else {
     const char *pd[GK_MAX_DIMS], *ps[GK_MAX_DIMS];
     for (int d = 0; d < x->ndim; d++) { pd[d] = prm(L, x, P_SHAPE + d, x->shape[d]); ps[d] = prm(L, x, P_STRIDE + d, x->vstride[d]); }
@@ -1463,9 +1555,9 @@ static int lower_transpose(lw *L, fmt_buf *src) {
       fmt_printf(src, "  a.odims[%d] = %s; a.istride[%d] = %s;\n", d, pd[d], d, ps[d]);
     fmt_printf(src, "  gk_permute<%s>(in0, out0, (I)%s, a);\n}\n", T, pN);
     gk_launch gl = gk_permute_launch(x->n, L->sms);
-    set_launch(g, gl.grid[0], 1, 1, 256, 1, 0);
+    set_launch(L->p, gl.grid[0], 1, 1, 256, 1, 0);
   }
-  if (x->n == 0) g->nokernel = 1;
+  if (x->n == 0) L->p->nokernel = 1;
   return 0;
 }
 
@@ -1478,22 +1570,22 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
   const rt_node *a = x->in[0], *b = x->in[1];
   int64_t M = a->ndim == 2 ? a->shape[0] : 1, K = a->ndim == 2 ? a->shape[1] : a->shape[0];
   int64_t N = b->ndim == 2 ? b->shape[1] : 1;
-  g->gemm_m = M; g->gemm_n = N; g->gemm_k = K;
+  L->p->gm.m = M; L->p->gm.n = N; L->p->gm.k = K;
   L->rmode = RM_STORAGE; L->avail = 0; L->xf = NULL; L->rowctx = 0;
   fmt_buf body; fmt_init(&body);
   L->o = &body;
   if (isf(x->t)) {
     int ia = in_index(g, a), ib = in_index(g, b);
-    g->gemm = 1; g->gemm_tf32 = (uint8_t)(tf32 != 0);
-    g->gemm_a = (int8_t)ia; g->gemm_b = (int8_t)ib;
+    L->p->gemm = 1; L->p->gm.tf32 = (uint8_t)(tf32 != 0);
+    L->p->gm.a = (int8_t)ia; L->p->gm.b = (int8_t)ib;
     int64_t off = 0;
-    if (ia < 0) { g->gemm_aoff = off; off += gk_align16(a->n * (int64_t)gk_dtype_size(a->t)) + 256; }
-    if (ib < 0) { g->gemm_boff = off; off += gk_align16(b->n * (int64_t)gk_dtype_size(b->t)); }
-    g->temp_bytes = off;
-    if (ia >= 0 && ib >= 0) { g->nokernel = 1; fmt_free(&body); fmt_puts(src, "/* cuBLAS gemm only */\n"); return 0; }
+    if (ia < 0) { L->p->gm.aoff = off; off += gk_align16(a->n * (int64_t)rt_dtype_size(a->t)) + 256; }
+    if (ib < 0) { L->p->gm.boff = off; off += gk_align16(b->n * (int64_t)rt_dtype_size(b->t)); }
+    L->p->temp_bytes = off;
+    if (ia >= 0 && ib >= 0) { L->p->nokernel = 1; fmt_free(&body); fmt_puts(src, "/* cuBLAS gemm only */\n"); return 0; }
     /* prologue: materialize the computed operands into temp */
     const rt_node *ops[2] = {a, b};
-    int64_t offs[2] = {g->gemm_aoff, g->gemm_boff};
+    int64_t offs[2] = {L->p->gm.aoff, L->p->gm.boff};
     int idx[2] = {ia, ib};
     int64_t mx = 0;
     for (int q = 0; q < 2; q++) if (idx[q] < 0) {
@@ -1511,7 +1603,7 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
     fmt_puts(src, ") {\n");
     fmt_puts(src, body.data ? body.data : "");
     fmt_puts(src, "}\n");
-    set_launch(g, gk_max64(1, gk_min64(gk_cdiv64(mx, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
+    set_launch(L->p, gk_max64(1, gk_min64(gk_cdiv64(mx, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
     fmt_free(&body);
     return L->fail ? -1 : 0;
   }
@@ -1536,8 +1628,8 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
   fmt_puts(src, body.data ? body.data : "");
   fmt_puts(src, "}\n");
   fmt_free(&body);
-  set_launch(g, gk_max64(1, gk_min64(gk_cdiv64(M * N, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
-  if (M * N == 0) g->nokernel = 1;
+  set_launch(L->p, gk_max64(1, gk_min64(gk_cdiv64(M * N, MAP_THREADS), (int64_t)L->sms * 16)), 1, 1, MAP_THREADS, 1, 0);
+  if (M * N == 0) L->p->nokernel = 1;
   return L->fail ? -1 : 0;
 }
 
@@ -1549,12 +1641,10 @@ static uint64_t fnv64(const char *s, size_t n) {
   return h;
 }
 
-static void reset_launch(rt_group *g) {
-  memset(g->grid, 0, sizeof g->grid); memset(g->block, 0, sizeof g->block);
-  g->smem = 0; g->temp_bytes = 0; g->temp_zero = 0; g->outs_zero = 0; g->nokernel = 0;
-  g->gemm = 0; g->gemm_tf32 = 0; g->gemm_a = g->gemm_b = -1;
-  g->gemm_aoff = g->gemm_boff = g->gemm_m = g->gemm_n = g->gemm_k = 0;
-  g->errflag = 0;
+static void reset_launch(rt_prep *p) {
+  memset(&p->kl, 0, sizeof p->kl); memset(&p->gm, 0, sizeof p->gm);
+  p->kl.op = CU_STEP_KERNEL; p->gm.op = CU_STEP_GEMM; p->gm.a = p->gm.b = -1;
+  p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0;
 }
 
 /* Forgets what a fast path decided per node, before the general lowering. */
@@ -1567,9 +1657,12 @@ static void clear_marks(lw *L) {
   memset(L->varm, 0, n);
 }
 
-int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
+int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   lw L;
   memset(&L, 0, sizeof L);
+  rt_prep *P = calloc(1, sizeof *P);
+  if (!P) return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
+  L.p = P;
   L.g = g; L.sms = sms > 0 ? sms : 132;
   int64_t mx = 0;
   for (int i = 0; i < g->nnodes; i++) {
@@ -1589,7 +1682,7 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   static int novec = -1;   /* GK_NOVEC=1: scalar loads everywhere (to check that variant) */
   if (novec < 0) { const char *e = getenv("GK_NOVEC"); novec = e && *e && strcmp(e, "0"); }
   if (novec) L.vec_ok = 0;
-  g->aligned16 = (uint8_t)L.vec_ok;
+  P->aligned16 = (uint8_t)L.vec_ok;
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.onl = calloc((size_t)g->nnodes + 1, sizeof(*L.onl));
@@ -1597,11 +1690,11 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   L.maxof = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.shared = calloc((size_t)g->nnodes + 1, 1);
   if (!L.stage || !L.field || !L.onl || !L.varm || !L.maxof || !L.shared) {
-    free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
+    free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared); free(P);
     return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
-  g->nscal = 0;
+  P->nscal = 0;
   static int lit = -1;   /* GK_SPECIALIZE=1: sizes printed as literals (one text per size, as before) */
   if (lit < 0) { const char *e = getenv("GK_SPECIALIZE"); lit = e && *e && strcmp(e, "0"); }
   L.lit = lit;
@@ -1609,19 +1702,19 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     const rt_node *x = g->nodes[i];
     if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0 || L.nrn == RT_MAX_RAND / 2) continue;
     L.rn[L.nrn++] = x;
-    g->scal[g->nscal++] = x->seed;
-    g->scal[g->nscal++] = x->offset;
+    P->scal[P->nscal++] = x->seed;
+    P->scal[P->nscal++] = x->offset;
   }
-  g->nrand = g->nscal;
+  P->nrand = P->nscal;
   fmt_buf src; fmt_init(&src);
-  reset_launch(g);
+  reset_launch(P);
   int rc = -1;
   switch (g->kind) {
   case RG_REDUCE:
     rc = lower_reduce1(&L, &src);
     if (rc) {
-      fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0;
-      g->nscal = g->nrand; L.nprm = 0; L.sealed = 0;
+      fmt_reset(&src); reset_launch(P); L.fail = 0; L.ntmp = 0;
+      P->nscal = P->nrand; L.nprm = 0; L.sealed = 0;
       clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
@@ -1629,8 +1722,8 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_ROWS:
     rc = lower_rows(&L, &src);
     if (rc) {
-      fmt_reset(&src); reset_launch(g); L.fail = 0; L.ntmp = 0; L.xf = NULL;
-      g->nscal = g->nrand; L.nprm = 0; L.sealed = 0;
+      fmt_reset(&src); reset_launch(P); L.fail = 0; L.ntmp = 0; L.xf = NULL;
+      P->nscal = P->nrand; L.nprm = 0; L.sealed = 0;
       clear_marks(&L);
       rc = lower_staged(&L, &src);
     }
@@ -1644,28 +1737,98 @@ int lower_group(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   }
   free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared); free(L.prm);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
-  if (src.status) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel"); }
-  if (rc || L.fail) {
-    fmt_free(&src);
+  if (src.status || rc || L.fail) {
+    fmt_free(&src); free(P);
+    if (!rc && !L.fail) return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
     return rt_seterr(e, GK_EMISUSE, "internal error: cannot lower the %s group: %s", rt_group_name[g->kind],
                      L.err[0] ? L.err : "unsupported pattern");
   }
-  g->nlaunch = (g->nokernel ? 0 : 1) + (g->gemm ? 1 : 0);
   /* name = hash of the text written with the zero name */
   char name[32];
   snprintf(name, sizeof name, "gk_%016llx", (unsigned long long)cu_hash64(src.data, src.len, 0));
-  char *p = strstr(src.data, "gk_0000000000000000");
-  if (p) memcpy(p, name, 19);
-  if (g->src) rt_free(mem, g->src, strlen(g->src) + 1);
-  g->src = rt_alloc(mem, src.len + 1);
-  if (!g->src) { fmt_free(&src); return rt_seterr(e, GK_ENOMEM, "out of memory"); }
-  memcpy(g->src, src.data, src.len + 1);
-  snprintf(g->kname, sizeof g->kname, "%s", name);
+  char *q = strstr(src.data, "gk_0000000000000000");
+  if (q) memcpy(q, name, 19);
+  snprintf(P->kname, sizeof P->kname, "%s", name);
+  /* the launch list: the kernel, then the gemm */
+  if (!P->nokernel) { P->step[P->nstep] = P->kl; snprintf(P->step[P->nstep].kname, 32, "%s", name); P->nstep++; }
+  if (P->gemm) P->step[P->nstep++] = P->gm;
+  g->nlaunch = P->nstep;
+  P->srclen = src.len;
+  P->src = rt_alloc(mem, src.len + 1);
+  if (!P->src) { fmt_free(&src); free(P); return rt_seterr(e, GK_ENOMEM, "out of memory"); }
+  memcpy(P->src, src.data, src.len + 1);
   fmt_free(&src);
+  /* the prep lives in mem (the compiler frees it with rt_prep_free) */
+  rt_prep *Q = rt_alloc(mem, sizeof *Q);
+  if (!Q) { rt_free(mem, P->src, P->srclen + 1); free(P); return rt_seterr(e, GK_ENOMEM, "out of memory"); }
+  memcpy(Q, P, sizeof *Q);
+  free(P);
+  rt_prep_free(mem, g->prep);
+  g->prep = Q;
   return GK_OK;
 }
 
-/* ------------------------------------------------------- the fuse hook */
+/* ------------------------------------------------ prepared groups */
+
+rt_prep *rt_prep_copy(rt_mem *m, const rt_prep *p) {
+  if (!p) return NULL;
+  rt_prep *q = rt_alloc(m, sizeof *q);
+  if (!q) return NULL;
+  memcpy(q, p, sizeof *q);
+  q->src = NULL;
+  if (p->src && !(q->src = rt_alloc(m, p->srclen + 1))) { rt_free(m, q, sizeof *q); return NULL; }
+  if (p->src) memcpy(q->src, p->src, p->srclen + 1);
+  return q;
+}
+
+void rt_prep_free(rt_mem *m, rt_prep *p) {
+  if (!p) return;
+  if (p->src) rt_free(m, p->src, p->srclen + 1);
+  rt_free(m, p, sizeof *p);
+}
+
+int rt_prep_same(const rt_prep *a, const rt_prep *b) {
+  if (!a || !b) return a == b;
+  if (a->nstep != b->nstep || a->srclen != b->srclen || strcmp(a->src, b->src) || strcmp(a->kname, b->kname) ||
+      a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->outs_zero != b->outs_zero ||
+      a->errflag != b->errflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
+      memcmp(a->scal, b->scal, sizeof(uint64_t) * (size_t)a->nscal))
+    return 0;
+  for (int i = 0; i < a->nstep; i++) {
+    const cu_step *x = &a->step[i], *y = &b->step[i];
+    if (x->op != y->op || strcmp(x->kname, y->kname) || memcmp(x->grid, y->grid, sizeof x->grid) ||
+        memcmp(x->block, y->block, sizeof x->block) || x->smem != y->smem || x->a != y->a || x->b != y->b ||
+        x->tf32 != y->tf32 || x->aoff != y->aoff || x->boff != y->boff || x->m != y->m || x->n != y->n || x->k != y->k)
+      return 0;
+  }
+  return 1;
+}
+
+const char *rt_prep_source(const rt_prep *p) { return p ? p->src : NULL; }
+
+int rt_prep_rebind(rt_group *g) {
+  rt_prep *p = g->prep;
+  if (!p) return 0;
+  /* a kernel with vector loads meets an input that is not 16-byte aligned
+  ** (a borrowed buffer): lower it again for scalar loads */
+  if (p->aligned16)
+    for (int i = 0; i < g->nin; i++) {
+      const rt_value *v = g->ins[i]->val;
+      if (v && v->where == RT_ON_DEVICE && (v->dev & 15)) return -1;
+    }
+  int n = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0) continue;
+    if (n + 2 > RT_MAX_RAND) return -1;   /* cuda_lower baked the rest into the text */
+    p->scal[n++] = x->seed;
+    p->scal[n++] = x->offset;
+  }
+  return n == p->nrand ? 0 : -1;
+}
+
+/* ------------------------------------------------- prepare_group */
+
 
 #define NVRTC_SEEN 4096   /* distinct kernels remembered per process (compiled once) */
 static struct { uint64_t seen[NVRTC_SEEN]; int nseen; long ok, bad; int registered; } nv;
@@ -1675,23 +1838,24 @@ static void nvrtc_summary(void) {
 }
 
 static void nvrtc_check(const rt_group *g, int show) {
-  if (!g->src || g->nokernel) return;
-  if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", g->kname, rt_group_name[g->kind], g->src);
-  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", g->kname, rt_group_name[g->kind]);
-  uint64_t h = fnv64(g->src, strlen(g->src));
+  const rt_prep *p = g->prep;
+  if (!p || !p->src || p->nokernel) return;
+  if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
+  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
+  uint64_t h = fnv64(p->src, p->srclen);
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
   if (!nv.registered) { nv.registered = 1; atexit(nvrtc_summary); }
   char *bin = NULL, *log = NULL; size_t len = 0;
-  int rc = cu_nvrtc_compile(g->src, g->kname, "sm_90", &bin, &len, &log);
+  int rc = cu_nvrtc_compile(p->src, p->kname, "sm_90", &bin, &len, &log);
   if (rc == GK_OK) nv.ok++;
   else if (rc == GK_EDEVICE) {
     static int said;
     if (!said) { said = 1; fprintf(stderr, "gk-nvrtc: skipped: %s\n", log ? log : "NVRTC not found"); }
   } else {
     nv.bad++;
-    fprintf(stderr, "gk-nvrtc: FAILED %s (%s group)\n%s\n--- source ---\n%s\n", g->kname, rt_group_name[g->kind],
-            log ? log : "", g->src);
+    fprintf(stderr, "gk-nvrtc: FAILED %s (%s group)\n%s\n--- source ---\n%s\n", p->kname, rt_group_name[g->kind],
+            log ? log : "", p->src);
   }
   free(bin); free(log);
 }
@@ -1706,29 +1870,15 @@ static int group_launches(const rt_group *g) {
   return 1;
 }
 
-int lower_rebind(rt_group *g) {
-  int n = 0;
-  for (int i = 0; i < g->nnodes; i++) {
-    const rt_node *x = g->nodes[i];
-    if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0) continue;
-    if (n + 2 > RT_MAX_RAND) return -1;   /* lower_group baked the rest into the text */
-    g->scal[n++] = x->seed;
-    g->scal[n++] = x->offset;
-  }
-  if (g->src && n != g->nrand) return -1;
-  return 0;
-}
-
-int lower_hook(rt_backend *be, rt_group *g, rt_mem *mem, int tf32) {
+int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
   static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name */
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
     show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : 0;
   }
-  int cuda = !strcmp(be->name, "cuda");
-  if (!cuda && !check) { g->nlaunch = group_launches(g); return GK_OK; }
-  int rc = lower_group(g, mem, cuda ? rt_cuda_sms(be) : 132, tf32, &be->err);
+  if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
+  int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;
   if (check) nvrtc_check(g, show);
   return GK_OK;
