@@ -309,14 +309,12 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   }
   A agg;
   const A tpre = gk_block_scan<T, Op>(bs).exclusive(tsum, op, &agg);   /* ends with a barrier */
-  if (tile > 0) {
+  if (gridDim.x > 1) {                         /* one call site: the look-back is compiled once */
     if (warp == 0) {
-      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);
-      if (lane == 0) block_excl = e;
+      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* tile 0: publishes only */
+      if (lane == 0 && tile > 0) block_excl = e;
     }
-    __syncthreads();
-  } else if (gridDim.x > 1 && warp == 0) {
-    gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* publishes only */
+    if (tile > 0) __syncthreads();
   }
   A run = tile == 0 ? tpre : (threadIdx.x == 0 ? block_excl : op(block_excl, tpre));
   /* accumulators replace elements in place when they have the same size;
