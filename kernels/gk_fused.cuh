@@ -37,9 +37,7 @@ GK_DEV double gkl_ms_add(double s, double m, double x) { return gk_ms_add_d(s, m
 template <class T> struct gkl_op_ms {
   typedef gkl_ms<T> A;
   GK_DEV A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = 0.0; return r; }
-  /* Not inlined: a reduction tree merges in a dozen places (two exps each),
-  ** but only O(log) times per block -- one copy compiles much faster. */
-  __device__ __noinline__ A operator()(A a, A b) const {
+  GK_DEV A operator()(A a, A b) const {
     if (a.m != a.m) return a;
     if (b.m != b.m) return b;
     if (a.m < b.m) { A t = a; a = b; b = t; }
@@ -51,18 +49,13 @@ template <class T> struct gkl_op_ms {
   template <class X, class J> GK_DEV A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }
 };
 /* op(a, lift(x)) for one element, without the general merge: x <= m adds
-** exp(x - m); a larger x rescales s; a NaN x makes m NaN; a NaN m stays.
-** The new-max branch (a double exp) is rare on most data -- O(log n) times
-** per thread on random input -- and is one out-of-line copy instead of one
-** per unrolled element (a quarter of a sum-exp kernel's compile time). */
-template <class T> __device__ __noinline__ gkl_ms<T> gkl_ms_up(gkl_ms<T> a, T x) {
-  if (x != x) a.m = x;
-  else { a.s = gk_ms_rescale(a.s, (double)a.m, (double)x) + 1.0; a.m = x; }
-  return a;
-}
+** exp(x - m); a larger x rescales s; a NaN x makes m NaN; a NaN m stays. */
 template <class T> GK_DEV gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {
   if (x <= a.m) a.s = gkl_ms_add(a.s, a.m, x);
-  else if (a.m == a.m) a = gkl_ms_up(a, x);
+  else if (a.m == a.m) {
+    if (x != x) a.m = x;
+    else { a.s = gk_ms_rescale(a.s, (double)a.m, (double)x) + 1.0; a.m = x; }
+  }
   return a;
 }
 template <class T> GK_DEV double gkl_ms_final(const gkl_ms<T> &a, T mp) {

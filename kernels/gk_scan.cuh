@@ -160,7 +160,7 @@ GK_DEV typename Op::A gk_lb_far(const gk_tile_state<typename Op::A> &st, gk_i64 
     gk_u32 tag; A v;
     gk_lb_poll<P::SLEEP>(st.gdesc(need ? q : 0), need, ep, &tag, &v);
     const bool pre = (tag & 3u) == GK_LB_PRE || q == 0;
-#pragma unroll 4
+#pragma unroll
     for (int k = 0; k < 32; ++k) {
       const A x = gk_shfl(v, k);
       const bool xpre = __shfl_sync(GK_FULL_MASK, pre, k);
@@ -201,7 +201,7 @@ GK_DEV typename Op::A gk_lookback(void *tile_state, Idx ntiles, Idx tile, typena
     if (P::SLEEP > 0) gk_nanosleep(P::SLEEP);
   }
   A w = gk_shfl(vt, 0);                      /* W(g, t), valid when j > 0 */
-#pragma unroll 4
+#pragma unroll
   for (int k = 1; k < 31; ++k) {
     const A x = gk_shfl(vt, k);
     if (k < j) w = op(w, x);
@@ -219,7 +219,7 @@ GK_DEV typename Op::A gk_lookback(void *tile_state, Idx ntiles, Idx tile, typena
   if (pm) {
     const int lp = __ffs(pm) - 1;
     gp = gk_shfl(vg, lp);
-#pragma unroll 4
+#pragma unroll
     for (int k = 30; k >= 0; --k) {
       const A x = gk_shfl(vg, k);
       if (k < lp) gp = op(gp, x);
@@ -267,14 +267,18 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   const Idx base = tile * (Idx)P::TILE;
   const bool full = n - base >= (Idx)P::TILE;
   const Idx wbase = base + (Idx)warp * WSPAN;
-  /* striped, coalesced load; one body for full and partial tiles (a
-  ** full-tile copy without the bound test doubles the code to compile) */
+  /* striped, coalesced load */
   X x[K];
+  if (full) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {
-    const Idx i = wbase + k * 32 + lane;
-    if (i < n) load.template load<1>(x + k, i);
-    else x[k] = X();
+    for (int k = 0; k < K; ++k) load.template load<1>(x + k, wbase + k * 32 + lane);
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const Idx i = wbase + k * 32 + lane;
+      if (i < n) load.template load<1>(x + k, i);
+      else x[k] = X();
+    }
   }
   /* to blocked: lane owns elements e0 .. e0+K-1.  When every warp's span
   ** fits the buffer at once it stays there until the output pass (few live
@@ -291,7 +295,7 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
     for (int k = 1; k < K; ++k)
       if (full || e0 + k < n) tsum = op(tsum, op.lift(sx[gk_tpadi(lane * K + k)], e0 + k));
   } else {
-#pragma unroll 1
+#pragma unroll
     for (int r = 0; r < RX::R; ++r) {
       if (warp / RX::WPR == r) {
 #pragma unroll
@@ -309,12 +313,14 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   }
   A agg;
   const A tpre = gk_block_scan<T, Op>(bs).exclusive(tsum, op, &agg);   /* ends with a barrier */
-  if (gridDim.x > 1) {                         /* one call site: the look-back is compiled once */
+  if (tile > 0) {
     if (warp == 0) {
-      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* tile 0: publishes only */
-      if (lane == 0 && tile > 0) block_excl = e;
+      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);
+      if (lane == 0) block_excl = e;
     }
-    if (tile > 0) __syncthreads();
+    __syncthreads();
+  } else if (gridDim.x > 1 && warp == 0) {
+    gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* publishes only */
   }
   A run = tile == 0 ? tpre : (threadIdx.x == 0 ? block_excl : op(block_excl, tpre));
   /* accumulators replace elements in place when they have the same size;
@@ -326,8 +332,8 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
     __syncthreads();                              /* accumulators overwrite other warps' elements */
   }
   /* fold again from the prefix; back to striped through shared memory */
-#pragma unroll 1
-  for (int r = 0; r < RA::R; ++r) {   /* not unrolled: one copy of the pass, not R */
+#pragma unroll
+  for (int r = 0; r < RA::R; ++r) {
     if (warp / RA::WPR == r) {
       A *s = (A *)(sh.b + (warp % RA::WPR) * SA);
 #pragma unroll
@@ -337,10 +343,18 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
         else { run = op(run, a); s[gk_tpadi(lane * K + k)] = run; }
       }
       __syncwarp();
+      if (full) {
 #pragma unroll
-      for (int k = 0; k < K; ++k) {
-        const Idx i = wbase + k * 32 + lane;
-        if (i < n) { const A v = s[gk_tpadi(k * 32 + lane)]; store.template store<1>(i, &v); }
+        for (int k = 0; k < K; ++k) {
+          const A v = s[gk_tpadi(k * 32 + lane)];
+          store.template store<1>(wbase + k * 32 + lane, &v);
+        }
+      } else {
+#pragma unroll
+        for (int k = 0; k < K; ++k) {
+          const Idx i = wbase + k * 32 + lane;
+          if (i < n) { const A v = s[gk_tpadi(k * 32 + lane)]; store.template store<1>(i, &v); }
+        }
       }
     }
     if (RA::R > 1 && r + 1 < RA::R) __syncthreads();

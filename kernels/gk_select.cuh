@@ -41,14 +41,20 @@ GK_DEV void gk_select(Idx n, const Load &load, const Store &store, gk_i64 *count
   const Idx tile = blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = gk_lane();
   const Idx base = tile * (Idx)P::TILE;
+  const bool full = n - base >= (Idx)P::TILE;
   const Idx wbase = base + (Idx)warp * WSPAN;
   const unsigned lt = (1u << lane) - 1u;
   X v[K];
   unsigned bits = 0;                           /* bit k: item k selected */
+  if (full) {
 #pragma unroll
-  for (int k = 0; k < K; ++k) {   /* one body for full and partial tiles: half the code to compile */
-    const Idx i = wbase + k * 32 + lane;
-    if (i < n) bits |= (unsigned)load(i, v[k]) << k;
+    for (int k = 0; k < K; ++k) bits |= (unsigned)load(wbase + k * 32 + lane, v[k]) << k;
+  } else {
+#pragma unroll
+    for (int k = 0; k < K; ++k) {
+      const Idx i = wbase + k * 32 + lane;
+      if (i < n) bits |= (unsigned)load(i, v[k]) << k;
+    }
   }
   int wcount = __popc(bits);
 #pragma unroll
@@ -75,7 +81,7 @@ GK_DEV void gk_select(Idx n, const Load &load, const Store &store, gk_i64 *count
     const unsigned m = __ballot_sync(GK_FULL_MASK, (bits >> k) & 1u);
     const Idx r = rank + __popc(m & lt);
     if ((bits >> k) & 1u) store(r, v[k], i);
-    else if (PARTITION && i < n) store(n - 1 - (i - r), v[k], i);
+    else if (PARTITION && (full || i < n)) store(n - 1 - (i - r), v[k], i);
     rank += __popc(m);
   }
 }
