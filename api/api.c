@@ -46,7 +46,7 @@ struct gk_ctx {
   cc_session *cc;
   int status;                /* status of the last call */
   char msg[API_MSG];         /* its formatted message */
-  volatile int interrupt;    /* gk_interrupt sets it; the backend polls it */
+  _Atomic int interrupt;     /* gk_interrupt sets it; the backend polls it */
   pthread_mutex_t alloc_mu;  /* serialises calls to cfg.alloc (worker threads allocate too) */
   gk_stmt *stmts;            /* prepared statements not yet finalized */
   /* DLPack exports (all guarded by exp_mu) */
@@ -129,7 +129,7 @@ static void free_export(gk_ctx *g, gk_export *x);
 static void begin(gk_ctx *g) {
   g->status = GK_OK;
   g->msg[0] = 0;
-  g->interrupt = 0;
+  atomic_store_explicit(&g->interrupt, 0, memory_order_relaxed);
   if (atomic_load_explicit(&g->has_released, memory_order_acquire)) drain_exports(g);
 }
 
@@ -234,7 +234,7 @@ void gk_close(gk_ctx *g) {
 
 const char *gk_backend(gk_ctx *g) { return g ? g->be->name : "none"; }
 
-void gk_interrupt(gk_ctx *g) { if (g) g->interrupt = 1; }
+void gk_interrupt(gk_ctx *g) { if (g) atomic_store_explicit(&g->interrupt, 1, memory_order_relaxed); }
 
 int gk_option(gk_ctx *g, const char *name, int value) {
   if (!g) return GK_EMISUSE;
@@ -280,7 +280,7 @@ static int run_program(gk_ctx *g, const char *src, size_t len, const char *name,
     rt_err e; rt_err_clear(&e);
     lang_loc loc;
     rc = cc_exec(g->cc, prog->stmts[i], &e, &loc);
-    if (g->interrupt && !rc) rc = rt_seterr(&e, GK_EINTERRUPT, "interrupted");
+    if (atomic_load_explicit(&g->interrupt, memory_order_relaxed) && !rc) rc = rt_seterr(&e, GK_EINTERRUPT, "interrupted");
     if (rc) {
       if (rc == GK_EINTERRUPT) snprintf(e.msg, sizeof e.msg, "interrupted");
       if (loc.line == 0) loc = prog->stmts[i]->loc;
@@ -444,8 +444,16 @@ static int valid_name(const char *n) {
   return 1;
 }
 
+/* The language refuses to assign to a builtin's or a user function's name;
+** so does the API (the variable could never be used). */
+static int fn_name(gk_ctx *g, const char *n) {
+  for (const char *const *b = cc_builtin_names(); *b; b++) if (!strcmp(*b, n)) return 1;
+  return g->cc && cc_has_fn(g->cc, n);
+}
+
 static int check_array_args(gk_ctx *g, const char *fn, const char *name, gk_dtype t, int ndim, const int64_t *shape) {
   if (!valid_name(name)) return fail(g, GK_EMISUSE, "%s: '%s' is not a valid variable name", fn, name ? name : "(null)");
+  if (fn_name(g, name)) return fail(g, GK_EMISUSE, "%s: '%s' is a function; choose another variable name", fn, name);
   if (gk_dtype_size(t) == 0) return fail(g, GK_EMISUSE, "%s: invalid dtype %d", fn, (int)t);
   if (ndim < 0 || ndim > GK_MAX_DIMS) return fail(g, GK_EMISUSE, "%s: ndim must be 0..%d, got %d", fn, GK_MAX_DIMS, ndim);
   if (ndim > 0 && !shape) return fail(g, GK_EMISUSE, "%s: shape is NULL", fn);
@@ -809,6 +817,7 @@ int gk_from_dlpack(gk_ctx *g, const char *name, void *tensor) {
   if (!mt) return fail(g, GK_EMISUSE, "gk_from_dlpack: tensor is NULL");
   const DLTensor *t = &mt->dl_tensor;
   if (!valid_name(name)) return dl_reject(g, mt, "'%s' is not a valid variable name", name ? name : "(null)");
+  if (fn_name(g, name)) return dl_reject(g, mt, "'%s' is a function; choose another variable name", name);
   int dt = -1;
   int c = t->dtype.code, bits = t->dtype.bits;
   if (t->dtype.lanes != 1) return dl_reject(g, mt, "vector dtypes (lanes = %d) are not supported", t->dtype.lanes);

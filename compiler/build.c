@@ -23,7 +23,6 @@
 #include "runtime/host.h"
 #include "kernels/gk_scalar.h"
 
-#define CC_MAX_ELEMENTS ((int64_t)1 << 34) /* elements in one array (64 GiB of f32): bigger is beyond any one machine here, and a lazy loop over it would run for minutes */
 #define CC_MAX_EVAL_DEPTH (4 * LANG_MAX_DEPTH) /* recursion of the checker, user functions included */
 
 /* ------------------------------------------------------------ small helpers */
@@ -166,6 +165,8 @@ static gk_dtype promote(const cval *a, const cval *b) {
 
 static const char *opsym(int op) { return rt_op_info[op].sym; }
 
+static int check_size(cc_session *s, lang_loc loc, int ndim, const int64_t *shape);
+
 /* Result shape of broadcasting a and b (numpy's rule, plus one value per
 ** row of a rows() view).  Sets *pa / *pb to whether each is repeated per row. */
 static int bshape(cc_session *s, lang_loc loc, const cval *a, const cval *b, int view,
@@ -192,7 +193,7 @@ static int bshape(cc_session *s, lang_loc loc, const cval *a, const cval *b, int
     shape[d] = dx == 1 ? dy : dx;
   }
   *ndim = nd;
-  return GK_OK;
+  return check_size(s, loc, nd, shape);
 }
 
 static int join_view(cc_session *s, lang_loc loc, int va, int vb, int *v) {
@@ -377,8 +378,7 @@ static int check_size(cc_session *s, lang_loc loc, int ndim, const int64_t *shap
   int64_t n; size_t b;
   rt_err e; rt_err_clear(&e);
   if (ndim > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, ndim);
-  if (rt_shape_count(ndim, shape, 8, &n, &b, &e) || n > CC_MAX_ELEMENTS)
-    return cc_error(s, loc, GK_ELIMIT, "array too large (limit %lld elements)", (long long)CC_MAX_ELEMENTS);
+  if (rt_shape_count(ndim, shape, 8, &n, &b, &e)) return cc_error(s, loc, e.status, "%s", e.msg);
   return GK_OK;
 }
 
@@ -848,7 +848,7 @@ static int b_reshape(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
     }
     if (dim_value(s, &a->v[i], a->loc[i], "dimension", &d)) return s->err->status;
     shape[nd++] = d;
-    if (d && prod > INT64_MAX / d) return cc_error(s, loc, GK_ELIMIT, "array too large");
+    if (d && prod > INT64_MAX / d) return cc_error(s, loc, GK_ELIMIT, "array too large (limit %lld elements)", (long long)RT_MAX_ELEMENTS);
     prod *= d;
   }
   if (neg >= 0) {
@@ -856,6 +856,7 @@ static int b_reshape(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
     shape[neg] = x->n / prod; prod *= shape[neg];
   }
   if (prod != x->n) goto bad;
+  if (check_size(s, loc, nd, shape)) return s->err->status;
   {
     rt_node r = blank(RT_RESHAPE, x->t, nd, shape);
     r.nin = 1; r.in[0] = x;
@@ -890,6 +891,7 @@ static int matmul(cc_session *s, cval a, cval b, lang_loc loc, cval *out) {
   int nd = 0; int64_t shape[2];
   if (x->ndim == 2) shape[nd++] = x->shape[0];
   if (y->ndim == 2) shape[nd++] = y->shape[1];
+  if (check_size(s, loc, nd, shape)) return s->err->status;
   rt_node r = blank(RT_MATMUL, t, nd, shape);
   r.nin = 2; r.in[0] = cast(s, x, t); r.in[1] = cast(s, y, t);
   if (!r.in[0] || !r.in[1]) return s->err->status;
@@ -975,7 +977,12 @@ static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (access(a->v[0].str, R_OK) != 0)   /* never open here: a FIFO would block */
     return cc_error(s, loc, GK_EIO, "cannot open '%s': %s", a->v[0].str, strerror(errno));
   loadctx c = { s, NULL, NULL, 0 };
+  rt_err_clear(&s->be->err);
   int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+  if (!c.v && s->be->err.status == GK_ELIMIT) {   /* the shape is past the size limit (empty or not) */
+    if (c.buf) rt_free(s->mem, c.buf, c.bytes);
+    return cc_error(s, loc, GK_ELIMIT, "cannot load '%s': %s", a->v[0].str, s->be->err.msg);
+  }
   if (!rc && c.buf && c.v->bytes && s->be->write(s->be, c.v, c.buf)) rc = s->be->err.status;
   if (c.buf) rt_free(s->mem, c.buf, c.bytes);
   if (rc) {
@@ -1318,8 +1325,11 @@ static int eval_index(cc_session *s, const ast *e, cval *out) {
       if (p->kids[0]) { if (a0 < 0) a0 += len; if (a0 < 0) a0 = step > 0 ? 0 : -1; if (a0 >= len) a0 = step > 0 ? len : len - 1; }
       if (p->kids[1]) { if (b0 < 0) b0 += len; if (b0 < 0) b0 = step > 0 ? 0 : -1; if (b0 >= len) b0 = step > 0 ? len : len - 1; }
       else if (step < 0) b0 = -1;
-      int64_t cnt = step > 0 ? (b0 > a0 ? (b0 - a0 + step - 1) / step : 0) : (a0 > b0 ? (a0 - b0 - step - 1) / (-step) : 0);
-      r.shape[nd] = cnt; r.vstride[nd++] = st[d] * step;
+      /* in unsigned: a step near INT64_MIN / INT64_MAX takes one element, as in numpy */
+      uint64_t ustep = step > 0 ? (uint64_t)step : -(uint64_t)step;
+      int64_t cnt = step > 0 ? (b0 > a0 ? (int64_t)((uint64_t)(b0 - a0 - 1) / ustep) + 1 : 0)
+                             : (a0 > b0 ? (int64_t)((uint64_t)(a0 - b0 - 1) / ustep) + 1 : 0);
+      r.shape[nd] = cnt; r.vstride[nd++] = cnt > 1 ? st[d] * step : st[d];
       if (cnt) r.voff += a0 * st[d];
       continue;
     }

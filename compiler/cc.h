@@ -54,6 +54,7 @@ const char *const *cc_builtin_names(void);
 /* Variables. */
 int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err); /* takes a reference */
 int cc_unbind(cc_session *s, const char *name);
+int cc_has_fn(cc_session *s, const char *name);   /* a user function of that name is defined */
 /* Finds `name`; computes it if pending when `compute`.  *v is borrowed. */
 int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err);
 int cc_sync(cc_session *s, rt_err *err);   /* computes every pending variable */

@@ -232,6 +232,8 @@ cfn *cc_findfn(cc_session *s, const char *name) {
   return NULL;
 }
 
+int cc_has_fn(cc_session *s, const char *name) { return cc_findfn(s, name) != NULL; }
+
 void cc_each_var(cc_session *s, cc_var_fn fn, void *ud) {
   for (int i = 0; i < s->nvars; i++) fn(ud, s->vars[i].name, s->vars[i].v.x);
 }

@@ -647,7 +647,13 @@ def limits_md():
     lim("SHOW_MAX", "lang/parse.c", "an unexpected 55-letter name", src="x = 1 " + "b" * 55,
         note="Not a limit on programs: a token quoted in a message is cut to this many bytes and `...`.")
     lim("GK_MAX_DIMS", "gk.h", "`zeros(1,1,1,1,1,1,1,1,1)`", src="zeros(1,1,1,1,1,1,1,1,1)")
-    lim("CC_MAX_ELEMENTS", "compiler/build.c", "`zeros(1048576, 1048576)`", src="zeros(1048576, 1048576)")
+    lim("RT_MAX_ELEMENTS", "runtime/rt.h", "`zeros(1048576, 1048576)`", src="zeros(1048576, 1048576)",
+        note="One helper (`rt_shape_count`) checks it wherever a shape is made: constructors, broadcasts, `@`, "
+             "`reshape`, `load`, `gk_set` and `gk_from_dlpack` (which answer GK_ELIMIT with the same words).")
+    R.append(("RT_MAX_ELEMENTS", "runtime/rt.h", define("runtime/rt.h", "RT_MAX_ELEMENTS")[0], "(the same limit, for a broadcast)",
+              "`ones(1, 4294967296) + ones(4294967296, 1)`", first_error(gk("ones(1, 4294967296) + ones(4294967296, 1)", expect_ok=False)), None))
+    R.append(("RT_MAX_ELEMENTS", "runtime/rt.h", define("runtime/rt.h", "RT_MAX_ELEMENTS")[0], "(the same limit, for an empty array: empty dimensions count as 1)",
+              "`zeros(0, 17179869185)`", first_error(gk("zeros(0, 17179869185)", expect_ok=False)), None))
     lim("CC_MAX_EVAL_DEPTH", "compiler/build.c", None,
         note="The checker's recursion depth. The parser's depth limits keep a single expression under it; "
              "nested user functions are stopped earlier by CC_MAX_INLINE_DEPTH (below).")

@@ -327,7 +327,7 @@ static void job_run(void *ctx, int64_t begin, int64_t end) {
   memset(&c, 0, sizeof c);
   c.b = j->b;
   for (int64_t k = begin; k < end && !j->failed; k++) {
-    if (j->b->interrupt && *j->b->interrupt) { j->failed = GK_EINTERRUPT; break; }
+    if (j->b->interrupt && atomic_load_explicit(j->b->interrupt, memory_order_relaxed)) { j->failed = GK_EINTERRUPT; break; }
     scratch_reset(&c);
     j->fn(j, &c, k);
     if (c.failed) j->failed = GK_ENOMEM;

@@ -11,6 +11,7 @@
 #define RT_H
 
 #include <stdarg.h>
+#include <stdatomic.h>
 #include "runtime/plan.h"
 
 /* Host allocation hook (gk_config.alloc's contract). */
@@ -60,7 +61,7 @@ struct rt_backend {
   const char *name;              /* "cpu" or "cuda" */
   rt_mem *mem;                   /* host allocation hook (the context's) */
   rt_err err;                    /* this backend's last error */
-  volatile int *interrupt;       /* set asynchronously to stop work; checked between chunks */
+  _Atomic int *interrupt;        /* set asynchronously to stop work; checked between chunks */
   /* Told when a kernel compile is slow (gk_config.compile's contract): the
   ** cuda backend calls it; NULL = none. */
   void (*compile_note)(void *ud, int done, const char *kernel, double ms);
@@ -83,6 +84,8 @@ struct rt_backend {
 };
 
 /* Value helpers (runtime/value.c). */
+#define RT_MAX_ELEMENTS ((int64_t)1 << 34) /* elements in one array (64 GiB of f32), counting an empty dimension as 1: bigger is beyond any one machine here, and a lazy loop over it would run for minutes */
+/* Element count and bytes of a shape; GK_ELIMIT past RT_MAX_ELEMENTS (the one size check). */
 int rt_shape_count(int ndim, const int64_t *shape, size_t esize, int64_t *n, size_t *bytes, rt_err *e);
 int rt_value_new(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
 void rt_value_ref(rt_value *v);

@@ -52,19 +52,24 @@ int rt_is_float(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind =
 int rt_is_int(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind == 1; }
 
 /* Element count and byte size of a shape, with every product checked for
-** overflow before anything is allocated.  Dims must be >= 0. */
+** overflow before anything is allocated.  Dims must be >= 0.  The limit is
+** on the count with empty dimensions taken as 1, so an empty array of absurd
+** dimensions is refused too (a later product of its dims would wrap). */
 int rt_shape_count(int ndim, const int64_t *shape, size_t esize, int64_t *n, size_t *bytes, rt_err *e) {
-  int64_t c = 1;
+  int64_t c = 1, nominal = 1;
   if (ndim < 0 || ndim > GK_MAX_DIMS)
     return rt_seterr(e, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, ndim);
-  for (int i = 0; i < ndim; i++) {
+  for (int i = 0; i < ndim; i++)
     if (shape[i] < 0) return rt_seterr(e, GK_ETYPE, "negative dimension %lld", (long long)shape[i]);
-    if (shape[i] && c > INT64_MAX / shape[i])
-      return rt_seterr(e, GK_ELIMIT, "array too large: element count overflows");
+  for (int i = 0; i < ndim; i++) {
+    int64_t d = shape[i] ? shape[i] : 1;
+    if (d > RT_MAX_ELEMENTS / nominal)
+      return rt_seterr(e, GK_ELIMIT, "array too large (limit %lld elements)", (long long)RT_MAX_ELEMENTS);
+    nominal *= d;
     c *= shape[i];
   }
   if (esize && (uint64_t)c > (uint64_t)(SIZE_MAX / 2) / esize)
-    return rt_seterr(e, GK_ELIMIT, "array too large: %lld elements", (long long)c);
+    return rt_seterr(e, GK_ELIMIT, "array too large (limit %lld elements)", (long long)RT_MAX_ELEMENTS);
   if (n) *n = c;
   if (bytes) *bytes = (size_t)c * esize;
   return GK_OK;

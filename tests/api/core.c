@@ -206,6 +206,19 @@ static void test_set_errors(gk_ctx *g) {
   CHECK_RC(g, gk_set(g, "keep", GK_F32, 1, sh1, NULL), GK_EMISUSE);
   CHECK_RC(g, gk_set(g, "keep", GK_F32, 2, huge, other), GK_ELIMIT);
   CHECK(gk_errcode(g) == GK_ELIMIT);
+  /* one size limit everywhere: 2^40 elements, and an empty array of absurd dims (issue 12) */
+  int64_t big40[2] = {(int64_t)1 << 20, (int64_t)1 << 20}, empty_huge[2] = {0, INT64_MAX};
+  CHECK_RC(g, gk_set(g, "keep", GK_F32, 2, big40, other), GK_ELIMIT);
+  CHECK_STR(gk_errmsg(g), "gk_set: array too large (limit 17179869184 elements)");
+  CHECK_RC(g, gk_set(g, "keep", GK_F32, 2, empty_huge, other), GK_ELIMIT);
+  CHECK_STR(gk_errmsg(g), "gk_set: array too large (limit 17179869184 elements)");
+  /* names the language cannot assign: builtins and user functions */
+  CHECK_RC(g, gk_set(g, "sum", GK_F32, 1, sh1, other), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_set: 'sum' is a function; choose another variable name");
+  OK(g, gk_eval(g, "fn twice(a) = 2 * a"));
+  CHECK_RC(g, gk_set(g, "twice", GK_F32, 1, sh1, other), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_set: 'twice' is a function; choose another variable name");
+  CHECK_RC(g, gk_eval(g, "twice = 1"), GK_ETYPE);
   OK(g, getf(g, "keep", fo, 3));
   CHECK(fo[0] == 1 && fo[2] == 3);
   CHECK_STR(gk_errmsg(g), "");

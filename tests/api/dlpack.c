@@ -155,6 +155,12 @@ static void test_rejects(void) {
   REJECT(p.t.dl_tensor.ndim = -1, "ndim must be 0..8");
   REJECT(p.t.dl_tensor.shape = NULL, "shape is NULL");
   REJECT(p.shape[1] = -3, "negative dimension -3");
+  REJECT((p.shape[0] = (int64_t)1 << 20, p.shape[1] = (int64_t)1 << 20), "gk_from_dlpack: array too large (limit 17179869184 elements)");
+  REJECT((p.shape[0] = 0, p.shape[1] = INT64_MAX), "gk_from_dlpack: array too large (limit 17179869184 elements)");
+  make(&p, f, kDLFloat, 32, 2, sh);
+  CHECK_RC(g, gk_from_dlpack(g, "sum", &p.t), GK_EMISUSE);
+  CHECK(p.deletes == 1);
+  CHECK(strstr(gk_errmsg(g), "'sum' is a function; choose another variable name") != NULL);
   make(&p, f, kDLFloat, 32, 2, sh);
   CHECK_RC(g, gk_from_dlpack(g, "fn", &p.t), GK_EMISUSE);
   CHECK(p.deletes == 1);
