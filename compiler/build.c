@@ -712,8 +712,16 @@ static int b_rand(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 }
 
 static int b_seed(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
-  int64_t v;
-  if (scalar_value(s, &A(0), a->loc[0], "the seed", NULL, &v)) return s->err->status;
+  int64_t v; double f;
+  if (scalar_value(s, &A(0), a->loc[0], "the seed", &f, &v)) return s->err->status;
+  /* a float seed must be an integer an int64 holds: nan, inf and 1e300 would
+  ** all cast to one stream (numpy raises too) */
+  if (rt_is_float(A(0).x->t) && !(f == floor(f) && f >= -9.2e18 && f <= 9.2e18)) {
+    char buf[64]; snprintf(buf, sizeof buf, "%g", f);
+    if (f != f) snprintf(buf, sizeof buf, "nan");
+    return cc_error(s, a->loc[0], GK_EVALUE, "the seed must be an integer within int64, got %s", buf);
+  }
+  if (rt_is_float(A(0).x->t)) v = (int64_t)f;
   s->seed = (uint64_t)v;
   s->rng_offset = 0;
   *out = none();

@@ -113,7 +113,7 @@ BUILTINS = [
     ("make", "fill", "fill(v, dims...)", "an array of v (v's dtype)", "fill(7, 2, 2)"),
     ("make", "rand", "rand(dims...)", "uniform U[0,1) f32 (Philox4x32-10)", "seed(1); rand(3)"),
     ("make", "randn", "randn(dims...)", "standard normal N(0,1) f32", "seed(1); randn(3)"),
-    ("make", "seed", "seed(s)", "sets the generator's seed and restarts its stream; prints nothing",
+    ("make", "seed", "seed(s)", "sets the generator's seed (an integer; a float seed must be integral and within int64) and restarts its stream; prints nothing",
      "seed(5); a = rand(2); seed(5); rand(2) == a"),
     ("elementwise", "abs", "abs(x)", "absolute value (keeps ints)", "abs([-1.5, 2])"),
     ("elementwise", "exp", "exp(x)", "e**x (ints become float)", "exp([0, 1])"),
