@@ -33,22 +33,15 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.path.insert(1, os.path.dirname(HERE))   # tests/: run_gk.py, numpy_check.py
 warnings.simplefilter("ignore")
 
 import gen as Gm      # noqa: E402
 import model as M     # noqa: E402
 from model import Reject  # noqa: E402
+from run_gk import find_gk  # noqa: E402
 
 K_TOL = 2.0   # a float result may differ from the reference by K_TOL * its bound
-
-
-def find_gk():
-    b = os.environ.get("B", "build")
-    for base in (os.getcwd(), ROOT):
-        p = os.path.abspath(os.path.join(base, b, "gk"))
-        if os.path.isfile(p) and os.access(p, os.X_OK):
-            return p
-    return None
 
 
 def configs(backend):
