@@ -638,6 +638,17 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
                    (!s->opt_fusion && (x->op == RT_IOTA || x->op == RT_RAND || x->op == RT_RANDN));
     p.parent[i] = i;
   }
+  /* an i64 hist's range from the data needs the extremes themselves (numpy's
+  ** uint64 difference), so unfused the range casts stay inside the hist */
+  if (!s->opt_fusion)
+    for (i = 0; i < n; i++) {
+      rt_node *x = p.post[i];
+      if (x->op != RT_HIST || !x->excl) continue;
+      for (j = 1; j <= 2 && j < x->nin; j++) {
+        rt_node *c = x->in[j];
+        if (c->op == RT_CAST && is_pending(s, c) && G(c)->post >= 0) G(c)->anchor = 0;
+      }
+    }
   for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
   /* bound the depth of inlined chains: evaluation recurses on it */
   for (i = 0; i < n; i++) {

@@ -19,6 +19,7 @@
 #include "runtime/rt.h"
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
+#include "kernels/gk_scalar.h"   /* GK_MONOIDS: identity and combine of sum, prod, max, min, any, all */
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
 #define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
@@ -364,17 +365,30 @@ static int run_map(rt_backend *b, const rt_node *x, rt_node *out) {
 
 typedef struct acc { double f; int64_t i; int64_t at; int nan; int any; double mean, m2; int64_t cnt; } acc;
 
+static void acc_ident(acc *a, int idk, int64_t lowest, int64_t highest) {
+  switch (idk) {
+  case GK_ID_ZERO: a->f = 0; a->i = 0; break;
+  case GK_ID_ONE: a->f = 1; a->i = 1; break;
+  case GK_ID_LOWEST: a->f = -INFINITY; a->i = lowest; break;
+  case GK_ID_HIGHEST: a->f = INFINITY; a->i = highest; break;
+  }
+}
+
+/* The accumulator's start: a monoid's identity (gk_scalar.h's GK_MONOIDS row
+** of the same name) in the slot dtype t uses -- f for floats, i for the rest,
+** LOWEST / HIGHEST the dtype's own extremes (what an exscan's first element
+** shows); argmax/argmin start empty (at < 0), var at count 0. */
 static void acc_init(acc *a, int rop, gk_dtype t) {
   memset(a, 0, sizeof *a);
   a->at = -1;
+  int lo = t == GK_BOOL ? 0 : t == GK_I32 ? 1 : 2;   /* bool, i32, i64 */
+  static const int64_t lowest[] = { 0, GK_I32_MIN, GK_I64_MIN }, highest[] = { 1, INT32_MAX, INT64_MAX };
   switch (rop) {
-  case ROP_SUM: a->f = 0; a->i = 0; break;
-  case ROP_PROD: a->f = 1; a->i = 1; break;
-  case ROP_ANY: a->i = 0; break;
-  case ROP_ALL: a->i = 1; break;
-  default: a->any = 0; break;   /* max/min/arg*: empty until the first element */
+#define ID(NAME, name, IDK, COMB) case ROP_##NAME: acc_ident(a, IDK, lowest[lo], highest[lo]); break;
+  GK_MONOIDS(ID)
+#undef ID
+  default: break;
   }
-  (void)t;
 }
 
 /* Folds n values at p (dtype t) into a; base = index of p[0] within the reduced sequence. */
@@ -402,16 +416,21 @@ static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step)
 
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
-#define FOLD(T, ISF) do { const T *v = (const T *)p; \
+/* A monoid row folds with its combine: floats in double, sum/prod of ints in
+** wrapping u64 (RA_WIDE), max/min of ints in int64. */
+#define MONOID_FOLD(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (isf_) { double s = a->f; for (int64_t q = 0; q < n; q++) s = COMB(s, (double)v[q * step]); a->f = s; } \
+    else if (rt_rop_info[rop].acc == RA_WIDE) { \
+      uint64_t s = (uint64_t)a->i; \
+      for (int64_t q = 0; q < n; q++) s = COMB(s, (uint64_t)(int64_t)v[q * step]); \
+      a->i = (int64_t)s; \
+    } else { int64_t s = a->i; for (int64_t q = 0; q < n; q++) s = COMB(s, (int64_t)v[q * step]); a->i = s; } \
+    break;
+#define FOLD(T, ISF) do { const T *v = (const T *)p; const int isf_ = ISF; (void)isf_; \
   switch (rop) { \
-  case ROP_SUM: if (ISF) { double s = 0; for (int64_t q = 0; q < n; q++) s += (double)v[q * step]; a->f += s; } \
-                else { uint64_t s = 0; for (int64_t q = 0; q < n; q++) s += (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)((uint64_t)a->i + s); } break; \
-  case ROP_PROD: if (ISF) { for (int64_t q = 0; q < n; q++) a->f *= (double)v[q * step]; } \
-                 else { uint64_t s = (uint64_t)a->i; for (int64_t q = 0; q < n; q++) s *= (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)s; } break; \
-  case ROP_ANY: for (int64_t q = 0; q < n; q++) if (v[q * step]) { a->i = 1; break; } break; \
-  case ROP_ALL: for (int64_t q = 0; q < n; q++) if (!v[q * step]) { a->i = 0; break; } break; \
-  case ROP_MAX: case ROP_ARGMAX: case ROP_MIN: case ROP_ARGMIN: { \
-    int mx = rop == ROP_MAX || rop == ROP_ARGMAX; \
+  GK_MONOIDS(MONOID_FOLD) \
+  case ROP_ARGMAX: case ROP_ARGMIN: { \
+    int mx = rop == ROP_ARGMAX; \
     for (int64_t q = 0; q < n; q++) { \
       T x = v[q * step]; \
       if (a->nan) break; \
@@ -428,16 +447,20 @@ static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int6
   case GK_F64: FOLD(double, 1); break;
   }
 #undef FOLD
+#undef MONOID_FOLD
 }
 
 /* Combines b (a later part of the sequence) into a. */
 static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
   int isf = rt_is_float(t);
   switch (rop) {
-  case ROP_SUM: if (isf) a->f += b->f; else a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i); break;
-  case ROP_PROD: if (isf) a->f *= b->f; else a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i); break;
-  case ROP_ANY: a->i = a->i || b->i; break;
-  case ROP_ALL: a->i = a->i && b->i; break;
+#define MERGE(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (isf) a->f = COMB(a->f, b->f); \
+    else if (rt_rop_info[rop].acc == RA_WIDE) a->i = (int64_t)COMB((uint64_t)a->i, (uint64_t)b->i); \
+    else a->i = COMB(a->i, b->i); \
+    break;
+  GK_MONOIDS(MERGE)
+#undef MERGE
   case ROP_VAR: {
     if (b->cnt == 0) break;
     if (a->cnt == 0) { a->mean = b->mean; a->m2 = b->m2; a->cnt = b->cnt; break; }
@@ -447,8 +470,8 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
     a->cnt += b->cnt;
     break;
   }
-  default: {
-    int mx = rop == ROP_MAX || rop == ROP_ARGMAX;
+  default: {   /* argmax / argmin: the first extreme; a NaN wins and stays */
+    int mx = rop == ROP_ARGMAX;
     if (!b->any || a->nan) break;
     if (!a->any || b->nan) { *a = *b; break; }
     if (isf ? (mx ? b->f > a->f : b->f < a->f) : (mx ? b->i > a->i : b->i < a->i)) *a = *b;
@@ -566,20 +589,7 @@ static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64
     acc before = *carry;
     acc_fold(&v, rop, t, p, 1, 0, 1);
     acc_merge(carry, &v, rop, t);
-    if (rop == ROP_MAX || rop == ROP_MIN) { carry->any = 1; }
     acc_store(excl ? &before : carry, rop, t, p);
-  }
-}
-
-static void scan_identity(acc *a, int rop, gk_dtype t) {
-  acc_init(a, rop, t);
-  if (rop == ROP_MAX || rop == ROP_MIN) {
-    a->any = 1;
-    int mx = rop == ROP_MAX;
-    if (rt_is_float(t)) a->f = mx ? -INFINITY : INFINITY;
-    else if (t == GK_BOOL) a->i = mx ? 0 : 1;   /* the dtype's lowest / highest value */
-    else if (t == GK_I32) a->i = mx ? INT32_MIN : INT32_MAX;
-    else a->i = mx ? INT64_MIN : INT64_MAX;
   }
 }
 
@@ -587,7 +597,7 @@ static void scanrow_chunk(job *j, evctx *c, int64_t r) {
   const rt_node *x = j->x;
   char *o = (char *)x->val->host;
   size_t es = esz(x->t);
-  acc carry; scan_identity(&carry, x->rop, x->t);
+  acc carry; acc_init(&carry, x->rop, x->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
     ixset ix = { r * j->cols + s, len, NULL, 0 };
@@ -606,7 +616,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
   char *o = (char *)x->val->host;
   size_t es = esz(x->t);
   acc carry[COLBLOCK];
-  for (int64_t q = 0; q < nc; q++) scan_identity(&carry[q], x->rop, x->t);
+  for (int64_t q = 0; q < nc; q++) acc_init(&carry[q], x->rop, x->t);
   for (int64_t r = 0; r < j->rows; r++) {
     ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);

@@ -376,18 +376,15 @@ static const char *red_acc(const rt_node *x, char *buf, size_t n) {
   }
 }
 static const char *red_op(const rt_node *x, char *buf, size_t n) {
-  const char *A = red_acc(x, buf, n);
-  static const char *names[] = {"gk_op_sum", "gk_op_prod", "gk_op_max", "gk_op_min", "gk_op_argmax", "gk_op_argmin",
-                                "gkl_op_any", "gkl_op_all", "gk_op_welford"};
-  char tmp[96];
+  /* gk_op_<name>: kernels/gk_common.cuh defines one per RT_ROPS row */
+  char A[64];
   gk_dtype ti = x->in[0]->t;
   switch (x->rop) {
-  case ROP_ARGMAX: case ROP_ARGMIN: case ROP_MAX: case ROP_MIN: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], ctype(ti)); break;
-  case ROP_ANY: case ROP_ALL: snprintf(tmp, sizeof tmp, "%s", names[x->rop]); break;
-  case ROP_VAR: snprintf(tmp, sizeof tmp, "gk_op_welford<double>"); break;
-  default: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], A);
+  case ROP_ARGMAX: case ROP_ARGMIN: case ROP_MAX: case ROP_MIN: snprintf(A, sizeof A, "%s", ctype(ti)); break;
+  case ROP_VAR: return "gk_op_welford<double>";
+  default: snprintf(A, sizeof A, "%s", red_acc(x, buf, n));
   }
-  snprintf(buf, n, "%s", tmp);
+  snprintf(buf, n, "gk_op_%s<%s>", rt_rop_name[x->rop], A);
   return buf;
 }
 static void red_lift(fmt_buf *b, const rt_node *x, const char *v, const char *idx) {
@@ -1882,15 +1879,17 @@ static int group_launches(const rt_group *g) {
 }
 
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
-  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name */
+  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name;
+  ** =lower only lowers (no NVRTC: cheap enough for every differential program) */
+  static int check = -1, show;
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : 0;
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3 : 0;
   }
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;
-  if (check) nvrtc_check(g, show);
+  if (check && show != 3) nvrtc_check(g, show);
   return GK_OK;
 }
