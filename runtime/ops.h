@@ -115,7 +115,10 @@ typedef enum {
 #define RT_STR(x) RT_STR_(x)   /* an expression column as text (no macro expansion inside: operands stay a, b, c) */
 
 /* Reduction / scan operators.
-** X(NAME, "name", accumulator, flags, builtin): accumulator rule RA_* says what the
+** X(NAME, "name", accumulator, flags, builtin); the identity and combine of the
+** monoid rows (sum, prod, max, min, any, all) are the row of the same NAME in
+** kernels/gk_scalar.h's GK_MONOIDS, which both backends expand (below the
+** runtime, so NVRTC sees it).  The accumulator rule RA_* says what the
 ** partials are (the cpu backend's acc, the cuda backend's gk_op_*); RF_SCAN:
 ** scan/exscan take it; RF_HMERGE: partials of equal rows merge horizontally
 ** (one tuple field can serve two reductions of one input); builtin FN:
