@@ -59,10 +59,10 @@ $(G)/lexer.c: lang/lexer.re | build/.deps
 	@mkdir -p $(G)
 	re2c -W --no-generation-date --no-version -o $@ $<
 
-$(G)/grammar.c: lang/grammar.y | build/.deps
+$(G)/grammar.c: lang/grammar.y lang/lemon/lempar.c | build/.deps
 	@mkdir -p $(G)
 	cp lang/grammar.y $(G)/grammar.y
-	lemon -q -T/usr/share/lemon/lempar.c $(G)/grammar.y
+	lemon -q -Tlang/lemon/lempar.c $(G)/grammar.y
 	@rm -f $(G)/grammar.y
 
 $(G)/grammar.h: $(G)/grammar.c
