@@ -580,8 +580,34 @@ static int run_reduce(rt_backend *b, rt_node *x) {
 
 /* ------------------------------------------------------------------ scans */
 
-/* Scans a prologue that has been written into out (in out's dtype). */
+/* Scans a prologue that has been written into out (in out's dtype), in
+** place, continuing carry.  A monoid row runs a tight loop on its combine
+** (gk_scalar.h's GK_MONOIDS) in the accumulator acc_merge uses -- double for
+** floats, wrapping u64 for integer sums and products, int64 for max/min --
+** and stores each prefix converted as acc_store would. */
 static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64_t step, acc *carry) {
+  int wide = rt_rop_info[rop].acc == RA_WIDE;
+#define SCAN_LOOP(T, C, SLOT, ST, COMB) do { \
+    T *v = (T *)(void *)base; C c = (C)carry->SLOT; \
+    if (excl) for (int64_t q = 0; q < n; q++) { C x = (C)v[q * step]; v[q * step] = (T)c; c = COMB(c, x); } \
+    else for (int64_t q = 0; q < n; q++) { c = COMB(c, (C)v[q * step]); v[q * step] = (T)c; } \
+    carry->SLOT = (ST)c; } while (0)
+#define SCAN_INT(T, COMB) do { if (wide) SCAN_LOOP(T, uint64_t, i, int64_t, COMB); else SCAN_LOOP(T, int64_t, i, int64_t, COMB); } while (0)
+#define SCAN_ROW(NAME, name, IDK, COMB) case ROP_##NAME: \
+    switch (t) { \
+    case GK_BOOL: SCAN_INT(uint8_t, COMB); return; \
+    case GK_I32: SCAN_INT(int32_t, COMB); return; \
+    case GK_I64: SCAN_INT(int64_t, COMB); return; \
+    case GK_F32: SCAN_LOOP(float, double, f, double, COMB); return; \
+    case GK_F64: SCAN_LOOP(double, double, f, double, COMB); return; \
+    } break;
+  switch (rop) {
+  GK_MONOIDS(SCAN_ROW)
+  default: break;
+  }
+#undef SCAN_ROW
+#undef SCAN_INT
+#undef SCAN_LOOP
   size_t es = esz(t);
   for (int64_t q = 0; q < n; q++) {
     char *p = base + (size_t)(q * step) * es;
@@ -591,6 +617,54 @@ static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64
     acc_merge(carry, &v, rop, t);
     acc_store(excl ? &before : carry, rop, t, p);
   }
+}
+
+/* A whole-vector scan in parallel, by blocks of SCAN_BLOCK elements: pass 1
+** writes each block's prologue into the output and folds the block's total,
+** the totals are combined in order into each block's carry, pass 2 scans
+** each block from its carry.  The blocks are fixed, so the result is the
+** same on any thread count (a float sum's rounding differs from one long
+** sequential loop's only at block boundaries, as the GPU's tiles do). */
+#define SCAN_BLOCK 65536
+static void scanblk_fill(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  char *o = (char *)x->val->host;
+  size_t es = esz(x->t);
+  int64_t s0 = k * SCAN_BLOCK, e0 = j->n - s0 < SCAN_BLOCK ? j->n : s0 + SCAN_BLOCK;
+  acc *tot = (acc *)j->part + k;
+  acc_init(tot, x->rop, x->t);
+  for (int64_t s = s0; s < e0; s += CPU_CHUNK) {
+    int64_t len = e0 - s < CPU_CHUNK ? e0 - s : CPU_CHUNK;
+    ixset ix = { s, len, NULL, 0 };
+    scratch_reset(c);
+    const void *p = ev(c, x->in[0], &ix);
+    if (!p) { c->failed = 1; return; }
+    memmove(o + (size_t)s * es, p, (size_t)len * es);
+    acc_fold(tot, x->rop, x->t, o + (size_t)s * es, len, s, 1);
+  }
+}
+static void scanblk_scan(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  int64_t s0 = k * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
+  acc carry = ((acc *)j->part)[k];
+  (void)c;
+  scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+}
+static int run_scan_vector(rt_backend *b, rt_node *x) {
+  int64_t nb = (x->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
+  job j = { .b = b, .x = x, .out = x, .n = x->n, .fn = scanblk_fill };
+  acc *part = rt_calloc(b->mem, (size_t)nb, sizeof(acc));
+  if (!part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  j.part = part;
+  int rc = job_go(&j, nb);
+  if (rc == GK_OK) {
+    acc run; acc_init(&run, x->rop, x->t);
+    for (int64_t k = 0; k < nb; k++) { acc t = part[k]; part[k] = run; acc_merge(&run, &t, x->rop, x->t); }
+    j.fn = scanblk_scan;
+    rc = job_go(&j, nb);
+  }
+  rt_free(b->mem, part, (size_t)nb * sizeof(acc));
+  return rc;
 }
 
 static void scanrow_chunk(job *j, evctx *c, int64_t r) {
@@ -630,6 +704,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
 
 static int run_scan(rt_backend *b, rt_node *x) {
   job j = { .b = b, .x = x, .out = x };
+  if (x->axis < 0 && x->n > SCAN_BLOCK) return run_scan_vector(b, x);
   if (x->axis < 0) { j.rows = 1; j.cols = x->n; j.fn = scanrow_chunk; return job_go(&j, 1); }
   j.rows = x->shape[0]; j.cols = x->shape[1];
   if (x->axis == 1) { j.fn = scanrow_chunk; return job_go(&j, j.rows); }
