@@ -417,9 +417,25 @@ static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step)
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
-** wrapping u64 (RA_WIDE), max/min of ints in int64. */
+** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
+** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
+** on one add's latency), combined pairwise at its end: the order depends on
+** the chunk alone, so the bits do not depend on the thread count. */
+#define FOLD_LANES 8
 #define MONOID_FOLD(NAME, name, IDK, COMB) case ROP_##NAME: \
-    if (isf_) { double s = a->f; for (int64_t q = 0; q < n; q++) s = COMB(s, (double)v[q * step]); a->f = s; } \
+    if (isf_ && step == 1 && n >= 2 * FOLD_LANES) { \
+      double l[FOLD_LANES]; \
+      acc id_; acc_ident(&id_, IDK, 0, 0); \
+      l[0] = a->f; \
+      for (int k = 1; k < FOLD_LANES; k++) l[k] = id_.f; \
+      int64_t q = 0; \
+      for (; q + FOLD_LANES <= n; q += FOLD_LANES) \
+        for (int k = 0; k < FOLD_LANES; k++) l[k] = COMB(l[k], (double)v[q + k]); \
+      for (; q < n; q++) l[0] = COMB(l[0], (double)v[q]); \
+      for (int w = FOLD_LANES / 2; w > 0; w /= 2) \
+        for (int k = 0; k < w; k++) l[k] = COMB(l[k], l[k + w]); \
+      a->f = l[0]; \
+    } else if (isf_) { double s = a->f; for (int64_t q = 0; q < n; q++) s = COMB(s, (double)v[q * step]); a->f = s; } \
     else if (rt_rop_info[rop].acc == RA_WIDE) { \
       uint64_t s = (uint64_t)a->i; \
       for (int64_t q = 0; q < n; q++) s = COMB(s, (uint64_t)(int64_t)v[q * step]); \
