@@ -637,11 +637,12 @@ static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64
 
 /* A whole-vector scan in parallel, by blocks of SCAN_BLOCK elements: pass 1
 ** writes each block's prologue into the output and folds the block's total,
-** the totals are combined in order into each block's carry, pass 2 scans
-** each block from its carry.  The blocks are fixed, so the result is the
-** same on any thread count (a float sum's rounding differs from one long
-** sequential loop's only at block boundaries, as the GPU's tiles do). */
-#define SCAN_BLOCK 65536
+** the totals are combined into each block's carry, pass 2 scans each block
+** from its carry.  The blocks are fixed, so the result is the same on any
+** thread count.  A float sum's rounding grows with the block (a serial run of
+** 4096, as on the GPU) plus log2 of the block count -- the bound
+** tests/diff/model.py's GS allows -- where one serial loop grows with n. */
+#define SCAN_BLOCK 4096
 static void scanblk_fill(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x;
   char *o = (char *)x->val->host;
@@ -674,8 +675,13 @@ static int run_scan_vector(rt_backend *b, rt_node *x) {
   j.part = part;
   int rc = job_go(&j, nb);
   if (rc == GK_OK) {
-    acc run; acc_init(&run, x->rop, x->t);
-    for (int64_t k = 0; k < nb; k++) { acc t = part[k]; part[k] = run; acc_merge(&run, &t, x->rop, x->t); }
+    /* inclusive prefix of the block totals by recursive doubling (a float
+    ** sum's rounding then grows with log2 of the block count, not with it),
+    ** then shifted by one: block k's carry is the combine of blocks < k */
+    for (int64_t d = 1; d < nb; d *= 2)
+      for (int64_t k = nb - 1; k >= d; k--) { acc t = part[k - d]; acc_merge(&t, &part[k], x->rop, x->t); part[k] = t; }
+    for (int64_t k = nb - 1; k > 0; k--) part[k] = part[k - 1];
+    acc_init(&part[0], x->rop, x->t);
     j.fn = scanblk_scan;
     rc = job_go(&j, nb);
   }

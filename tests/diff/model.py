@@ -730,14 +730,16 @@ def scan(a, op, excl):
             raise Reject("inexact exscan max starts at inf")
         return check(V(t, r, ee, False, view))
     if op == "sum":
-        r = np.cumsum(h, axis=axis)
+        # the reference in long double: numpy's f64 cumsum is one serial loop,
+        # whose own rounding (n ulps) is as large as the bound allowed gk
+        r = np.cumsum(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.cumsum(e0, axis=axis) + GS(n) * u * np.cumsum(np.abs(h), axis=axis)
         if excl:
             r, e = shift(r, 0.0, axis), shift(e, 0.0, axis)
     else:
         if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3):
             raise Reject("prod fragile")
-        r = np.cumprod(h, axis=axis)
+        r = np.cumprod(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.abs(r) * (np.expm1(np.cumsum(e0 / np.abs(h), axis=axis) * 1.5) + GS(n) * u)
         if excl:
             r, e = shift(r, 1.0, axis), shift(e, 0.0, axis)
