@@ -218,10 +218,10 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
   L.temp_zero_once = 1;
   return L;
 }
-/* ---- gk_transpose: block 32 x 8; batch in grid z ------------------------- */
+/* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
   gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0};
-  L.grid[0] = gk_cdiv64(C, 32); L.grid[1] = gk_cdiv64(R, 32); L.grid[2] = batch;
+  L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {

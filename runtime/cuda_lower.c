@@ -1660,7 +1660,7 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     if (m == 2 && ms[0] == 1 && ms[1] == md[0]) { B = 1; Rin = md[1]; Cin = md[0]; }
     if (m == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) { B = md[0]; Rin = md[2]; Cin = md[1]; }
   }
-  if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 32) <= 65535) {
+  if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
     params(L, src);
