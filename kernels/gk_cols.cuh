@@ -29,8 +29,8 @@
 ** COLUMN SCAN gk_col_scan<P, EXCLUSIVE>(rows, cols, load, op, store, state).
 ** Tiles of P::TY * P::RPT rows by 32 columns; thread (tx, ty) loads RPT rows
 ** of column tx (a warp reads 32 consecutive columns of a row per load) and
-** scans them in registers; the block scans the TY thread totals of each
-** column in shared memory.  A tile's prefix is the inclusive prefix of the
+** folds them; the block scans the TY thread totals of each column in shared
+** memory, and each thread folds its elements again from its prefix.  A tile's prefix is the inclusive prefix of the
 ** tile above it in the same strip (chained, never a fold of aggregates: one
 ** fixed combination order), published per column as a tagged descriptor
 ** (gk_scan.cuh's gk_lb_desc, tag 1: temp zeroed before every launch).  Tiles
@@ -153,19 +153,18 @@ GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
     const Idx c = st * 32 + tx;
     const Idx rb = rt * P::TILE_ROWS + (Idx)ty * RPT;
     const bool cv = c < cols;
-    A a[RPT];
-    {
-      X x[RPT];
+    /* only the elements stay in registers: the thread total is one fold,
+    ** the outputs a second fold from the prefix (each a left fold in row
+    ** order, so the bits do not depend on the timing) */
+    X x[RPT];
 #pragma unroll
-      for (int i = 0; i < RPT; ++i)
-        if (cv && rb + i < rows) load.template load<1>(x + i, rb + i, c);
+    for (int i = 0; i < RPT; ++i)
+      if (cv && rb + i < rows) load.template load<1>(x + i, rb + i, c);
+    A a = op.identity();
 #pragma unroll
-      for (int i = 0; i < RPT; ++i) {
-        const A v = cv && rb + i < rows ? op.lift(x[i], rb + i) : op.identity();
-        a[i] = i == 0 ? v : op(a[i - 1], v);
-      }
-    }
-    tot[ty][tx] = a[RPT - 1];
+    for (int i = 0; i < RPT; ++i)
+      if (cv && rb + i < rows) a = op(a, op.lift(x[i], rb + i));
+    tot[ty][tx] = a;
     __syncthreads();
     /* warp 0: the tile's column totals, the chained prefix, the publication */
     if (ty == 0) {
@@ -188,8 +187,9 @@ GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
 #pragma unroll
       for (int i = 0; i < RPT; ++i) {
         if (rb + i < rows) {
-          const A o = EXCLUSIVE ? (i == 0 ? p : op(p, a[i - 1])) : op(p, a[i]);
-          store.template store<1>(rb + i, c, &o);
+          const A n = op(p, op.lift(x[i], rb + i));
+          store.template store<1>(rb + i, c, EXCLUSIVE ? &p : &n);
+          p = n;
         }
       }
     }

@@ -237,18 +237,30 @@ GK_DEV void gk_row_split(Idx rows, Idx cols, const Prog &pg, typename Prog::OpA:
 /* ---- per-row scan --------------------------------------------------------
 ** A group of P::WIDTH threads (<= 32, or == THREADS for block per row) walks
 ** the row in chunks of WIDTH * PACKS * PACK, each thread scanning its
-** PACKS * PACK consecutive elements in registers (PACKS loads of PACK
-** elements in flight), the group scanning the thread totals, and a carry
-** crossing chunks.  Functors: Load as for row programs (typedef X;
+** IT = PACKS * PACK consecutive elements, the group scanning the thread
+** totals, and a carry crossing chunks.  With whole warps per row and several
+** packs a thread, the chunk goes through shared memory (one buffer per
+** warp, a pad word every 32): loads and stores are warp-striped (each pack
+** instruction covers 32 * PACK consecutive elements), the scan sees IT
+** consecutive elements a lane, and only the elements stay in registers (the
+** lane total is one left fold, the outputs a second fold from the lane's
+** prefix).  Functors: Load as for row programs (typedef X;
 ** load<N>(dst,row,col)), Op (gk_common.cuh), Store: template <int N> void
 ** store(Idx row, Idx col, const typename Op::A *v) const.  The combination
 ** order is fixed by the policy, so results are the same bits run to run. */
+GK_DEV int gk_pad32(int e) { return e + (e >> 5); }
+
 template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
 GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
   typedef typename Op::A A;
   typedef typename Load::X X;
-  enum { W = P::WIDTH, PK = P::PACK, NP = P::PACKS, IT = P::PACKS * P::PACK, G = P::GROUPS };
+  enum { W = P::WIDTH, PK = P::PACK, NP = P::PACKS, IT = P::PACKS * P::PACK, G = P::GROUPS,
+         STAGE = W == 32 && P::PACKS > 1,
+         SZ = sizeof(A) > sizeof(X) ? sizeof(A) : sizeof(X),
+         SE = 32 * IT + IT,                                        /* staged elements a warp, padded */
+         SBYTES = STAGE ? (P::THREADS / 32) * SE * SZ : 16 };
   __shared__ typename gk_block_scan<P::THREADS, Op>::TempStorage ts;
+  __shared__ alignas(16) unsigned char stg[SBYTES];
   const int g = threadIdx.x / W, t = threadIdx.x % W;
   for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
     const Idx row = row0 + g;
@@ -256,50 +268,106 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
     A carry = op.identity();
     for (Idx base = 0; base < cols; base += (Idx)W * IT) {
       const Idx col = base + (Idx)t * IT;
-      A a[IT];
-      {
+      if constexpr (STAGE) {
+        X *sx = reinterpret_cast<X *>(stg + (threadIdx.x >> 5) * SE * SZ);
+        A *sa = reinterpret_cast<A *>(stg + (threadIdx.x >> 5) * SE * SZ);
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const int e = (p * 32 + t) * PK;
+          const Idx cc = base + e;
+          if (rv && cc < cols) {
+            X v[PK];
+            if (cc + PK <= cols) load.template load<PK>(v, row, cc);
+            else {
+#pragma unroll
+              for (int k = 0; k < PK; ++k) if (cc + k < cols) load.template load<1>(v + k, row, cc + k);
+            }
+#pragma unroll
+            for (int k = 0; k < PK; ++k) sx[gk_pad32(e + k)] = v[k];
+          }
+        }
+        __syncwarp();
         X x[IT];
+#pragma unroll
+        for (int i = 0; i < IT; ++i) x[i] = sx[gk_pad32(t * IT + i)];
+        __syncwarp();   /* sa overwrites sx */
+        A a = op.identity();
+#pragma unroll
+        for (int i = 0; i < IT; ++i) if (rv && col + i < cols) a = op(a, op.lift(x[i], col + i));
+        A tot;
+        const A ex = gk_warp_scan_excl<32>(a, op, &tot);
+        A pc = op(carry, ex);
+#pragma unroll
+        for (int i = 0; i < IT; ++i)
+          if (rv && col + i < cols) {
+            const A n = op(pc, op.lift(x[i], col + i));
+            sa[gk_pad32(t * IT + i)] = EXCLUSIVE ? pc : n;
+            pc = n;
+          }
+        __syncwarp();
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const int e = (p * 32 + t) * PK;
+          const Idx cc = base + e;
+          if (rv && cc < cols) {
+            A o[PK];
+#pragma unroll
+            for (int k = 0; k < PK; ++k) o[k] = sa[gk_pad32(e + k)];
+            if (cc + PK <= cols) store.template store<PK>(row, cc, o);
+            else {
+#pragma unroll
+              for (int k = 0; k < PK; ++k) if (cc + k < cols) store.template store<1>(row, cc + k, o + k);
+            }
+          }
+        }
+        __syncwarp();   /* the next chunk's sx overwrites sa */
+        carry = op(carry, tot);
+      } else {
+        A a[IT];
+        {
+          X x[IT];
+          if (rv && col < cols) {
+            if (col + IT <= cols) {
+#pragma unroll
+              for (int p = 0; p < NP; ++p) load.template load<PK>(x + p * PK, row, col + p * PK);
+            } else {
+#pragma unroll
+              for (int k = 0; k < IT; ++k) if (col + k < cols) load.template load<1>(x + k, row, col + k);
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < IT; ++k) {
+            const A v = rv && col + k < cols ? op.lift(x[k], col + k) : op.identity();
+            a[k] = k == 0 ? v : op(a[k - 1], v);
+          }
+        }
+        A tot, ex;
+        if (W <= 32) ex = gk_warp_scan_excl<(W <= 32 ? W : 32)>(a[IT - 1], op, &tot);
+        else ex = gk_block_scan<P::THREADS, Op>(ts).exclusive(a[IT - 1], op, &tot);
+        const A pre = op(carry, ex);
         if (rv && col < cols) {
           if (col + IT <= cols) {
 #pragma unroll
-            for (int p = 0; p < NP; ++p) load.template load<PK>(x + p * PK, row, col + p * PK);
+            for (int p = 0; p < NP; ++p) {
+              A o[PK];
+#pragma unroll
+              for (int k = 0; k < PK; ++k) {
+                const int q = p * PK + k;
+                o[k] = EXCLUSIVE ? (q == 0 ? pre : op(pre, a[q - 1])) : op(pre, a[q]);
+              }
+              store.template store<PK>(row, col + p * PK, o);
+            }
           } else {
 #pragma unroll
-            for (int k = 0; k < IT; ++k) if (col + k < cols) load.template load<1>(x + k, row, col + k);
+            for (int k = 0; k < IT; ++k)
+              if (col + k < cols) {
+                const A o = EXCLUSIVE ? (k == 0 ? pre : op(pre, a[k - 1])) : op(pre, a[k]);
+                store.template store<1>(row, col + k, &o);
+              }
           }
         }
-#pragma unroll
-        for (int k = 0; k < IT; ++k) {
-          const A v = rv && col + k < cols ? op.lift(x[k], col + k) : op.identity();
-          a[k] = k == 0 ? v : op(a[k - 1], v);
-        }
+        carry = op(carry, tot);
       }
-      A tot, ex;
-      if (W <= 32) ex = gk_warp_scan_excl<(W <= 32 ? W : 32)>(a[IT - 1], op, &tot);
-      else ex = gk_block_scan<P::THREADS, Op>(ts).exclusive(a[IT - 1], op, &tot);
-      const A pre = op(carry, ex);
-      if (rv && col < cols) {
-        if (col + IT <= cols) {
-#pragma unroll
-          for (int p = 0; p < NP; ++p) {
-            A o[PK];
-#pragma unroll
-            for (int k = 0; k < PK; ++k) {
-              const int q = p * PK + k;
-              o[k] = EXCLUSIVE ? (q == 0 ? pre : op(pre, a[q - 1])) : op(pre, a[q]);
-            }
-            store.template store<PK>(row, col + p * PK, o);
-          }
-        } else {
-#pragma unroll
-          for (int k = 0; k < IT; ++k)
-            if (col + k < cols) {
-              const A o = EXCLUSIVE ? (k == 0 ? pre : op(pre, a[k - 1])) : op(pre, a[k]);
-              store.template store<1>(row, col + k, &o);
-            }
-        }
-      }
-      carry = op(carry, tot);
     }
   }
 }
