@@ -394,10 +394,12 @@ typedef struct bargs {
 
 typedef int (*builtin_fn)(cc_session *s, int code, bargs *a, lang_loc loc, cval *out);
 
+#define BUILTIN_PARAMS 6   /* parameters of one builtin */
+
 typedef struct builtin {
   const char *name;
   int min, max;               /* positional arity; max -1 = variadic */
-  const char *params[5];      /* parameter names (keywords accepted), NULL-terminated */
+  const char *params[BUILTIN_PARAMS]; /* parameter names (keywords accepted), NULL-terminated when fewer */
   builtin_fn fn;
   int code;                   /* op or rop */
 } builtin;
@@ -1089,6 +1091,129 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   return print_values(s, a->v, a->n, loc);
 }
 
+/* ------------------------------------------------------------- axis= (issue 13)
+** A builtin that names a parameter "axis" takes axis=k on an array of any
+** rank.  call_builtin moves axis k into a matrix the builtin already knows
+** how to treat per row or per column, runs the builtin on that view, and
+** moves the result back:
+**   - a 1-d array: the whole array (the builtin sees no view);
+**   - k the last axis: rows() of reshape(x, outer, len) -- contiguous rows;
+**   - any other k: cols() of reshape(permute(x, k first), len, outer*inner),
+**     whose columns are adjacent in memory (coalesced column reads).
+** A result of one value per row (column) loses axis k; a result with rows
+** (columns) of some length L' gets axis k back with length L' (softmax,
+** scan: L' = len; a top-k: L' = k).  So a builtin gets axis= by naming the
+** parameter and handling rows(m) / cols(m) of a matrix; nothing else. */
+
+typedef struct axmove {
+  int mode;                     /* AX_* */
+  int k, nd;                    /* the normalized axis, x's rank */
+  int64_t shape[GK_MAX_DIMS];   /* x's shape */
+  int perm[GK_MAX_DIMS];        /* AX_COLS: output dim i of the permuted x is x's dim perm[i] */
+  int64_t outer;                /* values per result: the product of the other dims */
+} axmove;
+enum { AX_WHOLE, AX_ROWS, AX_COLS };
+
+/* The axis named by argument slot i for an array of rank nd (negative
+** counts from the end), numpy's error when out of range. */
+static int axis_value(cc_session *s, bargs *a, int i, int nd, int *k) {
+  const cval *v = &a->v[i];
+  int64_t ax;
+  if (v->kind != K_ARRAY || v->x->n != 1 || v->x->ndim != 0 || rt_is_float(v->x->t) || v->x->t == GK_BOOL)
+    return cc_error(s, a->loc[i], GK_ETYPE, "axis must be an integer");
+  if (scalar_value(s, v, a->loc[i], "axis", NULL, &ax)) return s->err->status;
+  if (ax < -nd || ax >= nd)
+    return cc_error(s, a->loc[i], GK_EVALUE, "axis %lld is out of bounds for array of dimension %d", (long long)ax, nd);
+  *k = (int)(ax < 0 ? ax + nd : ax);
+  return GK_OK;
+}
+
+static rt_node *reshape_to(cc_session *s, rt_node *x, int nd, const int64_t *shape) {
+  if (!x) return NULL;
+  if (x->ndim == nd && !memcmp(x->shape, shape, sizeof(int64_t) * (size_t)nd)) return x;
+  if (x->op == RT_CONST) return mkconst(s, x->t, x->c.f, x->c.i, nd, shape);
+  rt_node r = blank(RT_RESHAPE, x->t, nd, shape);
+  r.nin = 1; r.in[0] = x;
+  return cc_node(s, &r);
+}
+
+
+/* x with axis k moved into a matrix view (see above); *m records how. */
+static int axis_in(cc_session *s, cval x, int k, lang_loc loc, axmove *m, cval *out) {
+  rt_node *v = x.x;
+  memset(m, 0, sizeof *m);
+  m->k = k; m->nd = v->ndim;
+  memcpy(m->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+  m->outer = 1;
+  for (int d = 0; d < v->ndim; d++) if (d != k) m->outer *= v->shape[d];
+  *out = x;
+  if (v->ndim == 1) { m->mode = AX_WHOLE; return GK_OK; }
+  int64_t sh[2];
+  if (k == v->ndim - 1) {
+    m->mode = AX_ROWS;
+    sh[0] = m->outer; sh[1] = v->shape[k];
+    out->x = reshape_to(s, v, 2, sh);
+    out->view = V_ROWS;
+  } else {
+    m->mode = AX_COLS;
+    m->perm[0] = k;
+    for (int d = 0, i = 1; d < v->ndim; d++) if (d != k) m->perm[i++] = d;
+    sh[0] = v->shape[k]; sh[1] = m->outer;
+    out->x = reshape_to(s, permute_view(s, v, m->perm), 2, sh);
+    out->view = V_COLS;
+  }
+  if (!out->x) return s->err->status;
+  return GK_OK;
+}
+
+/* A builtin's result on the view of axis_in, back in x's axes. */
+static int axis_out(cc_session *s, const axmove *m, lang_loc loc, const char *name, cval *y) {
+  if (m->mode == AX_WHOLE || y->kind != K_ARRAY) return GK_OK;
+  rt_node *r = y->x;
+  int64_t sh[GK_MAX_DIMS];
+  int nd = 0;
+  int lenpos = m->mode == AX_ROWS ? 1 : 0;   /* the dim of r along axis k */
+  int64_t other = m->mode == AX_ROWS ? (r->ndim ? r->shape[0] : -1) : (r->ndim == 2 ? r->shape[1] : r->ndim ? r->shape[0] : -1);
+  if (other != m->outer || r->ndim < 1 || r->ndim > 2)
+    return cc_error(s, loc, GK_EMISUSE, "internal error: '%s' with axis= gave shape of rank %d", name, r->ndim);
+  if (r->ndim == 1) {   /* one value per row / column: axis k is gone */
+    for (int d = 0; d < m->nd; d++) if (d != m->k) sh[nd++] = m->shape[d];
+    y->x = reshape_to(s, r, nd, sh);
+  } else if (m->mode == AX_ROWS) {
+    for (int d = 0; d < m->nd; d++) sh[nd++] = d == m->k ? r->shape[lenpos] : m->shape[d];
+    y->x = reshape_to(s, r, nd, sh);
+  } else {
+    /* r is (L', outer): reshape to the permuted dims, then permute back */
+    int inv[GK_MAX_DIMS];
+    sh[nd++] = r->shape[0];
+    for (int i = 1; i < m->nd; i++) sh[nd++] = m->shape[m->perm[i]];
+    for (int i = 0; i < m->nd; i++) inv[m->perm[i]] = i;
+    y->x = permute_view(s, reshape_to(s, r, nd, sh), inv);
+  }
+  if (!y->x) return s->err->status;
+  y->view = V_NONE;
+  y->weak = 0;
+  return GK_OK;
+}
+
+/* Runs builtin b on bound arguments a, lowering its axis= argument (if it
+** takes one and it was given) to a rows() / cols() view of its first. */
+static int call_builtin(cc_session *s, const builtin *b, bargs *a, lang_loc loc, cval *out) {
+  int slot = -1;
+  for (int i = 0; i < BUILTIN_PARAMS && b->params[i]; i++) if (!strcmp(b->params[i], "axis")) slot = i;
+  if (slot < 0 || !a->have[slot]) return b->fn(s, b->code, a, loc, out);
+  if (need_array(s, &A(0), loc, b->name)) return s->err->status;
+  if (A(0).view)
+    return cc_error(s, a->loc[slot], GK_ETYPE, "'%s' takes axis= or a %s view, not both", b->name,
+                    A(0).view == V_ROWS ? "rows()" : "cols()");
+  int k = 0;
+  axmove m;
+  if (axis_value(s, a, slot, A(0).x->ndim, &k) || axis_in(s, A(0), k, loc, &m, &A(0))) return s->err->status;
+  a->have[slot] = 0;
+  if (b->fn(s, b->code, a, loc, out)) return s->err->status;
+  return axis_out(s, &m, loc, b->name, out);
+}
+
 /* ------------------------------------------------------------- the table */
 
 /* An RT_OPS row with flags OF_FN is the builtin of its name (flags 0: none). */
@@ -1101,7 +1226,7 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 /* An RT_ROPS row marked FN is the builtin reduction of its name. */
 #define ROP_BUILTIN(NAME, str, acc, fl, fn) ROP_BUILTIN_##fn(str, ROP_##NAME)
 #define ROP_BUILTIN_NOFN(str, rop)
-#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x" }, b_reduce, rop },
+#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x", "axis" }, b_reduce, rop },
 
 static const builtin builtins[] = {
   { "iota", 1, 1, { "n" }, b_iota, 0 },
@@ -1120,19 +1245,19 @@ static const builtin builtins[] = {
   { "i64", 1, 1, { "x" }, b_cast, GK_I64 },
   { "bool", 1, 1, { "x" }, b_cast, GK_BOOL },
   RT_ROPS(ROP_BUILTIN)   /* sum, prod, max, min, argmax, argmin, any, all: the FN rows of RT_ROPS */
-  { "mean", 1, 1, { "x" }, b_mean, 0 },
-  { "count", 1, 1, { "x" }, b_count, 0 },
-  { "norm", 1, 1, { "x" }, b_norm, 0 },
-  { "var", 1, 1, { "x" }, b_var, 0 },
-  { "std", 1, 1, { "x" }, b_var, 1 },
-  { "logsumexp", 1, 1, { "x" }, b_logsumexp, 0 },
+  { "mean", 1, 1, { "x", "axis" }, b_mean, 0 },
+  { "count", 1, 1, { "x", "axis" }, b_count, 0 },
+  { "norm", 1, 1, { "x", "axis" }, b_norm, 0 },
+  { "var", 1, 1, { "x", "axis" }, b_var, 0 },
+  { "std", 1, 1, { "x", "axis" }, b_var, 1 },
+  { "logsumexp", 1, 1, { "x", "axis" }, b_logsumexp, 0 },
   { "dot", 2, 2, { "a", "b" }, b_dot, 0 },
-  { "scan", 1, 2, { "x", "op" }, b_scan, 0 },
-  { "exscan", 1, 2, { "x", "op" }, b_scan, 1 },
-  { "softmax", 1, 1, { "x" }, b_softmax, 0 },
-  { "logsoftmax", 1, 1, { "x" }, b_softmax, 1 },
-  { "layernorm", 1, 3, { "x", "gamma", "beta", "eps" }, b_layernorm, 0 },
-  { "rmsnorm", 1, 2, { "x", "gamma", "eps" }, b_rmsnorm, 0 },
+  { "scan", 1, 2, { "x", "op", "axis" }, b_scan, 0 },
+  { "exscan", 1, 2, { "x", "op", "axis" }, b_scan, 1 },
+  { "softmax", 1, 1, { "x", "axis" }, b_softmax, 0 },
+  { "logsoftmax", 1, 1, { "x", "axis" }, b_softmax, 1 },
+  { "layernorm", 1, 3, { "x", "gamma", "beta", "eps", "axis" }, b_layernorm, 0 },
+  { "rmsnorm", 1, 2, { "x", "gamma", "eps", "axis" }, b_rmsnorm, 0 },
   { "filter", 2, 2, { "x", "mask" }, b_select, RT_FILTER },
   { "partition", 2, 2, { "x", "mask" }, b_select, RT_PARTITION },
   { "hist", 2, 4, { "x", "nbins", "lo", "hi" }, b_hist, 0 },
@@ -1363,7 +1488,7 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   a->n = 0;
   a->call = e;
   int npos = 0, maxp = 0;
-  while (maxp < 5 && b->params[maxp]) maxp++;
+  while (maxp < BUILTIN_PARAMS && b->params[maxp]) maxp++;
   for (int i = 0; i < e->nkids; i++) if (!e->kwname || !e->kwname[i]) npos++;
   int nkw_req = 0;   /* keyword arguments naming a required parameter count towards the arity */
   for (int i = 0; i < e->nkids; i++)
@@ -1449,7 +1574,7 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);
-  if (!rc) rc = b->fn(s, b->code, a, e->loc, out);
+  if (!rc) rc = call_builtin(s, b, a, e->loc, out);
   rt_free(s->mem, a, sizeof *a);
   return rc;
 }

@@ -501,6 +501,105 @@ def tensor_group(D, shape, dt):
     return ("tensor %s %s" % (dn, shape), {"t": t}, C)
 
 
+def axis_group(D, shape, dt):
+    """axis=k (every k, negative too) of every reduction, scan and
+    normalisation on an array of any rank, also of a pending value and of a
+    permuted view (issue 13 item 4)."""
+    dn = NAME[dt]
+    t, tp, tq = D.signed(shape, dt), D.positive(shape, dt), D.near_one(shape, dt)
+    nd = len(shape)
+    tb = D.mask(shape)
+    inp = {"t": t, "tp": tp, "tq": tq, "tb": tb}
+    C = []
+    isf = dt.kind == "f"
+    cv, sd = conv(dt), sum_dt(dt)
+    M = "float"
+    tag = "x".join(map(str, shape))
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("axis/%s/%s/%s" % (dn, tag, name), expr, ref, dtype, kind, tol))
+
+    def acc(op, a, k, dtype=None):
+        """numpy's accumulate along k, in the dtype gk uses."""
+        return op.accumulate(a, axis=k, dtype=dtype)
+
+    def exscan(a, k, ident, op):
+        r = op.accumulate(a, axis=k)
+        r = np.moveaxis(r, k, -1)
+        out = np.empty_like(r)
+        if out.size == 0:
+            return np.moveaxis(out, -1, k)
+        out[..., 0] = ident
+        out[..., 1:] = r[..., :-1]
+        return np.moveaxis(out, -1, k)
+
+    for k in range(-nd, nd):
+        if k >= 0 and nd > 2 and k % 2:
+            continue   # keep the count down: every axis once, half of them also negative
+        K = ", axis=%d" % k
+        nonempty = all(shape)
+        add("sum%d" % k, "sum(tp%s)" % K, lambda e, k=k: np.sum(f64(e["tp"]), k) if sd.kind == "f"
+            else np.sum(e["tp"], k, dtype=I64), sd, M, 1e-6)
+        add("prod%d" % k, "prod(tq%s)" % K, lambda e, k=k: np.prod(f64(e["tq"]), k) if sd.kind == "f"
+            else np.prod(e["tq"], k, dtype=I64), sd, M, 1e-4)
+        if nonempty:
+            add("max%d" % k, "max(t%s)" % K, lambda e, k=k: np.max(e["t"], k), dt)
+            add("min%d" % k, "min(t%s)" % K, lambda e, k=k: np.min(e["t"], k), dt)
+            add("argmax%d" % k, "argmax(t%s)" % K, lambda e, k=k: np.argmax(e["t"], k).astype(I64), I64)
+            add("argmin%d" % k, "argmin(t%s)" % K, lambda e, k=k: np.argmin(e["t"], k).astype(I64), I64)
+        add("mean%d" % k, "mean(tp%s)" % K, lambda e, k=k: np.mean(f64(e["tp"]), k), cv, M, 1e-6)
+        add("var%d" % k, "var(t%s)" % K, lambda e, k=k: np.var(f64(e["t"]), k), cv, M, 1e-5)
+        add("std%d" % k, "std(t%s)" % K, lambda e, k=k: np.std(f64(e["t"]), k), cv, M, 1e-5)
+        add("norm%d" % k, "norm(t%s)" % K, lambda e, k=k: np.sqrt(np.sum(f64(e["t"]) ** 2, k)), cv, M, 1e-6)
+        add("count%d" % k, "count(tb%s)" % K, lambda e, k=k: np.count_nonzero(e["tb"], k).astype(I64), I64)
+        add("any%d" % k, "any(t > 0%s)" % K, lambda e, k=k: np.any(e["t"] > 0, k), B_)
+        add("all%d" % k, "all(t > 0%s)" % K, lambda e, k=k: np.all(e["t"] > 0, k), B_)
+        add("logsumexp%d" % k, "logsumexp(t%s)" % K,
+            lambda e, k=k: np.log(np.sum(np.exp(f64(e["t"])), k)), cv, M, 1e-5)
+        add("scan%d" % k, "scan(tp%s)" % K, lambda e, k=k: np.cumsum(f64(e["tp"]), k) if sd.kind == "f"
+            else np.cumsum(e["tp"], k, dtype=I64), sd, M, 1e-4)
+        add("scan_max%d" % k, "scan(t, max%s)" % K, lambda e, k=k: acc(np.maximum, e["t"], k), dt)
+        add("exscan%d" % k, "exscan(tp%s)" % K, lambda e, k=k: exscan(
+            f64(e["tp"]) if sd.kind == "f" else e["tp"].astype(I64), k, 0, np.add), sd, M, 1e-4)
+        add("exscan_prod%d" % k, "exscan(tq, prod%s)" % K, lambda e, k=k: exscan(
+            f64(e["tq"]) if sd.kind == "f" else e["tq"].astype(I64), k, 1, np.multiply), sd, M, 1e-4)
+        # of a pending value, and the result consumed by a map
+        add("sum_pending%d" % k, "sum(tp * 2 + 1%s) - 1" % K, lambda e, k=k: np.sum(f64(e["tp"]) * 2 + 1, k) - 1
+            if sd.kind == "f" else np.sum(e["tp"].astype(I64) * 2 + 1, k) - 1, sd, M, 1e-6)
+        if isf:
+            sm = lambda a, k: a if a.size == 0 else \
+                np.exp(a - a.max(k, keepdims=True)) / np.exp(a - a.max(k, keepdims=True)).sum(k, keepdims=True)
+            add("softmax%d" % k, "softmax(t%s)" % K, lambda e, k=k: sm(f64(e["t"]), k), dt, M, 1e-5)
+            add("logsoftmax%d" % k, "logsoftmax(t%s)" % K, lambda e, k=k: np.log(sm(f64(e["t"]), k)), dt, M, 1e-5)
+            add("softmax_pending%d" % k, "softmax(t * 0.5 - 1%s) * 2" % K,
+                lambda e, k=k: sm(f64(e["t"]) * 0.5 - 1, k) * 2, dt, M, 1e-5)
+
+            def ln(a, k, g=None, b=None, eps=1e-5):
+                mu = a.mean(k, keepdims=True)
+                y = (a - mu) / np.sqrt(((a - mu) ** 2).mean(k, keepdims=True) + eps)
+                sh = [1] * a.ndim
+                sh[k] = a.shape[k]
+                if g is not None:
+                    y = y * g.reshape(sh)
+                if b is not None:
+                    y = y + b.reshape(sh)
+                return y
+            add("layernorm%d" % k, "layernorm(t%s)" % K, lambda e, k=k: ln(f64(e["t"]), k), dt, M, 1e-5)
+            n = shape[k]
+            add("layernorm_gb%d" % k, "layernorm(t, %s(iota(%d)) / %d + 0.5, -%s(iota(%d))%s)" % (dn, n, max(n, 1), dn, n, K),
+                lambda e, k=k, n=n: ln(f64(e["t"]), k, np.arange(n) / max(n, 1) + 0.5, -np.arange(n, dtype=F64)),
+                dt, M, 1e-5)
+            add("rmsnorm%d" % k, "rmsnorm(t, eps=1e-4%s)" % K,
+                lambda e, k=k: f64(e["t"]) / np.sqrt((f64(e["t"]) ** 2).mean(k, keepdims=True) + 1e-4), dt, M, 1e-5)
+    if nd >= 2:
+        # axis= of a permuted view of a pending value
+        perm = tuple(range(nd))[::-1]
+        add("permuted_sum", "sum(permute(tp + 1, %s), axis=1)" % ", ".join(map(str, perm)),
+            lambda e: np.sum(f64(np.transpose(e["tp"], perm)) + 1, 1) if sd.kind == "f"
+            else np.sum(np.transpose(e["tp"], perm).astype(I64) + 1, 1), sd, M, 1e-6)
+    return ("axis %s %s" % (dn, shape), inp, C)
+
+
 def promotion_group(D, n):
     inp, C = {}, []
     for nm, dt in DTYPES.items():
@@ -649,6 +748,12 @@ def main():
             groups.append(lambda shape=shape, dt=dt: tensor_group(D, shape, dt))
     for n in [1, 33, 1000] + ([] if args.quick else [1000003]):
         groups.append(lambda n=n: promotion_group(D, n))
+    ashapes = [(1,), (31,), (33,), (1, 1), (31, 33), (33, 1), (1, 31), (0, 3), (2, 3, 4), (31, 1, 33),
+               (1, 33, 31), (2, 3, 4, 5), (3, 1, 5, 2)] + \
+        ([] if args.quick else [(1000003,), (1000003, 1), (1, 1000003), (100, 101, 99), (7, 1000, 3, 11)])
+    for shape in ashapes:
+        for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
+            groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
 
     tmp = tempfile.mkdtemp(prefix="gk_numpy_check_")
     built = [g() for g in groups]          # the random data, drawn in order: replayable
