@@ -600,6 +600,70 @@ def axis_group(D, shape, dt):
     return ("axis %s %s" % (dn, shape), inp, C)
 
 
+def words_group(D, n, dt):
+    """Gather (x[idx], take, m[idx]), bincount, concat and stack (issue 13
+    items 2 and 3) on fresh data of length n, also of pending values and views."""
+    dn = NAME[dt]
+    rng = D.rng
+    x, y = D.signed(n, dt), D.signed(n, dt)
+    r = max(1, n // 33) if n > 33 else n
+    c = max(1, n // r)
+    m = D.signed((r, c), dt)
+    m2 = D.signed((r, c), dt)
+    idx = rng.integers(-n, n, size=n + 2, dtype=np.int64)
+    idx32 = rng.integers(-n, n, size=max(1, n // 2), dtype=np.int64).astype(np.int32)
+    ridx = rng.integers(-r, r, size=(2, r + 1), dtype=np.int64)
+    K = min(n, 50)
+    lab = rng.integers(0, K, size=n, dtype=np.int64)
+    w = D.signed(n, dt) if dt.kind == "f" else D.signed(n, F32)
+    inp = {"x": x, "y": y, "m": m, "m2": m2, "idx": idx, "idx32": idx32, "ridx": ridx, "lab": lab, "w": w}
+    C = []
+    isf = dt.kind == "f"
+    sd = sum_dt(dt)
+    M = "float"
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("words/%s/n=%d/%s" % (dn, n, name), expr, ref, dtype, kind, tol))
+
+    add("gather", "x[idx]", lambda e: e["x"][e["idx"]], dt)
+    add("gather_i32", "x[idx32]", lambda e: e["x"][e["idx32"]], dt)
+    add("take", "take(m, idx32 %% %d)" % (r * c), lambda e: np.take(e["m"], e["idx32"] % (r * c)), dt)
+    add("gather_pending", "(x * 2 - y)[idx] * 3", lambda e: (e["x"] * 2 - e["y"])[e["idx"]] * 3, dt
+        if dt != B_ else I64)
+    add("gather_pending_idx", "x[(idx * 7 + 3) %% %d]" % n, lambda e: e["x"][(e["idx"] * 7 + 3) % n], dt)
+    add("gather_view", "x[::-1][idx]", lambda e: e["x"][::-1][e["idx"]], dt)
+    add("gather_sum", "sum(x[idx] * 2)", lambda e: np.sum(f64(e["x"][e["idx"]]) * 2) if isf
+        else np.sum(e["x"][e["idx"]].astype(I64) * 2), sd, M, 1e-6)
+    add("rows", "m[ridx]", lambda e: e["m"][e["ridx"]], dt)
+    add("rows_pending", "(m + m2)[ridx[0]]", lambda e: (e["m"].astype(sd) + e["m2"].astype(sd))[e["ridx"][0]]
+        if dt == B_ else (e["m"] + e["m2"])[e["ridx"][0]], dt if dt != B_ else I64)
+    add("rows_sum", "sum(rows(m[ridx[1]]))", lambda e: np.sum(f64(e["m"][e["ridx"][1]]), 1) if isf
+        else np.sum(e["m"][e["ridx"][1]].astype(I64), 1), sd, M, 1e-6)
+    add("transposed_rows", "transpose(m)[idx32 %% %d]" % c, lambda e: e["m"].T[e["idx32"] % c], dt)
+    add("bincount", "bincount(lab)", lambda e: np.bincount(e["lab"]).astype(I64), I64)
+    add("bincount_min", "bincount(lab, minlength=%d)" % (K + 5), lambda e: np.bincount(e["lab"], minlength=K + 5)
+        .astype(I64), I64)
+    add("bincount_w", "bincount(lab, w)", lambda e: np.bincount(e["lab"], f64(e["w"])), conv(w.dtype), M, 1e-6)
+    add("bincount_pending", "bincount((lab * 3) % 7, w * 2)", lambda e: np.bincount((e["lab"] * 3) % 7, f64(e["w"]) * 2),
+        conv(w.dtype), M, 1e-6)
+    add("concat", "concat(x, y)", lambda e: np.concatenate([e["x"], e["y"]]), dt)
+    add("concat3_pending", "concat(x * 2, y[::-1], x[:1])", lambda e: np.concatenate(
+        [e["x"] * 2, e["y"][::-1], e["x"][:1]]), dt if dt != B_ else I64)
+    add("concat_sum", "sum(concat(x, y[::2]))", lambda e: np.sum(f64(np.concatenate([e["x"], e["y"][::2]]))) if isf
+        else np.sum(np.concatenate([e["x"], e["y"][::2]]).astype(I64)), sd, M, 1e-6)
+    add("concat_map", "concat(x, y) * 2 + 1", lambda e: np.concatenate([e["x"], e["y"]]) * 2 + 1,
+        dt if dt != B_ else I64)
+    for ax in (0, 1, -1):
+        add("concat_m%d" % ax, "concat(m, m2 * 2, m, axis=%d)" % ax,
+            lambda e, ax=ax: np.concatenate([e["m"], e["m2"] * 2, e["m"]], axis=ax), dt if dt != B_ else I64)
+        add("concat_m_rows%d" % ax, "max(rows(concat(m, transpose(transpose(m2)), axis=%d)))" % ax,
+            lambda e, ax=ax: np.max(np.concatenate([e["m"], e["m2"]], axis=ax), 1), dt)
+        add("stack%d" % ax, "stack(m, m2, axis=%d)" % ax, lambda e, ax=ax: np.stack([e["m"], e["m2"]], axis=ax), dt)
+    add("stack_vec", "stack(x, y, x)", lambda e: np.stack([e["x"], e["y"], e["x"]]), dt)
+    add("stack_vec1", "stack(x, y, axis=1)", lambda e: np.stack([e["x"], e["y"]], axis=1), dt)
+    return ("words %s n=%d" % (dn, n), inp, C)
+
+
 def promotion_group(D, n):
     inp, C = {}, []
     for nm, dt in DTYPES.items():
@@ -751,6 +815,9 @@ def main():
     ashapes = [(1,), (31,), (33,), (1, 1), (31, 33), (33, 1), (1, 31), (0, 3), (2, 3, 4), (31, 1, 33),
                (1, 33, 31), (2, 3, 4, 5), (3, 1, 5, 2)] + \
         ([] if args.quick else [(1000003,), (1000003, 1), (1, 1000003), (100, 101, 99), (7, 1000, 3, 11)])
+    for n in [1, 31, 33, 1000] + ([] if args.quick else [1000003]):
+        for dt in DTYPES.values():
+            groups.append(lambda n=n, dt=dt: words_group(D, n, dt))
     for shape in ashapes:
         for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
             groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
