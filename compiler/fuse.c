@@ -113,8 +113,27 @@ static int direct_deps(planner *p, rt_node *x, int *out, int *nout, char *seen) 
   return GK_OK;
 }
 
+/* 1 when a lies below index map y within the group being formed (pending,
+** non-anchor nodes), or when that cannot be told (a deep chain). */
+static int below_index_map(cc_session *s, rt_node *y, rt_node *a) {
+  rt_node *st[128];
+  int sp = 0;
+  st[sp++] = y;
+  while (sp > 0) {
+    rt_node *z = st[--sp];
+    for (int k = 0; k < z->nin; k++) {
+      if (z->in[k] == a) return 1;
+      if (is_pending(s, z->in[k]) && !G(z->in[k])->anchor) { if (sp == 128) return 1; st[sp++] = z->in[k]; }
+    }
+  }
+  return 0;
+}
+
 /* 1 when every path from map x down to anchor a goes through elementwise
-** ops only (a is read at x's own index: fusable into a's store). */
+** ops only (a is read at x's own index: fusable into a's store).  An index
+** map (view, reshape, gather, concat) on a path to a -- x itself included,
+** as when a reversed view of a scan's epilogue is an output -- reads a
+** elsewhere. */
 static int same_index_path(planner *p, rt_node *x, rt_node *a) {
   cc_session *s = p->s;
   rt_node *st[128];
@@ -122,23 +141,13 @@ static int same_index_path(planner *p, rt_node *x, rt_node *a) {
   st[sp++] = x;
   while (sp > 0) {
     rt_node *y = st[--sp];
+    if (rt_op_info[y->op].cls == RC_IDX) {
+      if (below_index_map(s, y, a)) return 0;
+      continue;
+    }
     for (int i = 0; i < y->nin; i++) {
       rt_node *c = y->in[i];
-      if (c == a) { if (rt_op_info[y->op].cls == RC_IDX) return 0; continue; }   /* view, reshape, gather, concat */
-      if (!is_pending(s, c) || G(c)->anchor) continue;
-      if (rt_op_info[c->op].cls == RC_IDX) {
-        /* an index map: fine unless a lies below it */
-        rt_node *st2[128]; int sp2 = 0;
-        st2[sp2++] = c;
-        while (sp2 > 0) {
-          rt_node *z = st2[--sp2];
-          for (int k = 0; k < z->nin; k++) {
-            if (z->in[k] == a) return 0;
-            if (is_pending(s, z->in[k]) && !G(z->in[k])->anchor) { if (sp2 == 128) return 0; st2[sp2++] = z->in[k]; }
-          }
-        }
-        continue;
-      }
+      if (c == a || !is_pending(s, c) || G(c)->anchor) continue;
       if (sp == 128) return 0;
       st[sp++] = c;
     }
