@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "runtime/cuda_lower.h"
 #include "runtime/host.h"
 #include "runtime/cu.h"
@@ -1858,7 +1859,13 @@ static void nvrtc_check(const rt_group *g, int show) {
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
   if (!nv.registered) { nv.registered = 1; atexit(nvrtc_summary); }
   char *bin = NULL, *log = NULL; size_t len = 0;
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
   int rc = cu_nvrtc_compile(p->src, p->kname, "sm_90", &bin, &len, &log);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (show == 3)
+    fprintf(stderr, "gk-nvrtc: kernel %s (%s group) compiled in %.1f ms, %zu bytes of cubin\n", p->kname,
+            rt_group_name[g->kind], (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6, len);
   if (rc == GK_OK) nv.ok++;
   else if (rc == GK_EDEVICE) {
     static int said;
@@ -1882,11 +1889,11 @@ static int group_launches(const rt_group *g) {
 }
 
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
-  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name */
+  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time its NVRTC time */
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : 0;
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "time") ? 3 : 0;
   }
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
