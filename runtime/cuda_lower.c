@@ -1346,10 +1346,10 @@ static int lower_scan(lw *L, fmt_buf *src) {
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
-  if (x->axis < 0) {
+  if (x->axis < 0) {   /* gk_scan stores in the output type (Y): 4-byte values through shared memory for f32 */
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I i, const %s *v) const {\n", A);
+    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ void store(I i, const Y *v) const {\n", T);
   } else {
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
