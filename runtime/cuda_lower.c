@@ -1429,16 +1429,23 @@ static int lower_select(lw *L, fmt_buf *src) {
   fmt_printf(src, "  gk_select<gk_select_policy_default, %s>((I)%s, k, k, (gk_i64 *)(tmp + %s), (void *)tmp, 1u);\n",
              part ? "true" : "false", pN, pcnt);
   if (part) {
-    /* the last block to finish restores the order of the unselected tail */
+    /* The last W blocks to finish restore the order of the unselected tail
+    ** (one block alone took 111 ms for 2^28): each waits for every block's
+    ** ticket, then reverses its share.  W < the SM count, and every SM holds
+    ** a block, so the blocks not yet finished always find a free slot. */
+    int w = L->sms > 2 ? L->sms - 1 : 1;
     fmt_printf(src,
       "  __shared__ int last;\n  __syncthreads();\n"
-      "  if (threadIdx.x == 0) { __threadfence(); last = atomicAdd((unsigned *)(tmp + %s), 1u) == gridDim.x - 1; }\n"
-      "  __syncthreads();\n  if (!last) return;\n  __threadfence();\n"
+      "  const unsigned W = gridDim.x < %du ? gridDim.x : %du;\n"
+      "  if (threadIdx.x == 0) { __threadfence(); last = (int)atomicAdd((unsigned *)(tmp + %s), 1u) - (int)(gridDim.x - W); }\n"
+      "  __syncthreads();\n  if (last < 0) return;\n"
+      "  if (threadIdx.x == 0) while (gkl_ld((const unsigned *)(tmp + %s)) < gridDim.x) { }\n"
+      "  __syncthreads();\n  __threadfence();\n"
       "  const I lo = (I)gkl_ld((const gk_i64 *)(tmp + %s)), hi = (I)%s, half = (hi - lo) / 2;\n"
-      "  for (I q = threadIdx.x; q < half; q += blockDim.x) {\n"
+      "  for (I q = (I)last * blockDim.x + threadIdx.x; q < half; q += (I)W * blockDim.x) {\n"
       "    %s a = gkl_ld(out0 + lo + q), b = gkl_ld(out0 + hi - 1 - q);\n"
       "    out0[lo + q] = b; out0[hi - 1 - q] = a;\n  }\n",
-      ptick, pcnt, pN, ctype(x->t));
+      w, w, ptick, ptick, pcnt, pN, ctype(x->t));
   }
   fmt_puts(src, "}\n");
   set_launch(L->p, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
