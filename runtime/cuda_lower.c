@@ -1856,7 +1856,7 @@ static void nvrtc_summary(void) {
   fprintf(stderr, "gk-nvrtc: %ld compiled, %ld failed\n", nv.ok, nv.bad);
 }
 
-static void nvrtc_check(const rt_group *g, int show) {
+static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   const rt_prep *p = g->prep;
   if (!p || !p->src || p->nokernel) return;
   if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
@@ -1868,7 +1868,9 @@ static void nvrtc_check(const rt_group *g, int show) {
   char *bin = NULL, *log = NULL; size_t len = 0;
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
-  int rc = cu_nvrtc_compile(p->src, p->kname, "sm_90", &bin, &len, &log);
+  /* the compile hook hears of a slow compile here too: the REPL's status line works without a GPU */
+  int rc = cu_nvrtc_build_noted(p->src, p->kname, "sm_90", -1, be->compile_note, be->compile_ud, &bin, &len, &log,
+                                NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (show == 3)
     fprintf(stderr, "gk-nvrtc: kernel %s (%s group) compiled in %.1f ms, %zu bytes of cubin\n", p->kname,
@@ -1905,6 +1907,6 @@ int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;
-  if (check) nvrtc_check(g, show);
+  if (check) nvrtc_check(be, g, show);
   return GK_OK;
 }

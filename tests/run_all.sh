@@ -48,6 +48,7 @@ case "$mode" in
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   run shapes python3 tests/run_shapes.py
   run fuse_cost python3 tests/run_fuse_cost.py
+  run compile_note python3 tests/run_compile_note.py
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
   run python make --no-print-directory B="$B" test-python
   run asan make --no-print-directory asan
