@@ -6,6 +6,7 @@
 #   make test         build and run every test that needs no GPU (CI runs this)
 #   make test-gpu     the suites on the cuda backend (run on a GPU machine)
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
+#   make golden       regenerate the generated golden cases (tests/gen_golden.py; hand-written ones untouched)
 #   make bench        gk vs torch, torch.compile, CUB on a GPU machine (tests/bench/)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
 #   make python       the Python package installed in a venv, build/pyenv (docs/python.md)
@@ -34,7 +35,7 @@ UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
+.PHONY: golden all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -59,10 +60,10 @@ $(G)/lexer.c: lang/lexer.re | build/.deps
 	@mkdir -p $(G)
 	re2c -W --no-generation-date --no-version -o $@ $<
 
-$(G)/grammar.c: lang/grammar.y | build/.deps
+$(G)/grammar.c: lang/grammar.y lang/lemon/lempar.c | build/.deps
 	@mkdir -p $(G)
 	cp lang/grammar.y $(G)/grammar.y
-	lemon -q -T/usr/share/lemon/lempar.c $(G)/grammar.y
+	lemon -q -Tlang/lemon/lempar.c $(G)/grammar.y
 	@rm -f $(G)/grammar.y
 
 $(G)/grammar.h: $(G)/grammar.c
@@ -167,6 +168,9 @@ python: $(PYENV)/.installed
 
 test-python: python
 	@cd python/tests && GK_TEST_BACKENDS=$${GK_TEST_BACKENDS:-cpu} $(abspath $(PYENV))/bin/python -m pytest -q -p no:cacheprovider .
+
+golden:
+	python3 tests/gen_golden.py
 
 test-nvrtc: all
 	@B=$(B) sh tests/run_nvrtc.sh

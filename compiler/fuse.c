@@ -142,9 +142,9 @@ static int same_index_path(planner *p, rt_node *x, rt_node *a) {
     rt_node *y = st[--sp];
     for (int i = 0; i < y->nin; i++) {
       rt_node *c = y->in[i];
-      if (c == a) { if (y->op == RT_VIEW || y->op == RT_RESHAPE) return 0; continue; }
+      if (c == a) { if (rt_op_info[y->op].cls == RC_IDX) return 0; continue; }   /* view, reshape, gather, concat */
       if (!is_pending(s, c) || G(c)->anchor) continue;
-      if (c->op == RT_VIEW || c->op == RT_RESHAPE) {
+      if (rt_op_info[c->op].cls == RC_IDX) {
         /* an index map: fine unless a lies below it */
         rt_node *st2[128]; int sp2 = 0;
         st2[sp2++] = c;
@@ -218,6 +218,23 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
     else fwrite(b.data, 1, b.len, stdout);
   }
   fmt_free(&b);
+}
+
+/* A view that permutes its input's elements (no broadcast, no offset,
+** every element once): the strides are a permutation of the input's. */
+static int axis_perm(const rt_node *v) {
+  if (v->n != v->in[0]->n || v->ndim != v->in[0]->ndim) return 0;
+  int used[GK_MAX_DIMS] = {0};
+  for (int i = 0; i < v->ndim; i++) {
+    int64_t st = 1;
+    int found = 0;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+      if (!used[d] && v->vstride[i] == st && v->shape[i] == v->in[0]->shape[d]) { used[d] = 1; found = 1; break; }
+      st *= v->in[0]->shape[d];
+    }
+    if (!found) return 0;
+  }
+  return 1;
 }
 
 static int red_kind(const rt_node *x) { return x->op == RT_REDUCE ? (x->axis < 0 ? 1 : 2) : 0; }
@@ -660,6 +677,17 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
                    (!s->opt_fusion && (x->op == RT_IOTA || x->op == RT_RAND || x->op == RT_RANDN));
     p.parent[i] = i;
   }
+  /* an i64 hist's range from the data needs the extremes themselves (numpy's
+  ** uint64 difference), so unfused the range casts stay inside the hist */
+  if (!s->opt_fusion)
+    for (i = 0; i < n; i++) {
+      rt_node *x = p.post[i];
+      if (x->op != RT_HIST || !x->excl) continue;
+      for (j = 1; j <= 2 && j < x->nin; j++) {
+        rt_node *c = x->in[j];
+        if (c->op == RT_CAST && is_pending(s, c) && G(c)->post >= 0) G(c)->anchor = 0;
+      }
+    }
   for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
   /* bound the depth of inlined chains (evaluation recurses on it) and
   ** their estimated compile cost (NVRTC time grows with the code a kernel
@@ -736,9 +764,15 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
         if (!((tk == 1 && t->in[0]->n == len) || (!tk && rt_op_info[t->op].cls != RC_HEAVY && t->n == 1))) continue;
       } else {
         /* row program: a map of the matrix shape, or a row reduction of it, or a per-row scalar epilogue */
-        int same = t->ndim == 2 && t->shape[0] == r0 && t->shape[1] == c0;
+        /* axis=k moves its result back with a reshape, and off the last axis a
+        ** permuting view (compiler/build.c, axis_out): the matrix behind them */
+        const rt_node *tb = t;
+        while (!tk && tb->nin == 1 && !tb->in[0]->val && tb->in[0]->n == t->n && (tb->op == RT_RESHAPE ||
+               (tb->op == RT_VIEW && tb->voff == 0 && axis_perm(tb))))
+          tb = tb->in[0];
+        int same = tb->ndim == 2 && tb->shape[0] == r0 && tb->shape[1] == c0;
         int rowred = tk == 2 && t->in[0]->shape[0] == r0 && t->in[0]->shape[1] == c0 && t->axis == len;
-        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && t->ndim == 1 && t->shape[0] == (len == 1 ? r0 : c0);
+        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && tb->ndim == 1 && tb->shape[0] == (len == 1 ? r0 : c0);
         if (!(same && rt_op_info[t->op].cls != RC_HEAVY) && !rowred && !perrow) continue;
       }
       for (j = 0; j < n; j++) if (seen[j]) uf_join(&p, i, j);

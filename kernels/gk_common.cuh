@@ -132,39 +132,23 @@ GK_DEV A gk_fold(const Op &op, const A &acc, const X &x, I i) { return gk_fold_(
 template <class T> struct gk_vi { T v; gk_i64 i; };
 
 /* ---- standard operators -------------------------------------------------- */
-template <class T> struct gk_op_sum {
-  typedef T A;
-  GK_DEV A identity() const { return (T)0; }
-  GK_DEV A operator()(A a, A b) const { return a + b; }
-  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
-};
-template <class T> struct gk_op_prod {
-  typedef T A;
-  GK_DEV A identity() const { return (T)1; }
-  GK_DEV A operator()(A a, A b) const { return a * b; }
-  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
-};
-/* max/min propagate NaN (numpy): once a NaN is seen it stays. */
-template <class T> struct gk_op_max {
-  typedef T A;
-  GK_DEV A identity() const { return gk_limits<T>::lowest(); }
-  GK_DEV A operator()(A a, A b) const {
-    if (gk_isnan(a)) return a;
-    if (gk_isnan(b)) return b;
-    return b > a ? b : a;
-  }
-  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
-};
-template <class T> struct gk_op_min {
-  typedef T A;
-  GK_DEV A identity() const { return gk_limits<T>::highest(); }
-  GK_DEV A operator()(A a, A b) const {
-    if (gk_isnan(a)) return a;
-    if (gk_isnan(b)) return b;
-    return b < a ? b : a;
-  }
-  template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; }
-};
+/* sum, prod, max, min, any, all: one struct per row of gk_scalar.h's
+** GK_MONOIDS (identity and combine shared with the cpu backend).  any/all
+** accumulate gk_u8 0 / 1; max/min propagate NaN (numpy). */
+template <class T, int K> struct gk_ident;
+template <class T> struct gk_ident<T, GK_ID_ZERO> { static GK_DEV T get() { return (T)0; } };
+template <class T> struct gk_ident<T, GK_ID_ONE> { static GK_DEV T get() { return (T)1; } };
+template <class T> struct gk_ident<T, GK_ID_LOWEST> { static GK_DEV T get() { return gk_limits<T>::lowest(); } };
+template <class T> struct gk_ident<T, GK_ID_HIGHEST> { static GK_DEV T get() { return gk_limits<T>::highest(); } };
+#define GK_OP_MONOID(NAME, name, ID, COMB) \
+  template <class T> struct gk_op_##name { \
+    typedef T A; \
+    GK_DEV A identity() const { return gk_ident<T, ID>::get(); } \
+    GK_DEV A operator()(A a, A b) const { return (A)COMB(a, b); } \
+    template <class X, class I> GK_DEV A lift(X x, I) const { return (T)x; } \
+  };
+GK_MONOIDS(GK_OP_MONOID)
+#undef GK_OP_MONOID
 /* argmax: the first maximum wins; any NaN beats every number, first NaN wins.
 ** Ties are broken by index, so the operator is commutative as well. */
 template <class T> struct gk_op_argmax {

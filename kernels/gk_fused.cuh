@@ -16,19 +16,6 @@
 template <class T> GK_DEV T gkl_ld(const T *p) { return *(const volatile T *)p; }
 template <class T> GK_DEV void gkl_st(T *p, T v) { *(volatile T *)p = v; }
 
-struct gkl_op_any {
-  typedef gk_u8 A;
-  GK_DEV A identity() const { return 0; }
-  GK_DEV A operator()(A a, A b) const { return a | b; }
-  template <class X, class J> GK_DEV A lift(X x, J) const { return x != 0; }
-};
-struct gkl_op_all {
-  typedef gk_u8 A;
-  GK_DEV A identity() const { return 1; }
-  GK_DEV A operator()(A a, A b) const { return a & b; }
-  template <class X, class J> GK_DEV A lift(X x, J) const { return x != 0; }
-};
-
 /* The online (running max m, sum s of exp(x - m)) pair of a one-pass
 ** sum(exp(E - m')) (gk_scalar.h's gk_ms_* steps). */
 template <class T> struct alignas(8) gkl_ms { T m; double s; };

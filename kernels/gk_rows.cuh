@@ -1,6 +1,6 @@
 /*
 ** gk_rows.cuh -- per-row programs (reduce, softmax, layernorm, ...), per-row
-** scan, and per-column reduce / scan on an R x C row-major matrix.
+** scan on an R x C row-major matrix (per-column reduce and scan: gk_cols.cuh).
 **
 ** ROW PROGRAM (OneFlow softmax.cuh's shape, generalised).  A program is up
 ** to two per-row reduction passes followed by an optional per-element map:
@@ -236,130 +236,139 @@ GK_DEV void gk_row_split(Idx rows, Idx cols, const Prog &pg, typename Prog::OpA:
 
 /* ---- per-row scan --------------------------------------------------------
 ** A group of P::WIDTH threads (<= 32, or == THREADS for block per row) walks
-** the row in chunks of WIDTH * PACK, each thread scanning PACK consecutive
-** elements, the group scanning the thread totals, and a carry crossing
-** chunks.  Functors: Load as for row programs (typedef X; load<N>(dst,row,col)),
-** Op (gk_common.cuh), Store: template <int N> void store(Idx row, Idx col,
-** const typename Op::A *v) const. */
+** the row in chunks of WIDTH * PACKS * PACK, each thread scanning its
+** IT = PACKS * PACK consecutive elements, the group scanning the thread
+** totals, and a carry crossing chunks.  With whole warps per row and several
+** packs a thread, the chunk goes through shared memory (one buffer per
+** warp, a pad word every 32): loads and stores are warp-striped (each pack
+** instruction covers 32 * PACK consecutive elements), the scan sees IT
+** consecutive elements a lane, and only the elements stay in registers (the
+** lane total is one left fold, the outputs a second fold from the lane's
+** prefix).  Functors: Load as for row programs (typedef X;
+** load<N>(dst,row,col)), Op (gk_common.cuh), Store: template <int N> void
+** store(Idx row, Idx col, const typename Op::A *v) const.  The combination
+** order is fixed by the policy, so results are the same bits run to run. */
+GK_DEV int gk_pad32(int e) { return e + (e >> 5); }
+
 template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
 GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
   typedef typename Op::A A;
   typedef typename Load::X X;
-  enum { W = P::WIDTH, PK = P::PACK, G = P::GROUPS };
+  enum { W = P::WIDTH, PK = P::PACK, NP = P::PACKS, IT = P::PACKS * P::PACK, G = P::GROUPS,
+         STAGE = W == 32 && P::PACKS > 1,
+         SZ = sizeof(A) > sizeof(X) ? sizeof(A) : sizeof(X),
+         SE = 32 * IT + IT,                                        /* staged elements a warp, padded */
+         SBYTES = STAGE ? (P::THREADS / 32) * SE * SZ : 16 };
   __shared__ typename gk_block_scan<P::THREADS, Op>::TempStorage ts;
+  __shared__ alignas(16) unsigned char stg[SBYTES];
   const int g = threadIdx.x / W, t = threadIdx.x % W;
   for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
     const Idx row = row0 + g;
     const bool rv = row < rows;
     A carry = op.identity();
-    for (Idx base = 0; base < cols; base += (Idx)W * PK) {
-      const Idx col = base + (Idx)t * PK;
-      A a[PK];
+    for (Idx base = 0; base < cols; base += (Idx)W * IT) {
+      const Idx col = base + (Idx)t * IT;
+      if constexpr (STAGE) {
+        X *sx = reinterpret_cast<X *>(stg + (threadIdx.x >> 5) * SE * SZ);
+        A *sa = reinterpret_cast<A *>(stg + (threadIdx.x >> 5) * SE * SZ);
 #pragma unroll
-      for (int k = 0; k < PK; ++k) a[k] = op.identity();
-      if (rv && col < cols) {
-        X x[PK];
-        if (col + PK <= cols) load.template load<PK>(x, row, col);
-        else for (int k = 0; k < PK; ++k) if (col + k < cols) load.template load<1>(x + k, row, col + k);
+        for (int p = 0; p < NP; ++p) {
+          const int e = (p * 32 + t) * PK;
+          const Idx cc = base + e;
+          if (rv && cc < cols) {
+            X v[PK];
+            if (cc + PK <= cols) load.template load<PK>(v, row, cc);
+            else {
 #pragma unroll
-        for (int k = 0; k < PK; ++k) if (col + k < cols) a[k] = op.lift(x[k], col + k);
-      }
+              for (int k = 0; k < PK; ++k) if (cc + k < cols) load.template load<1>(v + k, row, cc + k);
+            }
 #pragma unroll
-      for (int k = 1; k < PK; ++k) a[k] = op(a[k - 1], a[k]);
-      A tot, ex;
-      if (W <= 32) ex = gk_warp_scan_excl<(W <= 32 ? W : 32)>(a[PK - 1], op, &tot);
-      else ex = gk_block_scan<P::THREADS, Op>(ts).exclusive(a[PK - 1], op, &tot);
-      const A pre = op(carry, ex);
-      A o[PK];
-      if (EXCLUSIVE) {
-        o[0] = pre;
+            for (int k = 0; k < PK; ++k) sx[gk_pad32(e + k)] = v[k];
+          }
+        }
+        __syncwarp();
+        X x[IT];
 #pragma unroll
-        for (int k = 1; k < PK; ++k) o[k] = op(pre, a[k - 1]);
+        for (int i = 0; i < IT; ++i) x[i] = sx[gk_pad32(t * IT + i)];
+        __syncwarp();   /* sa overwrites sx */
+        A a = op.identity();
+#pragma unroll
+        for (int i = 0; i < IT; ++i) if (rv && col + i < cols) a = op(a, op.lift(x[i], col + i));
+        A tot;
+        const A ex = gk_warp_scan_excl<32>(a, op, &tot);
+        A pc = op(carry, ex);
+#pragma unroll
+        for (int i = 0; i < IT; ++i)
+          if (rv && col + i < cols) {
+            const A n = op(pc, op.lift(x[i], col + i));
+            sa[gk_pad32(t * IT + i)] = EXCLUSIVE ? pc : n;
+            pc = n;
+          }
+        __syncwarp();
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const int e = (p * 32 + t) * PK;
+          const Idx cc = base + e;
+          if (rv && cc < cols) {
+            A o[PK];
+#pragma unroll
+            for (int k = 0; k < PK; ++k) o[k] = sa[gk_pad32(e + k)];
+            if (cc + PK <= cols) store.template store<PK>(row, cc, o);
+            else {
+#pragma unroll
+              for (int k = 0; k < PK; ++k) if (cc + k < cols) store.template store<1>(row, cc + k, o + k);
+            }
+          }
+        }
+        __syncwarp();   /* the next chunk's sx overwrites sa */
+        carry = op(carry, tot);
       } else {
+        A a[IT];
+        {
+          X x[IT];
+          if (rv && col < cols) {
+            if (col + IT <= cols) {
 #pragma unroll
-        for (int k = 0; k < PK; ++k) o[k] = op(pre, a[k]);
+              for (int p = 0; p < NP; ++p) load.template load<PK>(x + p * PK, row, col + p * PK);
+            } else {
+#pragma unroll
+              for (int k = 0; k < IT; ++k) if (col + k < cols) load.template load<1>(x + k, row, col + k);
+            }
+          }
+#pragma unroll
+          for (int k = 0; k < IT; ++k) {
+            const A v = rv && col + k < cols ? op.lift(x[k], col + k) : op.identity();
+            a[k] = k == 0 ? v : op(a[k - 1], v);
+          }
+        }
+        A tot, ex;
+        if (W <= 32) ex = gk_warp_scan_excl<(W <= 32 ? W : 32)>(a[IT - 1], op, &tot);
+        else ex = gk_block_scan<P::THREADS, Op>(ts).exclusive(a[IT - 1], op, &tot);
+        const A pre = op(carry, ex);
+        if (rv && col < cols) {
+          if (col + IT <= cols) {
+#pragma unroll
+            for (int p = 0; p < NP; ++p) {
+              A o[PK];
+#pragma unroll
+              for (int k = 0; k < PK; ++k) {
+                const int q = p * PK + k;
+                o[k] = EXCLUSIVE ? (q == 0 ? pre : op(pre, a[q - 1])) : op(pre, a[q]);
+              }
+              store.template store<PK>(row, col + p * PK, o);
+            }
+          } else {
+#pragma unroll
+            for (int k = 0; k < IT; ++k)
+              if (col + k < cols) {
+                const A o = EXCLUSIVE ? (k == 0 ? pre : op(pre, a[k - 1])) : op(pre, a[k]);
+                store.template store<1>(row, col + k, &o);
+              }
+          }
+        }
+        carry = op(carry, tot);
       }
-      if (rv && col < cols) {
-        if (col + PK <= cols) store.template store<PK>(row, col, o);
-        else for (int k = 0; k < PK; ++k) if (col + k < cols) store.template store<1>(row, col + k, o + k);
-      }
-      carry = op(carry, tot);
     }
-  }
-}
-
-/* ---- per-column reduce ---------------------------------------------------
-** Block of THREADS threads covers a strip of CW = min(C, THREADS) columns and
-** RPI = THREADS / CW rows per step (so a narrow matrix is still read
-** contiguously).  Grid: (ceil(C / CW), splits) -- split y folds rows
-** [y*chunk, (y+1)*chunk).  splits > 1 needs partials[splits * C] (no init)
-** and counters[ceil(C / CW)] zero before the first launch (left zero).
-** Load: typedef X; template <int N> load(X*, row, col) (called with N = 1).
-** Out:  void operator()(Idx col, const typename Op::A &r) const. */
-template <int THREADS, class Load, class Op, class Out, class Idx>
-GK_DEV void gk_col_reduce(Idx rows, Idx cols, const Load &load, const Op &op, const Out &out,
-                          typename Op::A *partials, gk_u32 *counters) {
-  typedef typename Op::A A;
-  typedef typename Load::X X;
-  __shared__ A sh[THREADS];
-  __shared__ int is_last;
-  const Idx CW = cols < THREADS ? cols : THREADS;
-  const Idx RPI = THREADS / CW;
-  const Idx cl = threadIdx.x % CW, ro = threadIdx.x / CW;
-  const Idx col = (Idx)blockIdx.x * CW + cl;
-  const bool active = ro < RPI && col < cols;
-  const Idx splits = gridDim.y;
-  const Idx chunk = gk_cdiv(gk_cdiv(rows, splits), RPI) * RPI;
-  const Idx r0 = chunk * blockIdx.y, r1 = r0 + chunk < rows ? r0 + chunk : rows;
-  A acc[4];
-#pragma unroll
-  for (int u = 0; u < 4; ++u) acc[u] = op.identity();
-  if (active) {
-    Idx r = r0 + ro;
-    for (; r + 3 * RPI < r1; r += 4 * RPI) {
-      X x[4];
-#pragma unroll
-      for (int u = 0; u < 4; ++u) load.template load<1>(x + u, r + u * RPI, col);
-#pragma unroll
-      for (int u = 0; u < 4; ++u) acc[u] = op(acc[u], op.lift(x[u], r + u * RPI));
-    }
-    for (; r < r1; r += RPI) { X x; load.template load<1>(&x, r, col); acc[0] = op(acc[0], op.lift(x, r)); }
-  }
-  sh[threadIdx.x] = op(op(acc[0], acc[1]), op(acc[2], acc[3]));
-  __syncthreads();
-  A v = op.identity();
-  if (ro == 0 && col < cols)
-    for (Idx k = 0; k < RPI; ++k) v = op(v, sh[cl + k * CW]);
-  if (splits == 1) { if (ro == 0 && col < cols) out(col, v); return; }
-  if (ro == 0 && col < cols) gk_st_cg(partials + blockIdx.y * cols + col, v);
-  __threadfence();
-  __syncthreads();
-  if (threadIdx.x == 0) is_last = atomicAdd(counters + blockIdx.x, 1u) == (unsigned)(splits - 1);
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  if (ro == 0 && col < cols) {
-    A w = op.identity();
-    for (Idx s = 0; s < splits; ++s) w = op(w, gk_ld_cg(partials + s * cols + col));
-    out(col, w);
-  }
-  if (threadIdx.x == 0) counters[blockIdx.x] = 0;
-}
-
-/* ---- per-column scan: one thread per column, rows in order (coalesced
-** across columns).  Grid: ceil(C / THREADS). Store: store<1>(row, col, &v). */
-template <int THREADS, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
-GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
-  typedef typename Op::A A;
-  typedef typename Load::X X;
-  const Idx col = (Idx)blockIdx.x * THREADS + threadIdx.x;
-  if (col >= cols) return;
-  A c = op.identity();
-  for (Idx r = 0; r < rows; ++r) {
-    X x; load.template load<1>(&x, r, col);
-    A n = op(c, op.lift(x, r));
-    store.template store<1>(r, col, EXCLUSIVE ? &c : &n);
-    c = n;
   }
 }
 

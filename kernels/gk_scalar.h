@@ -166,4 +166,30 @@ GKS_FN double gk_ms_final_d(double m, double s, double mp) {
   return mp == m ? s : s * exp(m - mp);
 }
 
+/* ---- monoid reductions: identity and combine -----------------------------
+** One row per reduction that is a plain monoid over its accumulator (the
+** NAME of its runtime/ops.h RT_ROPS row; argmax/argmin carry an index and var
+** is Welford's triple, so they are not rows here).  X(NAME, name, identity,
+** combine): identity is GK_ID_ZERO / ONE / LOWEST / HIGHEST (the
+** accumulator type's lowest / highest value, -inf / +inf for floats);
+** combine is one expression of a (the earlier part) and b (the later part),
+** for any accumulator type -- x != x is false for integers, so max/min
+** propagate NaN (numpy) and are plain comparisons on integers.  The cpu
+** backend (runtime/cpu.c) expands these rows for its double / int64 / u64
+** accumulators; kernels/gk_common.cuh defines gk_op_<name> from them. */
+#define GK_COMB_SUM(a, b)  ((a) + (b))
+#define GK_COMB_PROD(a, b) ((a) * (b))
+#define GK_COMB_MAX(a, b)  ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) > (a) ? (b) : (a))
+#define GK_COMB_MIN(a, b)  ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) < (a) ? (b) : (a))
+#define GK_COMB_ANY(a, b)  ((a) || (b))
+#define GK_COMB_ALL(a, b)  ((a) && (b))
+#define GK_MONOIDS(X) \
+  X(SUM,  sum,  GK_ID_ZERO,    GK_COMB_SUM) \
+  X(PROD, prod, GK_ID_ONE,     GK_COMB_PROD) \
+  X(MAX,  max,  GK_ID_LOWEST,  GK_COMB_MAX) \
+  X(MIN,  min,  GK_ID_HIGHEST, GK_COMB_MIN) \
+  X(ANY,  any,  GK_ID_ZERO,    GK_COMB_ANY) \
+  X(ALL,  all,  GK_ID_ONE,     GK_COMB_ALL)
+enum { GK_ID_ZERO, GK_ID_ONE, GK_ID_LOWEST, GK_ID_HIGHEST };
+
 #endif /* GK_SCALAR_H */

@@ -4,9 +4,10 @@
 **
 ** gk_transpose: out[c, r] = in[r, c] for an R x C row-major input, batched
 ** over gridDim.z (batch b reads in + b*R*C, writes out + b*R*C).  Tile
-** 32 x 32 (TILE_DIM) read and written coalesced by a 32 x 8 block; the
-** shared tile is [32][33] so column reads hit 32 distinct banks.
-** Grid: (ceil(C/32), ceil(R/32), batch) with gridDim.y <= 65535 (launch.h).
+** 64 x 64 (TILE_DIM) read and written coalesced by a 32 x 8 block, 16
+** elements a thread (16 loads in flight); the shared tile is [64][65] so
+** column reads hit 32 distinct banks.
+** Grid: (ceil(C/64), ceil(R/64), batch) with gridDim.y <= 65535 (launch.h).
 **
 ** gk_permute: out has dims odims[0..nd); out element (o_0..o_{nd-1}) comes
 ** from in at sum_k o_k * istride[k], where istride[k] is the input stride
@@ -20,7 +21,7 @@
 #include "gk_common.cuh"
 
 #define GK_MAX_DIMS 8   /* gk arrays have at most 8 dims (gk.h shape[8]) */
-#define GK_TILE_DIM 32
+#define GK_TILE_DIM 64
 #define GK_TILE_ROWS 8
 
 template <class T, class Idx>
@@ -31,16 +32,20 @@ GK_DEV void gk_transpose(const T *in, T *out, Idx R, Idx C) {
   const Idx c0 = (Idx)blockIdx.x * GK_TILE_DIM, r0 = (Idx)blockIdx.y * GK_TILE_DIM;
   const int tx = threadIdx.x, ty = threadIdx.y;
 #pragma unroll
-  for (int j = 0; j < GK_TILE_DIM; j += GK_TILE_ROWS) {
-    const Idx r = r0 + ty + j, c = c0 + tx;
-    if (r < R && c < C) tile[ty + j][tx] = in[r * C + c];
-  }
+  for (int j = 0; j < GK_TILE_DIM; j += GK_TILE_ROWS)
+#pragma unroll
+    for (int h = 0; h < GK_TILE_DIM; h += 32) {
+      const Idx r = r0 + ty + j, c = c0 + tx + h;
+      if (r < R && c < C) tile[ty + j][tx + h] = in[r * C + c];
+    }
   __syncthreads();
 #pragma unroll
-  for (int j = 0; j < GK_TILE_DIM; j += GK_TILE_ROWS) {
-    const Idx c = c0 + ty + j, r = r0 + tx;        /* output row c, column r */
-    if (r < R && c < C) out[c * R + r] = tile[tx][ty + j];
-  }
+  for (int j = 0; j < GK_TILE_DIM; j += GK_TILE_ROWS)
+#pragma unroll
+    for (int h = 0; h < GK_TILE_DIM; h += 32) {
+      const Idx c = c0 + ty + j, r = r0 + tx + h;     /* output row c, column r */
+      if (r < R && c < C) out[c * R + r] = tile[tx + h][ty + j];
+    }
 }
 
 struct gk_permute_args {

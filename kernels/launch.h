@@ -174,42 +174,55 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
   L.temp_zero_once = splits > 1;
   return L;
 }
-/* ---- gk_row_scan: warp per row up to 4096 columns, else block of 1024. */
+static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p *= 2; return p; }
+/* ---- gk_row_scan: groups of `width` lanes (<= 32) per row, each lane
+** scanning packs * pack consecutive elements (<= 16) in registers; 128
+** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
   gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
-  L.pack = vec; L.packs = 1;
-  if (cols <= 4096) {
-    L.mode = GK_ROWS_WARP; L.width = 32; L.block[0] = 128;
-    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, 4), (int64_t)sms * 32));
-  } else {
-    L.mode = GK_ROWS_BLOCK; L.width = 1024; L.block[0] = 1024;
-    L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * 2 * 8));
-  }
+  int64_t items = gk_min64(16, gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
+  int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
+  L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, 128 / width), (int64_t)sms * 32));
   return L;
 }
-/* ---- gk_col_reduce (THREADS = 256) / gk_col_scan (THREADS = 256) -------- */
-static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
+/* ---- gk_col_reduce (gk_cols.cuh, 256 threads) ----------------------------
+** policy <width = TX, pack = PK, packs = U>; grid (strips, splits).  temp
+** (splits > 1): partials splits * cols * acc_bytes (16-aligned), then one
+** gk_u32 counter per strip, zero before the launch. */
+static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
-  int64_t cw = cols < 256 ? cols : 256, rpi = 256 / cw;
-  L.grid[0] = gk_cdiv64(cols, cw);
-  int64_t want = gk_max64(1, (int64_t)sms * 8 / L.grid[0]);
-  L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, rpi * 16)), 65535));
+  int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
+  int64_t u = 16 / vec, step = (256 / tx) * u;
+  L.width = (int)tx; L.pack = vec; L.packs = (int)u;
+  L.grid[0] = gk_cdiv64(cols, tx * vec);
+  /* about four waves of 8 blocks an SM: a partial last wave costs little */
+  int64_t want = gk_cdiv64((int64_t)sms * 32, L.grid[0]);
+  L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);
     L.temp_zero_once = 1;
   }
   return L;
 }
-static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols) {
+/* ---- gk_col_scan (gk_cols.cuh): policy <TY = 8, RPT = 16>, 256 threads, a
+** persistent grid taking 128 x 32 tiles by ticket.  temp (zero before the
+** launch): 16 bytes, then one descriptor per column of every tile. */
+#define GK_COL_SCAN_TY 8
+#define GK_COL_SCAN_RPT 16
+static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
-  (void)rows;
-  L.grid[0] = gk_max64(1, gk_cdiv64(cols, 256));
+  int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
+  int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
+  L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
+  L.temp_bytes = 16 + gk_align16(tiles * 32 * d);
+  L.temp_zero_once = 1;
   return L;
 }
-/* ---- gk_transpose: block 32 x 8; batch in grid z ------------------------- */
+/* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
   gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0};
-  L.grid[0] = gk_cdiv64(C, 32); L.grid[1] = gk_cdiv64(R, 32); L.grid[2] = batch;
+  L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {

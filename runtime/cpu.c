@@ -19,6 +19,7 @@
 #include "runtime/rt.h"
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
+#include "kernels/gk_scalar.h"   /* GK_MONOIDS: identity and combine of sum, prod, max, min, any, all */
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
 #define CPU_PAR_MIN 32768       /* elements below which a job runs on the calling thread */
@@ -276,6 +277,48 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     o = (void *)ev(c, x->in[0], ix);
     if (!o) return NULL;
     break;
+  case RT_GATHER: {
+    /* element j is in0's element idx[j / inner] * inner + j % inner, where
+    ** inner is in0's count per index along its first axis and idx = in1
+    ** (checked in range by the compiler; negative counts from the end) */
+    const rt_node *d = x->in[0], *q = x->in[1];
+    int64_t L = d->shape[0], inner = L ? d->n / L : 1;
+    int64_t *qi = scratch(c, (size_t)n * sizeof(int64_t)), *si = scratch(c, (size_t)n * sizeof(int64_t));
+    if (!qi || !si) return NULL;
+    for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
+    ixset qs = make_ixset(qi, n);
+    const void *pq = ev(c, q, &qs);
+    if (!pq) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
+      if (v < 0) v += L;
+      si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+    }
+    ixset ss = make_ixset(si, n);
+    o = (void *)ev(c, d, &ss);
+    if (!o) return NULL;
+    break;
+  }
+  case RT_CONCAT: {
+    /* element (r, k) of [R, A+B] is in0's (r, k) when k < A, else in1's (r, k - A) */
+    int64_t A = x->in[0]->shape[1], W = x->shape[1], na = 0, nb = 0;
+    int64_t *ia = scratch(c, (size_t)n * sizeof(int64_t)), *ib = scratch(c, (size_t)n * sizeof(int64_t));
+    if (!ia || !ib || !(o = scratch(c, (size_t)n * s))) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t f = ix->idx ? ix->idx[j] : ix->start + j, r = f / W, k = f % W;
+      if (k < A) ia[na++] = r * A + k; else ib[nb++] = r * (W - A) + k - A;
+    }
+    ixset sa = make_ixset(ia, na), sb = make_ixset(ib, nb);
+    const char *pa = na ? ev(c, x->in[0], &sa) : NULL, *pb = nb ? ev(c, x->in[1], &sb) : NULL;
+    if ((na && !pa) || (nb && !pb)) return NULL;
+    int64_t qa = 0, qb = 0;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t f = ix->idx ? ix->idx[j] : ix->start + j;
+      if (f % W < A) memcpy((char *)o + j * s, pa + (qa++) * s, s);
+      else memcpy((char *)o + j * s, pb + (qb++) * s, s);
+    }
+    break;
+  }
   case RT_WHERE: {
     const void *pc = ev(c, x->in[0], ix), *pa = ev(c, x->in[1], ix), *pb = ev(c, x->in[2], ix);
     if (!pc || !pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;
@@ -364,17 +407,30 @@ static int run_map(rt_backend *b, const rt_node *x, rt_node *out) {
 
 typedef struct acc { double f; int64_t i; int64_t at; int nan; int any; double mean, m2; int64_t cnt; } acc;
 
+static void acc_ident(acc *a, int idk, int64_t lowest, int64_t highest) {
+  switch (idk) {
+  case GK_ID_ZERO: a->f = 0; a->i = 0; break;
+  case GK_ID_ONE: a->f = 1; a->i = 1; break;
+  case GK_ID_LOWEST: a->f = -INFINITY; a->i = lowest; break;
+  case GK_ID_HIGHEST: a->f = INFINITY; a->i = highest; break;
+  }
+}
+
+/* The accumulator's start: a monoid's identity (gk_scalar.h's GK_MONOIDS row
+** of the same name) in the slot dtype t uses -- f for floats, i for the rest,
+** LOWEST / HIGHEST the dtype's own extremes (what an exscan's first element
+** shows); argmax/argmin start empty (at < 0), var at count 0. */
 static void acc_init(acc *a, int rop, gk_dtype t) {
   memset(a, 0, sizeof *a);
   a->at = -1;
+  int lo = t == GK_BOOL ? 0 : t == GK_I32 ? 1 : 2;   /* bool, i32, i64 */
+  static const int64_t lowest[] = { 0, GK_I32_MIN, GK_I64_MIN }, highest[] = { 1, INT32_MAX, INT64_MAX };
   switch (rop) {
-  case ROP_SUM: a->f = 0; a->i = 0; break;
-  case ROP_PROD: a->f = 1; a->i = 1; break;
-  case ROP_ANY: a->i = 0; break;
-  case ROP_ALL: a->i = 1; break;
-  default: a->any = 0; break;   /* max/min/arg*: empty until the first element */
+#define ID(NAME, name, IDK, COMB) case ROP_##NAME: acc_ident(a, IDK, lowest[lo], highest[lo]); break;
+  GK_MONOIDS(ID)
+#undef ID
+  default: break;
   }
-  (void)t;
 }
 
 /* Folds n values at p (dtype t) into a; base = index of p[0] within the reduced sequence. */
@@ -402,16 +458,37 @@ static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step)
 
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
-#define FOLD(T, ISF) do { const T *v = (const T *)p; \
+/* A monoid row folds with its combine: floats in double, sum/prod of ints in
+** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
+** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
+** on one add's latency), combined pairwise at its end: the order depends on
+** the chunk alone, so the bits do not depend on the thread count. */
+#define FOLD_LANES 8
+#define MONOID_FOLD(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (isf_ && step == 1 && n >= 2 * FOLD_LANES) { \
+      double l[FOLD_LANES]; \
+      acc id_; acc_ident(&id_, IDK, 0, 0); \
+      l[0] = a->f; \
+      for (int k = 1; k < FOLD_LANES; k++) l[k] = id_.f; \
+      int64_t q = 0; \
+      for (; q + FOLD_LANES <= n; q += FOLD_LANES) \
+        for (int k = 0; k < FOLD_LANES; k++) l[k] = COMB(l[k], (double)v[q + k]); \
+      for (; q < n; q++) l[0] = COMB(l[0], (double)v[q]); \
+      for (int w = FOLD_LANES / 2; w > 0; w /= 2) \
+        for (int k = 0; k < w; k++) l[k] = COMB(l[k], l[k + w]); \
+      a->f = l[0]; \
+    } else if (isf_) { double s = a->f; for (int64_t q = 0; q < n; q++) s = COMB(s, (double)v[q * step]); a->f = s; } \
+    else if (rt_rop_info[rop].acc == RA_WIDE) { \
+      uint64_t s = (uint64_t)a->i; \
+      for (int64_t q = 0; q < n; q++) s = COMB(s, (uint64_t)(int64_t)v[q * step]); \
+      a->i = (int64_t)s; \
+    } else { int64_t s = a->i; for (int64_t q = 0; q < n; q++) s = COMB(s, (int64_t)v[q * step]); a->i = s; } \
+    break;
+#define FOLD(T, ISF) do { const T *v = (const T *)p; const int isf_ = ISF; (void)isf_; \
   switch (rop) { \
-  case ROP_SUM: if (ISF) { double s = 0; for (int64_t q = 0; q < n; q++) s += (double)v[q * step]; a->f += s; } \
-                else { uint64_t s = 0; for (int64_t q = 0; q < n; q++) s += (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)((uint64_t)a->i + s); } break; \
-  case ROP_PROD: if (ISF) { for (int64_t q = 0; q < n; q++) a->f *= (double)v[q * step]; } \
-                 else { uint64_t s = (uint64_t)a->i; for (int64_t q = 0; q < n; q++) s *= (uint64_t)(int64_t)v[q * step]; a->i = (int64_t)s; } break; \
-  case ROP_ANY: for (int64_t q = 0; q < n; q++) if (v[q * step]) { a->i = 1; break; } break; \
-  case ROP_ALL: for (int64_t q = 0; q < n; q++) if (!v[q * step]) { a->i = 0; break; } break; \
-  case ROP_MAX: case ROP_ARGMAX: case ROP_MIN: case ROP_ARGMIN: { \
-    int mx = rop == ROP_MAX || rop == ROP_ARGMAX; \
+  GK_MONOIDS(MONOID_FOLD) \
+  case ROP_ARGMAX: case ROP_ARGMIN: { \
+    int mx = rop == ROP_ARGMAX; \
     for (int64_t q = 0; q < n; q++) { \
       T x = v[q * step]; \
       if (a->nan) break; \
@@ -428,16 +505,20 @@ static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int6
   case GK_F64: FOLD(double, 1); break;
   }
 #undef FOLD
+#undef MONOID_FOLD
 }
 
 /* Combines b (a later part of the sequence) into a. */
 static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
   int isf = rt_is_float(t);
   switch (rop) {
-  case ROP_SUM: if (isf) a->f += b->f; else a->i = (int64_t)((uint64_t)a->i + (uint64_t)b->i); break;
-  case ROP_PROD: if (isf) a->f *= b->f; else a->i = (int64_t)((uint64_t)a->i * (uint64_t)b->i); break;
-  case ROP_ANY: a->i = a->i || b->i; break;
-  case ROP_ALL: a->i = a->i && b->i; break;
+#define MERGE(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (isf) a->f = COMB(a->f, b->f); \
+    else if (rt_rop_info[rop].acc == RA_WIDE) a->i = (int64_t)COMB((uint64_t)a->i, (uint64_t)b->i); \
+    else a->i = COMB(a->i, b->i); \
+    break;
+  GK_MONOIDS(MERGE)
+#undef MERGE
   case ROP_VAR: {
     if (b->cnt == 0) break;
     if (a->cnt == 0) { a->mean = b->mean; a->m2 = b->m2; a->cnt = b->cnt; break; }
@@ -447,8 +528,8 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
     a->cnt += b->cnt;
     break;
   }
-  default: {
-    int mx = rop == ROP_MAX || rop == ROP_ARGMAX;
+  default: {   /* argmax / argmin: the first extreme; a NaN wins and stays */
+    int mx = rop == ROP_ARGMAX;
     if (!b->any || a->nan) break;
     if (!a->any || b->nan) { *a = *b; break; }
     if (isf ? (mx ? b->f > a->f : b->f < a->f) : (mx ? b->i > a->i : b->i < a->i)) *a = *b;
@@ -557,8 +638,34 @@ static int run_reduce(rt_backend *b, rt_node *x) {
 
 /* ------------------------------------------------------------------ scans */
 
-/* Scans a prologue that has been written into out (in out's dtype). */
+/* Scans a prologue that has been written into out (in out's dtype), in
+** place, continuing carry.  A monoid row runs a tight loop on its combine
+** (gk_scalar.h's GK_MONOIDS) in the accumulator acc_merge uses -- double for
+** floats, wrapping u64 for integer sums and products, int64 for max/min --
+** and stores each prefix converted as acc_store would. */
 static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64_t step, acc *carry) {
+  int wide = rt_rop_info[rop].acc == RA_WIDE;
+#define SCAN_LOOP(T, C, SLOT, ST, COMB) do { \
+    T *v = (T *)(void *)base; C c = (C)carry->SLOT; \
+    if (excl) for (int64_t q = 0; q < n; q++) { C x = (C)v[q * step]; v[q * step] = (T)c; c = COMB(c, x); } \
+    else for (int64_t q = 0; q < n; q++) { c = COMB(c, (C)v[q * step]); v[q * step] = (T)c; } \
+    carry->SLOT = (ST)c; } while (0)
+#define SCAN_INT(T, COMB) do { if (wide) SCAN_LOOP(T, uint64_t, i, int64_t, COMB); else SCAN_LOOP(T, int64_t, i, int64_t, COMB); } while (0)
+#define SCAN_ROW(NAME, name, IDK, COMB) case ROP_##NAME: \
+    switch (t) { \
+    case GK_BOOL: SCAN_INT(uint8_t, COMB); return; \
+    case GK_I32: SCAN_INT(int32_t, COMB); return; \
+    case GK_I64: SCAN_INT(int64_t, COMB); return; \
+    case GK_F32: SCAN_LOOP(float, double, f, double, COMB); return; \
+    case GK_F64: SCAN_LOOP(double, double, f, double, COMB); return; \
+    } break;
+  switch (rop) {
+  GK_MONOIDS(SCAN_ROW)
+  default: break;
+  }
+#undef SCAN_ROW
+#undef SCAN_INT
+#undef SCAN_LOOP
   size_t es = esz(t);
   for (int64_t q = 0; q < n; q++) {
     char *p = base + (size_t)(q * step) * es;
@@ -566,28 +673,69 @@ static void scan_seq(int rop, int excl, gk_dtype t, char *base, int64_t n, int64
     acc before = *carry;
     acc_fold(&v, rop, t, p, 1, 0, 1);
     acc_merge(carry, &v, rop, t);
-    if (rop == ROP_MAX || rop == ROP_MIN) { carry->any = 1; }
     acc_store(excl ? &before : carry, rop, t, p);
   }
 }
 
-static void scan_identity(acc *a, int rop, gk_dtype t) {
-  acc_init(a, rop, t);
-  if (rop == ROP_MAX || rop == ROP_MIN) {
-    a->any = 1;
-    int mx = rop == ROP_MAX;
-    if (rt_is_float(t)) a->f = mx ? -INFINITY : INFINITY;
-    else if (t == GK_BOOL) a->i = mx ? 0 : 1;   /* the dtype's lowest / highest value */
-    else if (t == GK_I32) a->i = mx ? INT32_MIN : INT32_MAX;
-    else a->i = mx ? INT64_MIN : INT64_MAX;
+/* A whole-vector scan in parallel, by blocks of SCAN_BLOCK elements: pass 1
+** writes each block's prologue into the output and folds the block's total,
+** the totals are combined into each block's carry, pass 2 scans each block
+** from its carry.  The blocks are fixed, so the result is the same on any
+** thread count.  A float sum's rounding grows with the block (a serial run of
+** 4096, as on the GPU) plus log2 of the block count -- the bound
+** tests/diff/model.py's GS allows -- where one serial loop grows with n. */
+#define SCAN_BLOCK 4096
+static void scanblk_fill(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  char *o = (char *)x->val->host;
+  size_t es = esz(x->t);
+  int64_t s0 = k * SCAN_BLOCK, e0 = j->n - s0 < SCAN_BLOCK ? j->n : s0 + SCAN_BLOCK;
+  acc *tot = (acc *)j->part + k;
+  acc_init(tot, x->rop, x->t);
+  for (int64_t s = s0; s < e0; s += CPU_CHUNK) {
+    int64_t len = e0 - s < CPU_CHUNK ? e0 - s : CPU_CHUNK;
+    ixset ix = { s, len, NULL, 0 };
+    scratch_reset(c);
+    const void *p = ev(c, x->in[0], &ix);
+    if (!p) { c->failed = 1; return; }
+    memmove(o + (size_t)s * es, p, (size_t)len * es);
+    acc_fold(tot, x->rop, x->t, o + (size_t)s * es, len, s, 1);
   }
+}
+static void scanblk_scan(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  int64_t s0 = k * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
+  acc carry = ((acc *)j->part)[k];
+  (void)c;
+  scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+}
+static int run_scan_vector(rt_backend *b, rt_node *x) {
+  int64_t nb = (x->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
+  job j = { .b = b, .x = x, .out = x, .n = x->n, .fn = scanblk_fill };
+  acc *part = rt_calloc(b->mem, (size_t)nb, sizeof(acc));
+  if (!part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  j.part = part;
+  int rc = job_go(&j, nb);
+  if (rc == GK_OK) {
+    /* inclusive prefix of the block totals by recursive doubling (a float
+    ** sum's rounding then grows with log2 of the block count, not with it),
+    ** then shifted by one: block k's carry is the combine of blocks < k */
+    for (int64_t d = 1; d < nb; d *= 2)
+      for (int64_t k = nb - 1; k >= d; k--) { acc t = part[k - d]; acc_merge(&t, &part[k], x->rop, x->t); part[k] = t; }
+    for (int64_t k = nb - 1; k > 0; k--) part[k] = part[k - 1];
+    acc_init(&part[0], x->rop, x->t);
+    j.fn = scanblk_scan;
+    rc = job_go(&j, nb);
+  }
+  rt_free(b->mem, part, (size_t)nb * sizeof(acc));
+  return rc;
 }
 
 static void scanrow_chunk(job *j, evctx *c, int64_t r) {
   const rt_node *x = j->x;
   char *o = (char *)x->val->host;
   size_t es = esz(x->t);
-  acc carry; scan_identity(&carry, x->rop, x->t);
+  acc carry; acc_init(&carry, x->rop, x->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
     ixset ix = { r * j->cols + s, len, NULL, 0 };
@@ -606,7 +754,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
   char *o = (char *)x->val->host;
   size_t es = esz(x->t);
   acc carry[COLBLOCK];
-  for (int64_t q = 0; q < nc; q++) scan_identity(&carry[q], x->rop, x->t);
+  for (int64_t q = 0; q < nc; q++) acc_init(&carry[q], x->rop, x->t);
   for (int64_t r = 0; r < j->rows; r++) {
     ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
@@ -620,6 +768,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
 
 static int run_scan(rt_backend *b, rt_node *x) {
   job j = { .b = b, .x = x, .out = x };
+  if (x->axis < 0 && x->n > SCAN_BLOCK) return run_scan_vector(b, x);
   if (x->axis < 0) { j.rows = 1; j.cols = x->n; j.fn = scanrow_chunk; return job_go(&j, 1); }
   j.rows = x->shape[0]; j.cols = x->shape[1];
   if (x->axis == 1) { j.fn = scanrow_chunk; return job_go(&j, j.rows); }

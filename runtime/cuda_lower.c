@@ -377,18 +377,15 @@ static const char *red_acc(const rt_node *x, char *buf, size_t n) {
   }
 }
 static const char *red_op(const rt_node *x, char *buf, size_t n) {
-  const char *A = red_acc(x, buf, n);
-  static const char *names[] = {"gk_op_sum", "gk_op_prod", "gk_op_max", "gk_op_min", "gk_op_argmax", "gk_op_argmin",
-                                "gkl_op_any", "gkl_op_all", "gk_op_welford"};
-  char tmp[96];
+  /* gk_op_<name>: kernels/gk_common.cuh defines one per RT_ROPS row */
+  char A[64];
   gk_dtype ti = x->in[0]->t;
   switch (x->rop) {
-  case ROP_ARGMAX: case ROP_ARGMIN: case ROP_MAX: case ROP_MIN: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], ctype(ti)); break;
-  case ROP_ANY: case ROP_ALL: snprintf(tmp, sizeof tmp, "%s", names[x->rop]); break;
-  case ROP_VAR: snprintf(tmp, sizeof tmp, "gk_op_welford<double>"); break;
-  default: snprintf(tmp, sizeof tmp, "%s<%s>", names[x->rop], A);
+  case ROP_ARGMAX: case ROP_ARGMIN: case ROP_MAX: case ROP_MIN: snprintf(A, sizeof A, "%s", ctype(ti)); break;
+  case ROP_VAR: return "gk_op_welford<double>";
+  default: snprintf(A, sizeof A, "%s", red_acc(x, buf, n));
   }
-  snprintf(buf, n, "%s", tmp);
+  snprintf(buf, n, "gk_op_%s<%s>", rt_rop_name[x->rop], A);
   return buf;
 }
 static void red_lift(fmt_buf *b, const rt_node *x, const char *v, const char *idx) {
@@ -491,6 +488,61 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     return memo_put(L, x, ix->s, r);
   }
   if (x->op == RT_RESHAPE) return memo_put(L, x, ix->s, emit_val(L, x->in[0], ix));
+  if (x->op == RT_GATHER) {   /* in0's element idx[j / inner] * inner + j % inner (runtime/cpu.c) */
+    const rt_node *d = x->in[0];
+    int64_t len = d->shape[0], inner = len ? d->n / len : 1;
+    ixv qi = *ix, si;
+    if (inner != 1) {
+      fmt_buf q; fmt_init(&q);
+      divmod(L, &q, ix->s, x, P_DIV, P_DIVM, P_DIVS, inner, 1);
+      snprintf(qi.s, LW_NAME, "j%d", L->ntmp++);
+      fmt_printf(L->o, "    const I %s = %s;\n", qi.s, q.data ? q.data : "0");
+      if (q.status) lw_fail(L, "out of memory");
+      fmt_free(&q);
+      qi.tag = TAG_OTHER;
+    }
+    const char *v = emit_val(L, x->in[1], &qi);
+    const char *ln = prm(L, x, P_LEN, len);
+    snprintf(si.s, LW_NAME, "j%d", L->ntmp++);
+    si.tag = TAG_OTHER;
+    fmt_printf(L->o, "    const I %s = ((I)%s < 0 ? (I)%s + (I)%s : (I)%s)", si.s, v, v, ln, v);
+    if (inner != 1) {
+      fmt_buf r; fmt_init(&r);
+      divmod(L, &r, ix->s, x, P_SHAPE, P_SHM, P_SHS, inner, 0);
+      fmt_printf(L->o, " * (I)%s + %s", prm(L, x, P_SHAPE, inner), r.data ? r.data : "0");
+      if (r.status) lw_fail(L, "out of memory");
+      fmt_free(&r);
+    }
+    fmt_puts(L->o, ";\n");
+    return memo_put(L, x, ix->s, emit_val(L, d, &si));
+  }
+  if (x->op == RT_CONCAT) {   /* [R, A] beside [R, B]: a branch per side, each side's values scoped to it */
+    int64_t A = x->in[0]->shape[1], W = x->shape[1];
+    fmt_buf fr, fk; fmt_init(&fr); fmt_init(&fk);
+    divmod(L, &fr, ix->s, x, P_DIV, P_DIVM, P_DIVS, W, 1);
+    divmod(L, &fk, ix->s, x, P_SHAPE + 1, P_SHM + 1, P_SHS + 1, W, 0);
+    char rv[24], kv[24];
+    snprintf(rv, sizeof rv, "j%d", L->ntmp++);
+    snprintf(kv, sizeof kv, "j%d", L->ntmp++);
+    fmt_printf(L->o, "    const I %s = %s;\n    const I %s = %s;\n", rv, fr.data ? fr.data : "0", kv, fk.data ? fk.data : "0");
+    if (fr.status || fk.status) lw_fail(L, "out of memory");
+    fmt_free(&fr); fmt_free(&fk);
+    const char *pa = prm(L, x, P_SHAPE, A), *pb = prm(L, x, P_LEN, W - A);
+    snprintf(v, sizeof v, "t%d", L->ntmp++);
+    fmt_printf(L->o, "    %s %s;\n    if (%s < (I)%s) {\n", T, v, kv, pa);
+    int saved = L->nmemo;
+    ixv sa, sb;
+    sa.tag = sb.tag = TAG_OTHER;
+    snprintf(sa.s, LW_NAME, "(%s * (I)%s + %s)", rv, pa, kv);
+    const char *va = emit_val(L, x->in[0], &sa);
+    fmt_printf(L->o, "    %s = %s;\n    } else {\n", v, va);
+    L->nmemo = saved;
+    snprintf(sb.s, LW_NAME, "(%s * (I)%s + %s - (I)%s)", rv, pb, kv, pa);
+    const char *vb = emit_val(L, x->in[1], &sb);
+    fmt_printf(L->o, "    %s = %s;\n    }\n", v, vb);
+    L->nmemo = saved;
+    return memo_put(L, x, ix->s, v);
+  }
   /* operands first */
   const char *a[3] = {"", "", ""};
   for (int q = 0; q < x->nin; q++) a[q] = emit_val(L, x->in[q], ix);
@@ -1097,6 +1149,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
 /* --------------------------------------------------- row fast path */
 
 static int same_rc(const rt_node *x, int64_t R, int64_t C) {
+  while (x->op == RT_RESHAPE && x->n == R * C) x = x->in[0];   /* axis=k's result: the row matrix, reshaped back */
   return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
 }
 
@@ -1277,6 +1330,89 @@ static int lower_rows(lw *L, fmt_buf *src) {
   return 0;
 }
 
+/* Per-column reductions (axis 0) of one R x C matrix in one stage, every
+** output of C elements (the reductions and maps of them): gk_col_reduce
+** (gk_cols.cuh), a strip of columns per block read row by row, rows split
+** over blocks when there are few strips, the splits folded in order by the
+** last block of a strip. */
+static int lower_cols(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  int nper[8];
+  memset(L->stage, 0, sizeof(int) * (size_t)g->nnodes);
+  if (stages(L, nper) != 1) return -1;
+  int64_t R = -1, C = -1;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    const rt_node *x = g->nodes[i];
+    if (x->axis != 0 || x->in[0]->ndim != 2) return -1;
+    if (R < 0) { R = x->in[0]->shape[0]; C = x->in[0]->shape[1]; }
+    else if (!same_rc(x->in[0], R, C)) return -1;
+  }
+  if (R <= 0 || C <= 0) return -1;
+  for (int o = 0; o < g->nout; o++)
+    if (g->outs[o]->n != C || same_rc(g->outs[o], R, C)) return -1;
+  int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
+  gk_launch pl = gk_col_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1]));
+  const char *pcnt = prm(L, NULL, P_CNT, pl.grid[1] > 1 ? gk_align16(pl.grid[1] * C * acc_bound(nper[1])) : 0);
+  fmt_buf la, ro; fmt_init(&la); fmt_init(&ro);
+  memset(L->used_field, 0, sizeof L->used_field);
+  /* lift: the element (row, col), inputs of R x C read at it as fields of x */
+  L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
+  L->lift_row = 0; L->in_lift = 0;
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col";
+  {
+    ixv ix = {"fi", TAG_BASE};
+    fmt_printf(&la, "    const I fi = row * (I)%s + col;\n    (void)fi;\n    S1 r;\n", pC);
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+      const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
+      fmt_printf(&la, "    r.f%d = ", L->field[i]);
+      red_lift(&la, g->nodes[i], v, "row");
+      fmt_puts(&la, ";\n");
+    }
+  }
+  /* out: every output at column col */
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1;
+  {
+    ixv ic = {"col", TAG_ROW};
+    for (int o = 0; o < g->nout; o++) {
+      const char *v = emit_val(L, g->outs[o], &ic);
+      fmt_printf(&ro, "    out%d[col] = %s;\n", o, v);
+    }
+  }
+  if (L->fail) { fmt_free(&la); fmt_free(&ro); return -1; }
+  head(L, src, "gk_cols.cuh", 0);
+  stage_structs(L, src, 1);
+  fmt_puts(src, "struct XF {");
+  int nfx = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
+  fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
+  fmt_puts(src, "struct K {\n  typedef XF X;\n  typedef O1 Op;\n  Op op;\n");
+  members(L, src);
+  fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+  fmt_printf(src, "    const I base = row * (I)%s + col;\n    (void)base;\n", pC);
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
+               ctype(g->ins[k]->t), k, k);
+  fmt_puts(src, "  }\n  __device__ Op::A lift(const X &x, I row, I col) const {\n");
+  fmt_puts(src, la.data ? la.data : "");
+  fmt_puts(src, "    (void)x;\n    return r;\n  }\n  __device__ void out(I col, const Op::A &a) const {\n");
+  fmt_puts(src, ro.data ? ro.data : "");
+  fmt_puts(src, "  }\n};\n");
+  fmt_printf(src, "typedef gk_cols_policy<%d, %d, %d> POL;\n", pl.width, pl.pack, pl.packs);
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  fmt_printf(src, "  gk_col_reduce<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", pR, pC, pcnt);
+  fmt_free(&la); fmt_free(&ro);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, 256, 1, 0);
+  if (pl.grid[1] > 1) {
+    L->p->temp_bytes = gk_align16(pl.grid[1] * C * acc_bound(nper[1])) + gk_align16(pl.grid[0] * 4);
+    L->p->temp_zero = 1;
+  }
+  return L->fail ? -1 : 0;
+}
+
 /* --------------------------------------------------------------- scan */
 
 static const rt_node *the_heavy(const rt_group *g, int op) {
@@ -1306,18 +1442,23 @@ static int lower_scan(lw *L, fmt_buf *src) {
   int64_t R = x->axis < 0 ? 1 : x->shape[0], C = x->axis < 0 ? x->n : x->shape[1];
   const char *pN = x->axis < 0 ? prm(L, NULL, P_N, x->n) : "";
   const char *pR = x->axis >= 0 ? prm(L, NULL, P_R, R) : "", *pC = x->axis >= 0 ? prm(L, NULL, P_C, C) : "";
+  /* a row scan reads and writes PACK consecutive elements (every input
+  ** 16-byte aligned, C a multiple of the pack) */
+  int vec = x->axis != 1 || !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   fmt_buf ld; fmt_init(&ld);
   L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
   if (x->axis < 0) {
     ixv ix = {"i", TAG_BASE};
     const char *v = emit_val(L, x->in[0], &ix);
     fmt_printf(&ld, "    d[0] = %s;\n", v);
+  } else if (vec > 1 && in_index(g, x->in[0]) >= 0) {   /* the matrix itself: N consecutive elements at once */
+    fmt_printf(&ld, "    gk_ld<N>(d, in%d + row * (I)%s + col);\n", in_index(g, x->in[0]), pC);
   } else {
-    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
-    fmt_printf(&ld, "    const I fi = row * (I)%s + col;\n", pC);
+    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "c_";
+    fmt_printf(&ld, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n    const I c_ = col + kk;\n    const I fi = row * (I)%s + c_;\n", pC);
     ixv ix = {"fi", TAG_BASE};
     const char *v = emit_val(L, x->in[0], &ix);
-    fmt_printf(&ld, "    d[0] = %s;\n", v);
+    fmt_printf(&ld, "    d[kk] = %s;\n    }\n", v);
     L->rowctx = 0;
   }
   char fin[128];
@@ -1328,9 +1469,11 @@ static int lower_scan(lw *L, fmt_buf *src) {
   fmt_buf stb; fmt_init(&stb);
   L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
   const char *si = x->axis < 0 ? "i" : "fi";
-  if (x->axis >= 0) {
-    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "col";
-    fmt_printf(&stb, "    const I fi = row * (I)%s + col;\n", pC);
+  if (x->axis >= 0) {   /* N consecutive elements of a row: values in o<q>[N], one gk_st<N> per output */
+    L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "c_";
+    for (int q = 0; q < g->nout; q++) fmt_printf(&stb, "    %s o%d[N];\n", ctype(g->outs[q]->t), q);
+    fmt_printf(&stb, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n    const I c_ = col + kk;\n    const I fi = row * (I)%s + c_;\n", pC);
+    snprintf(fin, sizeof fin, "(%s)%sv[kk]", T, !strcmp(A, "gk_u64") ? "(gk_i64)" : "");
   }
   fmt_printf(&stb, "    const %s sv = %s;\n", T, fin);
   memo_put(L, x, si, "sv");
@@ -1339,11 +1482,17 @@ static int lower_scan(lw *L, fmt_buf *src) {
     snprintf(ix.s, sizeof ix.s, "%s", si);
     ix.tag = TAG_BASE;
     const char *v = g->outs[q] == x ? "sv" : emit_val(L, g->outs[q], &ix);
-    fmt_printf(&stb, "    out%d[%s] = %s;\n", q, si, v);
+    if (x->axis >= 0) fmt_printf(&stb, "    o%d[kk] = %s;\n", q, v);
+    else fmt_printf(&stb, "    out%d[%s] = %s;\n", q, si, v);
+  }
+  if (x->axis >= 0) {
+    fmt_puts(&stb, "    }\n");
+    for (int q = 0; q < g->nout; q++) fmt_printf(&stb, "    gk_st<N>(out%d + row * (I)%s + col, o%d);\n", q, pC, q);
   }
   L->rowctx = 0;
   head(L, src, "gk_rows.cuh", 0);
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
+  if (x->axis == 0) fmt_puts(src, "#include \"gk_cols.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
   if (x->axis < 0) {   /* gk_scan stores in the output type (Y): 4-byte values through shared memory for f32 */
@@ -1373,9 +1522,9 @@ static int lower_scan(lw *L, fmt_buf *src) {
     L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
     L->p->temp_zero = 1;
   } else if (x->axis == 1) {
-    gk_launch gl = gk_row_scan_plan(R, C, 1, L->sms);
+    gk_launch gl = gk_row_scan_plan(R, C, vec, L->sms);
     threads = gl.block[0];
-    fmt_printf(src, "typedef gk_rows_policy<%d, %d, 1, 1> POL;\n", threads, gl.width);
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
     params(L, src);
     fmt_puts(src, ") {\n");
@@ -1384,14 +1533,17 @@ static int lower_scan(lw *L, fmt_buf *src) {
                pR, pC, op);
     set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
   } else {
-    gk_launch gl = gk_col_scan_plan(R, C);
+    gk_launch gl = gk_col_scan_plan(R, C, L->sms, 8);
+    fmt_printf(src, "typedef gk_col_scan_policy<%d, %d> POL;\n", GK_COL_SCAN_TY, GK_COL_SCAN_RPT);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_col_scan<256, %s>((I)%s, (I)%s, k, %s(), k);\n}\n", x->excl ? "true" : "false",
+    fmt_printf(src, "  gk_col_scan<POL, %s>((I)%s, (I)%s, k, %s(), k, (void *)tmp);\n}\n", x->excl ? "true" : "false",
                pR, pC, op);
     set_launch(L->p, gl.grid[0], 1, 1, 256, 1, 0);
+    L->p->temp_bytes = gl.temp_bytes;
+    L->p->temp_zero = 1;
   }
   return L->fail ? -1 : 0;
 }
@@ -1554,14 +1706,27 @@ static int lower_transpose(lw *L, fmt_buf *src) {
   if (g->nout != 1 || x->op != RT_VIEW || in_index(g, x->in[0]) != 0) return lower_staged(L, src);
   const char *T = ctype(x->t);
   head(L, src, "gk_transpose.cuh", 0);
-  if (x->ndim == 2 && x->vstride[0] == 1 && x->vstride[1] == x->shape[0] && x->shape[0] > 1 && x->shape[1] > 1 &&
-      gk_cdiv64(x->shape[1], 32) <= 65535) {
-    int64_t Rin = x->shape[1], Cin = x->shape[0];
+  /* the permutation with adjacent output axes that stay adjacent in the
+  ** input merged (unit axes dropped): NCHW -> NHWC is (B, H*W, C) of a
+  ** (B, C, H*W) input, a batched 2-d transpose */
+  int m = 0;
+  int64_t md[GK_MAX_DIMS], ms[GK_MAX_DIMS];
+  for (int d = 0; d < x->ndim; d++) {
+    if (x->shape[d] == 1) continue;
+    if (m > 0 && ms[m - 1] == x->vstride[d] * x->shape[d]) { md[m - 1] *= x->shape[d]; ms[m - 1] = x->vstride[d]; }
+    else { md[m] = x->shape[d]; ms[m] = x->vstride[d]; m++; }
+  }
+  int64_t B = 0, Rin = 0, Cin = 0;
+  if (x->voff == 0 && x->n == x->in[0]->n) {
+    if (m == 2 && ms[0] == 1 && ms[1] == md[0]) { B = 1; Rin = md[1]; Cin = md[0]; }
+    if (m == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) { B = md[0]; Rin = md[2]; Cin = md[1]; }
+  }
+  if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
     params(L, src);
     fmt_printf(src, ") {\n  gk_transpose<%s>(in0, out0, (I)%s, (I)%s);\n}\n", T, pR, pC);
-    gk_launch gl = gk_transpose_launch(Rin, Cin, 1);
+    gk_launch gl = gk_transpose_launch(Rin, Cin, B);
     set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
   } else {
     const char *pd[GK_MAX_DIMS], *ps[GK_MAX_DIMS];
@@ -1740,6 +1905,12 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     break;
   case RG_ROWS:
     rc = lower_rows(&L, &src);
+    if (rc) {   /* column reductions */
+      fmt_reset(&src); reset_launch(P); L.fail = 0; L.ntmp = 0; L.xf = NULL;
+      P->nscal = P->nrand; L.nprm = 0; L.sealed = 0;
+      clear_marks(&L);
+      rc = lower_cols(&L, &src);
+    }
     if (rc) {
       fmt_reset(&src); reset_launch(P); L.fail = 0; L.ntmp = 0; L.xf = NULL;
       P->nscal = P->nrand; L.nprm = 0; L.sealed = 0;
@@ -1872,7 +2043,7 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   int rc = cu_nvrtc_build_noted(p->src, p->kname, "sm_90", -1, be->compile_note, be->compile_ud, &bin, &len, &log,
                                 NULL);
   clock_gettime(CLOCK_MONOTONIC, &t1);
-  if (show == 3)
+  if (show == 4)
     fprintf(stderr, "gk-nvrtc: kernel %s (%s group) compiled in %.1f ms, %zu bytes of cubin\n", p->kname,
             rt_group_name[g->kind], (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6, len);
   if (rc == GK_OK) nv.ok++;
@@ -1898,15 +2069,19 @@ static int group_launches(const rt_group *g) {
 }
 
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
-  static int check = -1, show;   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time its NVRTC time */
+  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
+  ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
+  ** differential program) */
+  static int check = -1, show;
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "time") ? 3 : 0;
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
+         : !strcmp(v, "time") ? 4 : 0;
   }
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;
-  if (check) nvrtc_check(be, g, show);
+  if (check && show != 3) nvrtc_check(be, g, show);
   return GK_OK;
 }

@@ -124,21 +124,6 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
 ** All buffers contiguous, C order, of dtype t; sizes int64_t.  A dtype the
 ** function does not support gives GK_EMISUSE.
 */
-typedef enum { HOST_SUM, HOST_PROD, HOST_MAX, HOST_MIN } host_op; /* ORDER: names in host_op_name */
-const char *host_op_name(host_op op);
-
-/* Inclusive or exclusive scan of x (rows x cols, row-major) into y (same
-** shape; may equal x).  axis 1: each row is scanned; axis 0: each column.
-** A vector is rows = 1, axis = 1.  Exclusive identities: sum 0, prod 1,
-** max the lowest value (-inf), min the highest (+inf).  i32/i64/f32/f64.
-** Integer sums and products wrap (two's complement).  f32 sums and
-** products accumulate in double and round each output.  NaN propagates
-** through max/min like numpy.maximum.accumulate.  A long vector is scanned
-** in parallel chunks (carry added per chunk): deterministic, but float
-** sums may differ from a serial loop in the last bits. */
-int host_scan(gk_dtype t, host_op op, int exclusive, const void *x, void *y, int64_t rows,
-              int64_t cols, int axis);
-
 /* Smallest and largest value of x[0..n) as doubles (i64 beyond 2^53 is
 ** rounded); NaN if any element is NaN (numpy's min/max).  n must be > 0
 ** (GK_EVALUE otherwise).  bool/i32/i64/f32/f64. */
@@ -167,13 +152,6 @@ int host_partition(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, vo
 /* Number of non-zero mask bytes. */
 int64_t host_count(const uint8_t *mask, int64_t n);
 
-/* out (cols x rows) = transpose of x (rows x cols); cache-blocked; all dtypes. */
-int host_transpose(gk_dtype t, const void *x, int64_t rows, int64_t cols, void *out);
-/* numpy.transpose(x, axes): out's dim i is x's dim axes[i].  ndim 1..8;
-** axes must be a permutation (GK_EVALUE otherwise).  All dtypes. */
-int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, const int *axes,
-                 void *out);
-
 /* C (M x N) = A (M x K) @ B (K x N), row-major.  f32 accumulates in f32:
 ** each element sums its products over blocks of 256 k's in f32, and the
 ** block sums are added into C in f32 (HOST_MM_KB in host_ops.c); f64
@@ -183,13 +161,5 @@ int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, cons
 ** runs unpacked); deterministic.  C must not alias A or B. */
 int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, int64_t N,
                 int64_t K);
-
-/* out[i] = x[idx[i]] for i < n.  Every idx value must lie in [0, xn): else
-** GK_EVALUE and nothing is written (negative indices are NOT wrapped: the
-** caller normalises them and reports which one was bad).  All dtypes. */
-int host_gather(gk_dtype t, const void *x, int64_t xn, const int64_t *idx, int64_t n, void *out);
-/* A strided slice: out[i] = x[start + i*step] for i < n (step may be
-** negative).  The caller guarantees every position is inside x.  All dtypes. */
-int host_slice(gk_dtype t, const void *x, int64_t start, int64_t step, int64_t n, void *out);
 
 #endif /* GK_RUNTIME_HOST_H */

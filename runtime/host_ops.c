@@ -1,28 +1,26 @@
 /*
-** runtime/host_ops.c -- data movement and scans for the CPU backend.
+** runtime/host_ops.c -- the CPU backend's whole-array routines.
 **
-** Scans (sum/prod/max/min, inclusive/exclusive, per vector, row or column),
-** numpy-exact histograms, stable filter and partition, cache-blocked
-** transpose, n-d permute, blocked matmul, gather and strided slices, min/max.
+** numpy-exact histograms, stable filter and partition, blocked matmul,
+** min/max.  (Scans, transposes, permutes, gathers and slices run in
+** runtime/cpu.c's chunked evaluator, on views.)
 ** Every routine takes contiguous C-order buffers and 64-bit sizes, and runs
 ** large inputs on the thread pool (host_par.c) with chunk boundaries that
 ** depend only on the sizes, so results are bit-identical run to run.
 **
-** Type genericity is by macros that stamp out one function per element type
-** (scans: per type and operator), collected in small tables indexed by
-** gk_dtype; the dispatchers validate arguments and pick the entry.  Integer
+** Type genericity is by macros that stamp out one function per element
+** type; the dispatchers validate arguments and pick the entry.  Integer
 ** arithmetic that may overflow (sums, products) is done in the unsigned type
 ** of the same width, so it wraps like numpy's instead of being undefined.
 */
 #include "runtime/host.h"
 #include "runtime/plan.h"
+#include "kernels/gk_scalar.h"   /* GK_COMB_MIN / GK_COMB_MAX: NaN-propagating, as every reduction */
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define SCAN_GRAIN 65536   /* elements per parallel scan chunk */
-#define SCAN_TILE 256      /* columns scanned together in a column scan */
 #define HIST_GRAIN 262144  /* elements per parallel histogram chunk */
 #define HIST_MAX_PRIVATE ((int64_t)1 << 26) /* most private bins (x8 bytes) */
 #define MOVE_GRAIN 131072  /* elements per parallel filter/gather chunk */
@@ -43,192 +41,6 @@ static size_t esize(gk_dtype t) { return rt_dtype_size(t); }
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
-const char *host_op_name(host_op op) {
-  static const char *names[] = {"sum", "prod", "max", "min"}; /* ORDER: host_op */
-  return (unsigned)op <= HOST_MIN ? names[op] : "?";
-}
-
-/* =================================================================== scan */
-
-/* One scan implementation: element type T, accumulator A. */
-typedef struct scan_impl {
-  size_t asz;                                                     /* sizeof(A) */
-  void (*ident)(void *acc);                                        /* acc = identity */
-  void (*total)(const void *x, int64_t b, int64_t e, void *acc);   /* acc = op(x[b..e)) */
-  void (*comb)(void *acc, const void *part);                       /* acc = op(acc, part) */
-  void (*line)(const void *x, void *y, int64_t b, int64_t e, const void *carry, int ex);
-  void (*cols)(const void *x, void *y, int64_t rows, int64_t cols, int64_t c0, int64_t c1,
-               int ex);
-} scan_impl;
-
-#define C_SUM(a, v) ((a) + (v))
-#define C_PROD(a, v) ((a) * (v))
-/* NaN sticks: once acc is NaN no comparison replaces it (maximum.accumulate) */
-#define C_MAX(a, v) ((v) > (a) || (v) != (v) ? (v) : (a))
-#define C_MIN(a, v) ((v) < (a) || (v) != (v) ? (v) : (a))
-
-#define SCAN_DEFS(NAME, T, A, COMB, IDENT)                                                 \
-  static void NAME##_ident(void *acc) { *(A *)acc = (IDENT); }                             \
-  static void NAME##_total(const void *xv, int64_t b, int64_t e, void *acc) {              \
-    const T *x = xv;                                                                       \
-    A a = (IDENT);                                                                         \
-    for (int64_t i = b; i < e; i++) a = COMB(a, (A)x[i]);                                  \
-    *(A *)acc = a;                                                                         \
-  }                                                                                        \
-  static void NAME##_comb(void *acc, const void *part) {                                   \
-    A a = *(A *)acc, p = *(const A *)part;                                                 \
-    *(A *)acc = COMB(a, p);                                                                \
-  }                                                                                        \
-  static void NAME##_line(const void *xv, void *yv, int64_t b, int64_t e, const void *cv,  \
-                          int ex) {                                                        \
-    const T *x = xv;                                                                       \
-    T *y = yv;                                                                             \
-    A a = *(const A *)cv;                                                                  \
-    if (ex) {                                                                              \
-      for (int64_t i = b; i < e; i++) {                                                    \
-        A v = (A)x[i];                                                                     \
-        y[i] = (T)a;                                                                       \
-        a = COMB(a, v);                                                                    \
-      }                                                                                    \
-    } else {                                                                               \
-      for (int64_t i = b; i < e; i++) {                                                    \
-        a = COMB(a, (A)x[i]);                                                              \
-        y[i] = (T)a;                                                                       \
-      }                                                                                    \
-    }                                                                                      \
-  }                                                                                        \
-  static void NAME##_cols(const void *xv, void *yv, int64_t rows, int64_t cols, int64_t c0, \
-                          int64_t c1, int ex) {                                            \
-    const T *x = xv;                                                                       \
-    T *y = yv;                                                                             \
-    A acc[SCAN_TILE];                                                                      \
-    for (int64_t c = c0; c < c1; c += SCAN_TILE) {                                         \
-      int64_t w = min64(SCAN_TILE, c1 - c);                                                \
-      for (int64_t k = 0; k < w; k++) acc[k] = (IDENT);                                    \
-      for (int64_t r = 0; r < rows; r++) {                                                 \
-        const T *xr = x + r * cols + c;                                                    \
-        T *yr = y + r * cols + c;                                                          \
-        if (ex) {                                                                          \
-          for (int64_t k = 0; k < w; k++) {                                                \
-            A v = (A)xr[k];                                                                \
-            yr[k] = (T)acc[k];                                                             \
-            acc[k] = COMB(acc[k], v);                                                      \
-          }                                                                                \
-        } else {                                                                           \
-          for (int64_t k = 0; k < w; k++) {                                                \
-            acc[k] = COMB(acc[k], (A)xr[k]);                                               \
-            yr[k] = (T)acc[k];                                                             \
-          }                                                                                \
-        }                                                                                  \
-      }                                                                                    \
-    }                                                                                      \
-  }
-
-/* ORDER: host_op within each dtype. */
-SCAN_DEFS(i32_sum, int32_t, uint32_t, C_SUM, 0)
-SCAN_DEFS(i32_prod, int32_t, uint32_t, C_PROD, 1)
-SCAN_DEFS(i32_max, int32_t, int32_t, C_MAX, INT32_MIN)
-SCAN_DEFS(i32_min, int32_t, int32_t, C_MIN, INT32_MAX)
-SCAN_DEFS(i64_sum, int64_t, uint64_t, C_SUM, 0)
-SCAN_DEFS(i64_prod, int64_t, uint64_t, C_PROD, 1)
-SCAN_DEFS(i64_max, int64_t, int64_t, C_MAX, INT64_MIN)
-SCAN_DEFS(i64_min, int64_t, int64_t, C_MIN, INT64_MAX)
-SCAN_DEFS(f32_sum, float, double, C_SUM, 0)
-SCAN_DEFS(f32_prod, float, double, C_PROD, 1)
-SCAN_DEFS(f32_max, float, float, C_MAX, -INFINITY)
-SCAN_DEFS(f32_min, float, float, C_MIN, INFINITY)
-SCAN_DEFS(f64_sum, double, double, C_SUM, 0)
-SCAN_DEFS(f64_prod, double, double, C_PROD, 1)
-SCAN_DEFS(f64_max, double, double, C_MAX, -INFINITY)
-SCAN_DEFS(f64_min, double, double, C_MIN, INFINITY)
-
-#define SCAN_ENTRY(NAME, A) \
-  {sizeof(A), NAME##_ident, NAME##_total, NAME##_comb, NAME##_line, NAME##_cols}
-
-static const scan_impl scan_table[4][4] = {
-    /* ORDER: GK_I32, GK_I64, GK_F32, GK_F64 rows; host_op columns */
-    {SCAN_ENTRY(i32_sum, uint32_t), SCAN_ENTRY(i32_prod, uint32_t), SCAN_ENTRY(i32_max, int32_t),
-     SCAN_ENTRY(i32_min, int32_t)},
-    {SCAN_ENTRY(i64_sum, uint64_t), SCAN_ENTRY(i64_prod, uint64_t), SCAN_ENTRY(i64_max, int64_t),
-     SCAN_ENTRY(i64_min, int64_t)},
-    {SCAN_ENTRY(f32_sum, double), SCAN_ENTRY(f32_prod, double), SCAN_ENTRY(f32_max, float),
-     SCAN_ENTRY(f32_min, float)},
-    {SCAN_ENTRY(f64_sum, double), SCAN_ENTRY(f64_prod, double), SCAN_ENTRY(f64_max, double),
-     SCAN_ENTRY(f64_min, double)},
-};
-
-typedef struct scan_job {
-  const scan_impl *s;
-  const char *x;
-  char *y;
-  int64_t rows, cols, cs;
-  int ex;
-  size_t es;
-  unsigned char part[PAR_MAX_CHUNKS][8];  /* per-chunk totals (vector) */
-  unsigned char carry[PAR_MAX_CHUNKS][8]; /* per-chunk carry-in (vector) */
-} scan_job;
-
-static void scan_total_chunk(void *c, int64_t b, int64_t e) {
-  scan_job *j = c;
-  j->s->total(j->x, b, e, j->part[b / j->cs]);
-}
-
-static void scan_vec_chunk(void *c, int64_t b, int64_t e) {
-  scan_job *j = c;
-  j->s->line(j->x, j->y, b, e, j->carry[b / j->cs], j->ex);
-}
-
-static void scan_rows_chunk(void *c, int64_t b, int64_t e) {
-  scan_job *j = c;
-  unsigned char id[8];
-  j->s->ident(id);
-  for (int64_t r = b; r < e; r++)
-    j->s->line(j->x + r * j->cols * j->es, j->y + r * j->cols * j->es, 0, j->cols, id, j->ex);
-}
-
-static void scan_cols_chunk(void *c, int64_t b, int64_t e) {
-  scan_job *j = c;
-  j->s->cols(j->x, j->y, j->rows, j->cols, b, e, j->ex);
-}
-
-int host_scan(gk_dtype t, host_op op, int exclusive, const void *x, void *y, int64_t rows,
-              int64_t cols, int axis) {
-  if (t < GK_I32 || t > GK_F64 || (unsigned)op > HOST_MIN || rows < 0 || cols < 0 ||
-      (axis != 0 && axis != 1))
-    return GK_EMISUSE;
-  if (rows == 0 || cols == 0) return GK_OK;
-  scan_job *j = malloc(sizeof *j);
-  if (!j) return GK_ENOMEM;
-  j->s = &scan_table[t - GK_I32][op];
-  j->x = x;
-  j->y = y;
-  j->ex = exclusive != 0;
-  j->es = esize(t);
-  /* a single line either way is a vector */
-  int64_t n = 0;
-  if (axis == 1 && rows == 1) n = cols;
-  if (axis == 0 && cols == 1) n = rows;
-  if (n > 0) {
-    j->cs = par_chunk_size(n, SCAN_GRAIN);
-    int64_t nc = par_nchunks(n, SCAN_GRAIN);
-    if (nc > 1) par_for(n, SCAN_GRAIN, scan_total_chunk, j);
-    j->s->ident(j->carry[0]);
-    for (int64_t k = 1; k < nc; k++) {
-      memcpy(j->carry[k], j->carry[k - 1], j->s->asz);
-      j->s->comb(j->carry[k], j->part[k - 1]);
-    }
-    par_for(n, SCAN_GRAIN, scan_vec_chunk, j);
-  } else if (axis == 1) {
-    j->rows = rows, j->cols = cols;
-    par_for(rows, max64(1, SCAN_GRAIN / cols), scan_rows_chunk, j);
-  } else {
-    j->rows = rows, j->cols = cols;
-    par_for(cols, max64(SCAN_TILE, SCAN_GRAIN / rows), scan_cols_chunk, j);
-  }
-  free(j);
-  return GK_OK;
-}
-
 /* ================================================================= minmax */
 
 int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx) {
@@ -239,8 +51,8 @@ int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx) {
     const T *p = x;                                      \
     T lo = p[0], hi = p[0];                              \
     for (int64_t i = 1; i < n; i++) {                    \
-      lo = C_MIN(lo, p[i]);                              \
-      hi = C_MAX(hi, p[i]);                              \
+      lo = GK_COMB_MIN(lo, p[i]);                        \
+      hi = GK_COMB_MAX(hi, p[i]);                        \
     }                                                    \
     *mn = (double)lo, *mx = (double)hi;                  \
     return GK_OK;                                        \
@@ -533,121 +345,6 @@ int host_partition(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, vo
   return move_run(t, x, mask, n, out, 1, ntrue);
 }
 
-/* ============================================================== transpose */
-
-typedef struct tr_job {
-  const char *x;
-  char *out;
-  int64_t rows, cols;
-  size_t es;
-} tr_job;
-
-#define TR_DEF(NAME, T)                                                               \
-  static void NAME(const tr_job *j, int64_t tb, int64_t te) {                         \
-    const T *x = (const T *)j->x;                                                     \
-    T *o = (T *)j->out;                                                               \
-    for (int64_t r0 = tb * TR_TILE; r0 < min64(te * TR_TILE, j->rows); r0 += TR_TILE) \
-      for (int64_t c0 = 0; c0 < j->cols; c0 += TR_TILE) {                             \
-        int64_t r1 = min64(r0 + TR_TILE, j->rows), c1 = min64(c0 + TR_TILE, j->cols);  \
-        for (int64_t r = r0; r < r1; r++)                                             \
-          for (int64_t c = c0; c < c1; c++) o[c * j->rows + r] = x[r * j->cols + c];  \
-      }                                                                               \
-  }
-TR_DEF(tr1, uint8_t)
-TR_DEF(tr4, uint32_t)
-TR_DEF(tr8, uint64_t)
-
-static void tr_chunk(void *c, int64_t b, int64_t e) {
-  tr_job *j = c;
-  if (j->es == 1) tr1(j, b, e);
-  else if (j->es == 4) tr4(j, b, e);
-  else tr8(j, b, e);
-}
-
-int host_transpose(gk_dtype t, const void *x, int64_t rows, int64_t cols, void *out) {
-  size_t es = esize(t);
-  if (!es || rows < 0 || cols < 0) return GK_EMISUSE;
-  if (rows == 0 || cols == 0) return GK_OK;
-  tr_job j = {x, out, rows, cols, es};
-  int64_t tiles = (rows + TR_TILE - 1) / TR_TILE;
-  par_for(tiles, max64(1, MOVE_GRAIN / (TR_TILE * cols)), tr_chunk, &j);
-  return GK_OK;
-}
-
-/* ================================================================ permute */
-
-typedef struct perm_job {
-  const char *x;
-  char *out;
-  int nd;                       /* output rank */
-  int64_t oshape[GK_MAX_DIMS];  /* output shape */
-  int64_t istr[GK_MAX_DIMS];    /* input stride (elements) of output dim i */
-  size_t es;
-} perm_job;
-
-/* Output "lines" [b, e): each line is the last output dim at a fixed index
-** of the others; walks the input with that dim's stride. */
-static void perm_chunk(void *c, int64_t b, int64_t e) {
-  perm_job *j = c;
-  int nd = j->nd;
-  int64_t len = j->oshape[nd - 1], st = j->istr[nd - 1];
-  int64_t idx[GK_MAX_DIMS] = {0};
-  int64_t rem = b, off = 0;
-  for (int d = nd - 2; d >= 0; d--) {
-    idx[d] = rem % j->oshape[d];
-    rem /= j->oshape[d];
-    off += idx[d] * j->istr[d];
-  }
-  for (int64_t line = b; line < e; line++) {
-    char *o = j->out + (size_t)(line * len) * j->es;
-    if (j->es == 8) {
-      const uint64_t *x = (const uint64_t *)j->x + off;
-      for (int64_t k = 0; k < len; k++) ((uint64_t *)o)[k] = x[k * st];
-    } else if (j->es == 4) {
-      const uint32_t *x = (const uint32_t *)j->x + off;
-      for (int64_t k = 0; k < len; k++) ((uint32_t *)o)[k] = x[k * st];
-    } else {
-      const uint8_t *x = (const uint8_t *)j->x + off;
-      for (int64_t k = 0; k < len; k++) ((uint8_t *)o)[k] = x[k * st];
-    }
-    for (int d = nd - 2; d >= 0; d--) { /* odometer step */
-      off += j->istr[d];
-      if (++idx[d] < j->oshape[d]) break;
-      off -= idx[d] * j->istr[d];
-      idx[d] = 0;
-    }
-  }
-}
-
-int host_permute(gk_dtype t, const void *x, int ndim, const int64_t *shape, const int *axes,
-                 void *out) {
-  size_t es = esize(t);
-  if (!es || ndim < 1 || ndim > GK_MAX_DIMS) return GK_EMISUSE;
-  int seen[GK_MAX_DIMS] = {0};
-  for (int i = 0; i < ndim; i++) {
-    if (axes[i] < 0 || axes[i] >= ndim || seen[axes[i]]++) return GK_EVALUE;
-    if (shape[i] < 0) return GK_EMISUSE;
-  }
-  int64_t stride[GK_MAX_DIMS], n = 1;
-  for (int i = ndim - 1; i >= 0; i--) stride[i] = n, n *= shape[i];
-  if (n == 0) return GK_OK;
-  int ident = 1;
-  for (int i = 0; i < ndim; i++) ident &= axes[i] == i;
-  if (ident) {
-    memcpy(out, x, (size_t)n * es);
-    return GK_OK;
-  }
-  if (ndim == 2) return host_transpose(t, x, shape[0], shape[1], out);
-  perm_job j;
-  j.x = x, j.out = out, j.nd = ndim, j.es = es;
-  for (int i = 0; i < ndim; i++) j.oshape[i] = shape[axes[i]], j.istr[i] = stride[axes[i]];
-  int64_t lines = n / j.oshape[ndim - 1];
-  par_for(lines, max64(1, MOVE_GRAIN / j.oshape[ndim - 1]), perm_chunk, &j);
-  return GK_OK;
-}
-
-/* ================================================================= matmul */
-
 /* B is first copied into column panels of JR columns (panel p holds
 ** B[k][p*JR .. p*JR+JR) for every k, contiguously), so the micro-kernel
 ** reads it sequentially instead of with stride N (with N a multiple of
@@ -775,43 +472,5 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
   par_for(M, grain, mm_chunk, &m);
   free(m.bp);
   free(m.cacc);
-  return GK_OK;
-}
-
-/* ========================================================== gather, slice */
-
-typedef struct gather_job {
-  const char *x;
-  const int64_t *idx;
-  char *out;
-  int64_t start, step;
-  size_t es;
-} gather_job;
-
-static void gather_chunk(void *c, int64_t b, int64_t e) {
-  gather_job *j = c;
-  for (int64_t i = b; i < e; i++) COPY_EL(j->es, j->out, i, j->x, j->idx[i]);
-}
-
-static void slice_chunk(void *c, int64_t b, int64_t e) {
-  gather_job *j = c;
-  for (int64_t i = b; i < e; i++) COPY_EL(j->es, j->out, i, j->x, j->start + i * j->step);
-}
-
-int host_gather(gk_dtype t, const void *x, int64_t xn, const int64_t *idx, int64_t n, void *out) {
-  size_t es = esize(t);
-  if (!es || n < 0) return GK_EMISUSE;
-  for (int64_t i = 0; i < n; i++)
-    if (idx[i] < 0 || idx[i] >= xn) return GK_EVALUE;
-  gather_job j = {x, idx, out, 0, 0, es};
-  par_for(n, MOVE_GRAIN, gather_chunk, &j);
-  return GK_OK;
-}
-
-int host_slice(gk_dtype t, const void *x, int64_t start, int64_t step, int64_t n, void *out) {
-  size_t es = esize(t);
-  if (!es || n < 0) return GK_EMISUSE;
-  gather_job j = {x, NULL, out, start, step, es};
-  par_for(n, MOVE_GRAIN, slice_chunk, &j);
   return GK_OK;
 }

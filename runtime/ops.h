@@ -54,6 +54,8 @@ typedef enum {
   X(RANDN,   "randn",   0, RC_SRC, RR_NONE, 0, "randn", 0, 0, 0, 0)  /* N(0,1) f32: gk_randn(seed, offset + i) */ \
   X(VIEW,    "view",    1, RC_IDX, RR_NONE, 0, "view", 0, 0, 0, 0)   /* in index = voff + sum_d coord_d * vstride[d] */ \
   X(RESHAPE, "reshape", 1, RC_IDX, RR_NONE, 0, "reshape", 0, 0, 0, 0) /* same flat index, new shape */ \
+  X(GATHER,  "gather",  2, RC_IDX, RR_NONE, 0, "gather", 0, 0, 0, 0)  /* in0 rows picked by in1 (ints in range, negative from the end): see cpu.c */ \
+  X(CONCAT,  "concat",  2, RC_IDX, RR_NONE, 0, "concat", 0, 0, 0, 0)  /* [R,A] and [R,B] side by side: [R,A+B] (A, B > 0) */ \
   X(CAST,    "cast",    1, RC_MAP, RR_NONE, 0, "cast", a, a, a, a)   /* rt_cast_loop; float -> int is gk_f2i32/gk_f2i64 */ \
   X(NEG,     "neg",     1, RC_MAP, RR_ARITH, 0, "-", (-a), (-a), ((T)((U)0 - (U)a)), a) \
   X(NOT,     "not",     1, RC_MAP, RR_LOGIC, 0, "not", a, a, a, ((gk_u8)!a)) \
@@ -115,7 +117,10 @@ typedef enum {
 #define RT_STR(x) RT_STR_(x)   /* an expression column as text (no macro expansion inside: operands stay a, b, c) */
 
 /* Reduction / scan operators.
-** X(NAME, "name", accumulator, flags, builtin): accumulator rule RA_* says what the
+** X(NAME, "name", accumulator, flags, builtin); the identity and combine of the
+** monoid rows (sum, prod, max, min, any, all) are the row of the same NAME in
+** kernels/gk_scalar.h's GK_MONOIDS, which both backends expand (below the
+** runtime, so NVRTC sees it).  The accumulator rule RA_* says what the
 ** partials are (the cpu backend's acc, the cuda backend's gk_op_*); RF_SCAN:
 ** scan/exscan take it; RF_HMERGE: partials of equal rows merge horizontally
 ** (one tuple field can serve two reductions of one input); builtin FN:

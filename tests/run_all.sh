@@ -42,9 +42,10 @@ case "$mode" in
   for t in "$B"/tests/test_*; do [ -x "$t" ] && run "$(basename "$t")" "$t"; done
   [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
   run golden python3 tests/run_gk.py --compare-fusion
+  run generated python3 tests/gen_golden.py --verify
   run plan python3 tests/run_plan.py
   run numpy python3 tests/numpy_check.py
-  run diff python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
+  run diff env GK_NVRTC_CHECK=lower python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   run shapes python3 tests/run_shapes.py
   run fuse_cost python3 tests/run_fuse_cost.py

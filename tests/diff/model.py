@@ -730,14 +730,16 @@ def scan(a, op, excl):
             raise Reject("inexact exscan max starts at inf")
         return check(V(t, r, ee, False, view))
     if op == "sum":
-        r = np.cumsum(h, axis=axis)
+        # the reference in long double: numpy's f64 cumsum is one serial loop,
+        # whose own rounding (n ulps) is as large as the bound allowed gk
+        r = np.cumsum(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.cumsum(e0, axis=axis) + GS(n) * u * np.cumsum(np.abs(h), axis=axis)
         if excl:
             r, e = shift(r, 0.0, axis), shift(e, 0.0, axis)
     else:
         if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3):
             raise Reject("prod fragile")
-        r = np.cumprod(h, axis=axis)
+        r = np.cumprod(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.abs(r) * (np.expm1(np.cumsum(e0 / np.abs(h), axis=axis) * 1.5) + GS(n) * u)
         if excl:
             r, e = shift(r, 1.0, axis), shift(e, 0.0, axis)
@@ -975,3 +977,34 @@ def rowscols(kind, x):
     v = mk(x, x.hi, x.e)
     v.view = kind
     return v
+
+
+def gather(x, idx):
+    """x[idx] / take(x, idx) of a literal index list (issue 13 item 2)."""
+    plain(x)
+    if not x.shape:
+        raise Reject("gather of a scalar")
+    n = x.shape[0]
+    if any(not -n <= i < n for i in idx):
+        raise Reject("index out of range")
+    ii = np.array(idx, dtype=np.int64)
+    return mk(x, x.hi[ii], x.e[ii])
+
+
+def join(kind, xs, axis):
+    """concat / stack (issue 13 item 3): numpy's shapes, a binary op's dtypes."""
+    for x in xs:
+        plain(x)
+    t = xs[0].dt
+    for x in xs[1:]:
+        t = promote(t, x.dt)
+    ys = [as_dt(x, t) for x in xs]
+    f = np.concatenate if kind == "concat" else np.stack
+    try:
+        hi = f([y.hi for y in ys], axis=axis)
+        e = f([np.broadcast_to(y.e, y.shape) for y in ys], axis=axis)
+    except (ValueError, np.exceptions.AxisError if hasattr(np, "exceptions") else ValueError):
+        raise Reject("join shapes")
+    if t in INTS:
+        return V(t, hi)
+    return V(t, hi, e, all(y.exact for y in ys))

@@ -18,6 +18,7 @@
 #include "gk_reduce.cuh"
 #include "gk_scan.cuh"
 #include "gk_rows.cuh"
+#include "gk_cols.cuh"
 #include "gk_hist.cuh"
 #include "gk_select.cuh"
 #include "gk_transpose.cuh"
@@ -472,10 +473,20 @@ struct RLoad1 { typedef float X; const float *x; gk_i64 ld;
   template <int N> __device__ void load(float *d, gk_i64 r, gk_i64 c) const { gk_ld<N>(d, x + r * ld + c); } };
 struct RStore { float *y; gk_i64 ld;
   template <int N> __device__ void store(gk_i64 r, gk_i64 c, const float *v) const { gk_st<N>(y + r * ld + c, v); } };
-struct COut { float *y; __device__ void operator()(gk_i64 c, float v) const { y[c] = v; } };
-template <class P, bool EX> __global__ void k_row_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStore s) { gk_row_scan<P, EX>(R, C, l, gk_op_sum<float>(), s); }
-__global__ void __launch_bounds__(256) k_col_reduce(gk_i64 R, gk_i64 C, RLoad1 l, COut o, float *part, gk_u32 *ctr) { gk_col_reduce<256>(R, C, l, gk_op_sum<float>(), o, part, ctr); }
-template <bool EX> __global__ void k_col_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStore s) { gk_col_scan<256, EX>(R, C, l, gk_op_sum<float>(), s); }
+struct CProg { typedef float X; typedef gk_op_sum<double> Op; Op op; const float *x; gk_i64 ld; float *y;
+  template <int N> __device__ void load(float *d, gk_i64 r, gk_i64 c) const { gk_ld<N>(d, x + r * ld + c); }
+  __device__ double lift(float v, gk_i64, gk_i64) const { return (double)v; }
+  __device__ void out(gk_i64 c, double v) const { y[c] = (float)v; } };
+struct RStoreD { float *y; gk_i64 ld;
+  template <int N> __device__ void store(gk_i64 r, gk_i64 c, const double *v) const {
+    float f[N];
+#pragma unroll
+    for (int k = 0; k < N; ++k) f[k] = (float)v[k];
+    gk_st<N>(y + r * ld + c, f); } };
+template <class P, bool EX> __global__ void k_row_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStoreD s) { gk_row_scan<P, EX>(R, C, l, gk_op_sum<double>(), s); }
+template <class P> __global__ void __launch_bounds__(256) k_col_reduce(gk_i64 R, gk_i64 C, CProg p, double *part, gk_u32 *ctr) { gk_col_reduce<P>(R, C, p, part, ctr); }
+template <bool EX> __global__ void __launch_bounds__(256) k_col_scan(gk_i64 R, gk_i64 C, RLoad1 l, RStoreD s, char *st) {
+  gk_col_scan<gk_col_scan_policy<GK_COL_SCAN_TY, GK_COL_SCAN_RPT>, EX>(R, C, l, gk_op_sum<double>(), s, st); }
 
 static void test_rowscan_cols() {
   for (const Shape &s : SHAPES) {
@@ -484,42 +495,67 @@ static void test_rowscan_cols() {
     const int vec = C % 4 == 0 ? 4 : 1;
     for (int ex = 0; ex < 2; ++ex) {
       gk_launch L = gk_row_scan_plan(R, C, vec, g_sms);
-      y.poison();
-      dim3 g((unsigned)L.grid[0]);
-      RLoad1 l{x.p, C}; RStore st{y.p, C};
-#define RS(W, T, PK) if (L.width == W && L.pack == PK) { if (ex) k_row_scan<gk_rows_policy<T, W, 1, PK>, true><<<g, T>>>(R, C, l, st); \
-      else k_row_scan<gk_rows_policy<T, W, 1, PK>, false><<<g, T>>>(R, C, l, st); }
-      RS(32, 128, 1) RS(32, 128, 4) RS(1024, 1024, 1) RS(1024, 1024, 4)
+      RLoad1 l{x.p, C}; RStoreD st{y.p, C};
+      std::vector<float> h1;
+      for (int rep = 0; rep < 2; ++rep) {
+        y.poison();
+        dim3 g((unsigned)L.grid[0]);
+        bool launched = false;
+#define RS(W, NP, PK) if (L.width == W && L.packs == NP && L.pack == PK) { launched = true; \
+        if (ex) k_row_scan<gk_rows_policy<128, W, NP, PK>, true><<<g, 128>>>(R, C, l, st); \
+        else k_row_scan<gk_rows_policy<128, W, NP, PK>, false><<<g, 128>>>(R, C, l, st); }
+        RS(1, 1, 1) RS(2, 1, 1) RS(4, 1, 1) RS(8, 1, 1) RS(16, 1, 1) RS(32, 1, 1) RS(32, 2, 1) RS(32, 4, 1) RS(32, 8, 1) RS(32, 16, 1)
+        RS(1, 1, 4) RS(2, 1, 4) RS(4, 1, 4) RS(8, 1, 4) RS(16, 1, 4) RS(32, 1, 4) RS(32, 2, 4) RS(32, 4, 4)
 #undef RS
-      LAUNCHED();
-      std::vector<float> h = y.get(); bool ok = true;
-      for (gk_i64 r = 0; r < R; ++r) { double c = 0; for (gk_i64 j = 0; j < C; ++j) { double inc = c + hx[r * C + j];
-        double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, ref); c = inc; } }
-      result(ok, fmt("rows scan %s %lldx%lld", ex ? "ex" : "in", R, C));
-      /* column scan */
-      y.poison();
-      gk_launch Lc = gk_col_scan_plan(R, C);
-      if (ex) k_col_scan<true><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st); else k_col_scan<false><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st);
-      LAUNCHED();
-      h = y.get(); ok = true;
-      for (gk_i64 j = 0; j < C; ++j) { double c = 0; for (gk_i64 r = 0; r < R; ++r) { double inc = c + hx[r * C + j];
-        double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, ref); c = inc; } }
-      result(ok, fmt("cols scan %s %lldx%lld", ex ? "ex" : "in", R, C));
+        if (!launched) { result(false, fmt("rows scan %lldx%lld: no instance for width %d packs %d pack %d", R, C, L.width, L.packs, L.pack)); break; }
+        LAUNCHED();
+        std::vector<float> h = y.get(); bool ok = true;
+        for (gk_i64 r = 0; r < R; ++r) { double c = 0; for (gk_i64 j = 0; j < C; ++j) { double inc = c + hx[r * C + j];
+          double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, std::fabs(ref)); c = inc; } }
+        if (rep) ok &= h == h1;
+        h1 = h;
+        result(ok, fmt("rows scan %s %lldx%lld width %d items %d rep %d", ex ? "ex" : "in", R, C, L.width, L.packs * L.pack, rep));
+      }
+      /* column scan, twice (same bits) */
+      gk_launch Lc = gk_col_scan_plan(R, C, g_sms, 8);
+      DBuf<char> cst(Lc.temp_bytes);
+      for (int rep = 0; rep < 2; ++rep) {
+        y.poison(); cst.zero();
+        if (ex) k_col_scan<true><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st, cst.p);
+        else k_col_scan<false><<<(unsigned)Lc.grid[0], 256>>>(R, C, l, st, cst.p);
+        LAUNCHED();
+        std::vector<float> h = y.get(); bool ok = true;
+        for (gk_i64 j = 0; j < C; ++j) { double c = 0; for (gk_i64 r = 0; r < R; ++r) { double inc = c + hx[r * C + j];
+          double ref = ex ? c : inc; ok &= std::fabs(h[r * C + j] - ref) <= 1e-4 * std::max(1.0, std::fabs(ref)); c = inc; } }
+        if (rep) ok &= h == h1;
+        h1 = h;
+        result(ok, fmt("cols scan %s %lldx%lld rep %d", ex ? "ex" : "in", R, C, rep));
+      }
     }
-    /* column reduce */
-    gk_launch L = gk_col_reduce_plan(R, C, g_sms, 4);
-    DBuf<char> tmp(std::max<gk_i64>(L.temp_bytes, 16)); tmp.zero();
-    std::vector<float> r1, r2;
-    for (int rep = 0; rep < 2; ++rep) {
-      y.poison();
-      k_col_reduce<<<dim3((unsigned)L.grid[0], (unsigned)L.grid[1]), 256>>>(R, C, RLoad1{x.p, C}, COut{y.p}, (float *)tmp.p,
-          (gk_u32 *)(tmp.p + gk_align16(L.grid[1] * C * 4)));
-      LAUNCHED();
-      std::vector<float> h = y.get(); h.resize(C); (rep ? r2 : r1) = h;
+    /* column reduce, each pack the shape allows, twice (same bits) */
+    for (int pk = 1; pk <= 4; pk *= 2) {
+      if (C % pk) continue;
+      gk_launch L = gk_col_reduce_plan(R, C, pk, g_sms, 8);
+      DBuf<char> tmp(std::max<gk_i64>(L.temp_bytes, 16));
+      std::vector<float> r1, r2;
+      bool launched = false;
+      for (int rep = 0; rep < 2; ++rep) {
+        y.poison(); tmp.zero();
+        CProg p; p.x = x.p; p.ld = C; p.y = y.p;
+        dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
+        double *part = (double *)tmp.p; gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_align16(L.grid[1] * C * 8));
+#define CR(TX, PK) if (L.width == TX && L.pack == PK) { launched = true; k_col_reduce<gk_cols_policy<TX, PK, 16 / PK>><<<g, 256>>>(R, C, p, part, ctr); }
+        CR(1, 1) CR(2, 1) CR(4, 1) CR(8, 1) CR(16, 1) CR(32, 1) CR(1, 2) CR(2, 2) CR(4, 2) CR(8, 2) CR(16, 2) CR(32, 2)
+        CR(1, 4) CR(2, 4) CR(4, 4) CR(8, 4) CR(16, 4) CR(32, 4)
+#undef CR
+        if (!launched) break;
+        LAUNCHED();
+        std::vector<float> h = y.get(); h.resize(C); (rep ? r2 : r1) = h;
+      }
+      bool ok = launched && r1 == r2;
+      for (gk_i64 j = 0; j < C && ok; ++j) { double sr = 0; for (gk_i64 r = 0; r < R; ++r) sr += hx[r * C + j]; ok &= close_rel(r1[j], sr, 1e-5); }
+      result(ok, fmt("cols sum %lldx%lld pack %d tx %d splits %lld", R, C, pk, L.width, L.grid[1]));
     }
-    bool ok = r1 == r2;
-    for (gk_i64 j = 0; j < C; ++j) { double sr = 0; for (gk_i64 r = 0; r < R; ++r) sr += hx[r * C + j]; ok &= close_rel(r1[j], sr, 1e-5); }
-    result(ok, fmt("cols sum %lldx%lld splits %lld", R, C, L.grid[1]));
   }
 }
 
@@ -794,14 +830,22 @@ static void test_transpose() {
   }
 }
 
-int main() {
+/* `tk` runs every section; `tk NAME...` only those (reduce scan rows rowscan_cols hist select transpose). */
+static bool want(int argc, char **argv, const char *name) {
+  if (argc < 2) return true;
+  for (int i = 1; i < argc; ++i) if (!strcmp(argv[i], name)) return true;
+  return false;
+}
+int main(int argc, char **argv) {
   int dev = 0; CK(cudaSetDevice(dev));
   CK(cudaDeviceGetAttribute(&g_sms, cudaDevAttrMultiProcessorCount, dev));
-  test_reduce(); printf("reduce done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
-  test_scan(); test_scan_big(); printf("scan done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
-  test_rows(); printf("rows done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
-  test_rowscan_cols(); printf("rowscan/cols done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout);
-  test_hist(); test_select(); test_transpose();
+  if (want(argc, argv, "reduce")) { test_reduce(); printf("reduce done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout); }
+  if (want(argc, argv, "scan")) { test_scan(); test_scan_big(); printf("scan done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout); }
+  if (want(argc, argv, "rows")) { test_rows(); printf("rows done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout); }
+  if (want(argc, argv, "rowscan_cols")) { test_rowscan_cols(); printf("rowscan/cols done: %d passed, %d failed\n", g_pass, g_fail); fflush(stdout); }
+  if (want(argc, argv, "hist")) test_hist();
+  if (want(argc, argv, "select")) test_select();
+  if (want(argc, argv, "transpose")) test_transpose();
   printf("%d passed, %d failed\n", g_pass, g_fail);
   return g_fail ? 1 : 0;
 }

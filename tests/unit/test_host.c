@@ -1,7 +1,7 @@
 /*
 ** tests/unit/test_host.c -- tests of runtime/host.h: thread pool, Philox
-** streams, numpy-exact printing, .npy I/O, scans, histogram, filter,
-** partition, transpose, permute, matmul, gather.
+** streams, numpy-exact printing, .npy I/O, histogram, filter,
+** partition, matmul.
 **
 ** Every numeric routine is compared with an independent reference written
 ** here (plain float64 loops), on fresh random data at sizes 1, 31, 33, 1000,
@@ -578,126 +578,6 @@ static const char *tname(gk_dtype t) {
   return (unsigned)t <= GK_F64 ? n[t] : "?";
 }
 
-/* Serial reference scan of one line (n elements from off, stride st) of x,
-** compared with y.  Integers exactly (wrapping in uint64, truncated for
-** i32); max/min exactly (NaN sticks); float sums/products within a bound
-** from the running magnitude.  Returns 1 when all match. */
-static int check_line(gk_dtype t, host_op op, int ex, const void *x, const void *y, int64_t off,
-                      int64_t n, int64_t st) {
-  int isint = t == GK_I32 || t == GK_I64;
-  uint64_t ua = op == HOST_PROD ? 1 : 0;
-  int64_t ia = op == HOST_MAX ? (t == GK_I32 ? INT32_MIN : INT64_MIN)
-                              : (t == GK_I32 ? INT32_MAX : INT64_MAX);
-  double da = op == HOST_SUM ? 0 : op == HOST_PROD ? 1 : op == HOST_MAX ? -INFINITY : INFINITY;
-  double mag = 0;
-  for (int64_t k = 0; k < n; k++) {
-    int64_t i = off + k * st;
-    for (int step = 0; step < 2; step++) {
-      if ((step == 0) == (ex != 0)) { /* compare (before combining when exclusive) */
-        int ok;
-        double got = getd(t, y, i), want;
-        if (isint) {
-          int64_t yi = t == GK_I32 ? ((const int32_t *)y)[i] : ((const int64_t *)y)[i];
-          int64_t w = op >= HOST_MAX ? ia : t == GK_I32 ? (int64_t)(int32_t)(uint32_t)ua : (int64_t)ua;
-          ok = yi == w;
-          want = (double)w;
-        } else if (op >= HOST_MAX) {
-          want = da;
-          ok = (isnan(da) && isnan(got)) || got == da;
-        } else {
-          want = da;
-          double rel = t == GK_F32 ? 1e-6 : 1e-13;
-          double scale = op == HOST_SUM ? mag + fabs(da) : fabs(da) * (double)(k + 2);
-          ok = fabs(got - da) <= rel * scale || (isnan(got) && isnan(da));
-        }
-        if (!ok) {
-          printf("scan %s %s ex=%d element %lld: got %.17g want %.17g\n", tname(t),
-                 host_op_name(op), ex, (long long)k, got, want);
-          return 0;
-        }
-      } else { /* combine */
-        if (isint) {
-          int64_t xi = t == GK_I32 ? ((const int32_t *)x)[i] : ((const int64_t *)x)[i];
-          if (op == HOST_SUM) ua += (uint64_t)xi;
-          else if (op == HOST_PROD) ua *= (uint64_t)xi;
-          else if (op == HOST_MAX) ia = xi > ia ? xi : ia;
-          else ia = xi < ia ? xi : ia;
-        } else {
-          double xv = getd(t, x, i);
-          mag += fabs(xv);
-          if (op == HOST_SUM) da += xv;
-          else if (op == HOST_PROD) da *= xv;
-          else if (isnan(xv) || isnan(da)) da = NAN;
-          else if (op == HOST_MAX) da = xv > da ? xv : da;
-          else da = xv < da ? xv : da;
-        }
-      }
-    }
-  }
-  return 1;
-}
-
-static void test_scan(void) {
-  static const int64_t mats[][2] = {{31, 33}, {33, 31}, {1000, 1000}, {7, 150001}, {150001, 7},
-                                    {1, 1}, {2, 700}};
-  for (int t = GK_I32; t <= GK_F64; t++) {
-    for (int op = HOST_SUM; op <= HOST_MIN; op++) {
-      int kind = op == HOST_PROD ? 1 : (t >= GK_F32 && op >= HOST_MAX) ? 2 : 0;
-      for (int ex = 0; ex < 2; ex++) {
-        /* vectors, both as a row and as a column */
-        for (int s = 0; s < NSIZES; s++) {
-          int64_t n = SIZES[s];
-          void *x = rand_data((gk_dtype)t, n, kind);
-          void *y = xmalloc((size_t)n * tsize((gk_dtype)t));
-          int axis = s & 1;
-          int rc = host_scan((gk_dtype)t, (host_op)op, ex, x, y, axis ? 1 : n, axis ? n : 1, axis);
-          CHECKF(rc == GK_OK && check_line((gk_dtype)t, (host_op)op, ex, x, y, 0, n, 1),
-                 "scan vector %s %s ex=%d n=%lld", tname(t), host_op_name(op), ex, (long long)n);
-          /* in place gives the same */
-          void *z = xmalloc((size_t)n * tsize((gk_dtype)t));
-          memcpy(z, x, (size_t)n * tsize((gk_dtype)t));
-          host_scan((gk_dtype)t, (host_op)op, ex, z, z, 1, n, 1);
-          CHECKF(memcmp(z, y, (size_t)n * tsize((gk_dtype)t)) == 0, "in-place scan differs");
-          free(x), free(y), free(z);
-        }
-        for (size_t m = 0; m < sizeof mats / sizeof mats[0]; m++) {
-          int64_t R = mats[m][0], C = mats[m][1];
-          void *x = rand_data((gk_dtype)t, R * C, kind);
-          void *y = xmalloc((size_t)(R * C) * tsize((gk_dtype)t));
-          for (int axis = 0; axis < 2; axis++) {
-            int rc = host_scan((gk_dtype)t, (host_op)op, ex, x, y, R, C, axis);
-            int ok = rc == GK_OK;
-            int64_t lines = axis ? R : C;
-            for (int64_t l = 0; l < lines && ok; l++)
-              ok = axis ? check_line((gk_dtype)t, (host_op)op, ex, x, y, l * C, C, 1)
-                        : check_line((gk_dtype)t, (host_op)op, ex, x, y, l, R, C);
-            CHECKF(ok, "scan %lldx%lld axis %d %s %s ex=%d", (long long)R, (long long)C, axis,
-                   tname(t), host_op_name(op), ex);
-          }
-          free(x), free(y);
-        }
-      }
-    }
-  }
-  /* exclusive identities, wraparound, determinism */
-  float fx[3] = {3, 1, 2}, fy[3];
-  host_scan(GK_F32, HOST_MAX, 1, fx, fy, 1, 3, 1);
-  CHECK(isinf(fy[0]) && fy[0] < 0 && fy[1] == 3 && fy[2] == 3);
-  host_scan(GK_F32, HOST_MIN, 1, fx, fy, 1, 3, 1);
-  CHECK(isinf(fy[0]) && fy[0] > 0 && fy[1] == 3 && fy[2] == 1);
-  int32_t ix[2] = {INT32_MAX, 1}, iy[2];
-  host_scan(GK_I32, HOST_SUM, 0, ix, iy, 1, 2, 1);
-  CHECK(iy[1] == INT32_MIN);
-  int64_t n = (1 << 20) + 1;
-  float *x = rand_data(GK_F32, n, 0), *y1 = xmalloc(n * 4), *y2 = xmalloc(n * 4);
-  host_scan(GK_F32, HOST_SUM, 0, x, y1, 1, n, 1);
-  host_scan(GK_F32, HOST_SUM, 0, x, y2, 1, n, 1);
-  CHECK(memcmp(y1, y2, n * 4) == 0);
-  CHECK(host_scan(GK_BOOL, HOST_SUM, 0, x, y1, 1, 3, 1) == GK_EMISUSE);
-  CHECK(host_scan(GK_F32, HOST_SUM, 0, x, y1, 1, 3, 2) == GK_EMISUSE);
-  free(x), free(y1), free(y2);
-}
-
 /* numpy's bin edges, independently: linspace in double, then the dtype. */
 static int64_t ref_bin(double v, const double *edges, int64_t nb) {
   if (!(v >= edges[0] && v <= edges[nb])) return -1;
@@ -842,91 +722,6 @@ static void test_filter(void) {
   }
 }
 
-static void test_move(void) {
-  /* transpose */
-  static const int64_t mats[][2] = {{1, 1}, {31, 33}, {33, 31}, {1000, 1000}, {1, 1000003},
-                                    {1000003, 1}, {3, 349525}, {1025, 1023}};
-  for (int t = GK_BOOL; t <= GK_F64; t++) {
-    size_t es = tsize((gk_dtype)t);
-    for (size_t m = 0; m < sizeof mats / sizeof mats[0]; m++) {
-      int64_t R = mats[m][0], C = mats[m][1];
-      char *x = rand_data((gk_dtype)t, R * C, 0), *o = xmalloc(R * C * es);
-      int rc = host_transpose((gk_dtype)t, x, R, C, o);
-      int ok = rc == GK_OK;
-      for (int64_t r = 0; r < R && ok; r++)
-        for (int64_t c = 0; c < C && ok; c++)
-          ok = memcmp(o + (c * R + r) * es, x + (r * C + c) * es, es) == 0;
-      CHECKF(ok, "transpose %s %lldx%lld", tname(t), (long long)R, (long long)C);
-      free(x), free(o);
-    }
-  }
-  /* permute: every permutation of some 3-d and 4-d shapes */
-  static const int64_t shapes[][4] = {{2, 3, 4, 5}, {31, 1, 33, 2}, {7, 11, 13, 1}, {64, 64, 64, 4}};
-  for (int t = GK_BOOL; t <= GK_F64; t += 2) {
-    size_t es = tsize((gk_dtype)t);
-    for (size_t sh = 0; sh < sizeof shapes / sizeof shapes[0]; sh++) {
-      for (int nd = 3; nd <= 4; nd++) {
-        int64_t n = 1, st[4];
-        for (int i = nd - 1; i >= 0; i--) st[i] = n, n *= shapes[sh][i];
-        char *x = rand_data((gk_dtype)t, n, 0), *o = xmalloc(n * es);
-        int ax[4], bad = 0, tried = 0;
-        for (int p = 0; p < 24; p++) { /* permutations of 0..nd-1 by Lehmer code */
-          int pool[4] = {0, 1, 2, 3}, code = p, left = nd;
-          if (nd == 3 && p >= 6) break;
-          for (int i = 0; i < nd; i++) {
-            int f = 1;
-            for (int k = 2; k < left; k++) f *= k;
-            int q = code / f;
-            code %= f;
-            ax[i] = pool[q];
-            for (int k = q; k < left - 1; k++) pool[k] = pool[k + 1];
-            left--;
-          }
-          tried++;
-          if (host_permute((gk_dtype)t, x, nd, shapes[sh], ax, o) != GK_OK) {
-            bad++;
-            continue;
-          }
-          int64_t osh[4], idx[4] = {0};
-          for (int i = 0; i < nd; i++) osh[i] = shapes[sh][ax[i]];
-          for (int64_t f = 0; f < n; f++) {
-            int64_t rem = f, src = 0;
-            for (int i = nd - 1; i >= 0; i--) idx[i] = rem % osh[i], rem /= osh[i];
-            for (int i = 0; i < nd; i++) src += idx[i] * st[ax[i]];
-            if (memcmp(o + f * es, x + src * es, es) != 0) {
-              bad++;
-              break;
-            }
-          }
-        }
-        CHECKF(bad == 0 && tried > 0, "permute %s shape #%zu nd %d: %d bad", tname(t), sh, nd,
-               bad);
-        free(x), free(o);
-      }
-    }
-  }
-  int ax[3] = {0, 0, 1};
-  int64_t sh3[3] = {2, 2, 2};
-  char buf[64];
-  CHECK(host_permute(GK_BOOL, buf, 3, sh3, ax, buf + 8) == GK_EVALUE);
-  /* gather and slice */
-  for (int s = 0; s < NSIZES; s++) {
-    int64_t n = SIZES[s];
-    double *x = rand_data(GK_F64, n, 0), *o = xmalloc(n * 8);
-    int64_t *idx = xmalloc(n * 8);
-    for (int64_t i = 0; i < n; i++) idx[i] = (int64_t)(tnext() % (uint64_t)n);
-    int ok = host_gather(GK_F64, x, n, idx, n, o) == GK_OK;
-    for (int64_t i = 0; i < n && ok; i++) ok = o[i] == x[idx[i]];
-    CHECKF(ok, "gather n=%lld", (long long)n);
-    ok = host_slice(GK_F64, x, n - 1, -1, n, o) == GK_OK;
-    for (int64_t i = 0; i < n && ok; i++) ok = o[i] == x[n - 1 - i];
-    CHECKF(ok, "slice n=%lld", (long long)n);
-    idx[n / 2] = n;
-    CHECK(host_gather(GK_F64, x, n, idx, n, o) == GK_EVALUE);
-    free(x), free(o), free(idx);
-  }
-}
-
 static void test_matmul(void) {
   static const int64_t dims[][3] = {{1, 1, 1},   {31, 33, 17},  {33, 31, 1000}, {5, 7, 0},
                                     {100, 1, 300}, {257, 513, 600}, {1, 1000, 1000}, {64, 64, 1}};
@@ -994,10 +789,8 @@ int main(void) {
   run("fmt", test_fmt_basic);
   run("npy", test_npy);
   run("fmt-numpy", test_fmt_numpy);
-  run("scan", test_scan);
   run("hist", test_hist);
   run("filter", test_filter);
-  run("move", test_move);
   run("matmul", test_matmul);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail ? 1 : 0;

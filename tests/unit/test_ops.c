@@ -20,6 +20,8 @@
 **           as CUDA text) must compile with NVRTC.  Skipped, and said so,
 **           without libnvrtc (or with GK_NVRTC_CHECK=0).
 **
+** Plus every reduction row (identity, combine, scans) against a reference
+** written here, and on the device against the cpu (run_reductions).
 ** Plus known answers written here for the conversions and integer edge
 ** cases the rows must get right (i64(9.21e18), INT64_MIN % -1, ...).
 ** The ops come from the table itself: a new row is tested without an edit
@@ -318,6 +320,168 @@ static void run_dtype(gk_dtype t, int arrays_only) {
   free(x); free(xa); free(xb); free(m);
 }
 
+/* ------------------------------------------------------------ reductions */
+
+/* Every reduction row (RT_ROPS) on the edge values of every dtype: whole
+** array, per row of a matrix whose rows are rotations of them, and the
+** scan / exscan of each scannable row.  The reference is written here
+** independently, in numpy's terms: sums and products of integers wrap (in
+** i64), of floats accumulate in double from the first element on (so the
+** cpu backend, which adds in that order below one chunk, matches bit for
+** bit); max/min propagate NaN; argmax/argmin take the first extreme, a NaN
+** first; any/all test != 0; an exscan starts at the identity (the dtype's
+** lowest value for max, ...).  On GK_TEST_OPS_BACKEND the same programs
+** must give the cpu's bits, except float sums and products, whose order
+** of addition differs by design (their error bounds are the numpy check's). */
+static int red_skip(int rop) { return rop == ROP_VAR; }   /* var: numpy_check.py's bounds */
+
+static double el_f(gk_dtype t, const elem *e) {
+  switch (t) {
+  case GK_BOOL: return e->b; case GK_I32: return e->i32; case GK_I64: return (double)e->i64;
+  case GK_F32: return e->f32; default: return e->f64;
+  }
+}
+static int64_t el_i(gk_dtype t, const elem *e) {
+  return t == GK_BOOL ? e->b : t == GK_I32 ? e->i32 : e->i64;
+}
+
+/* The reference fold of rop over v[0..n) (float slot f or int slot i);
+** *at: the arg index; returns 0 for an empty identity-less fold. */
+typedef struct rref { double f; int64_t i; int64_t at; } rref;
+static void ref_ident(int rop, gk_dtype t, rref *a) {
+  int isf = t == GK_F32 || t == GK_F64;
+  a->at = -1;
+  switch (rop) {
+  case ROP_SUM: case ROP_ANY: a->f = 0; a->i = 0; break;
+  case ROP_PROD: case ROP_ALL: a->f = 1; a->i = 1; break;
+  case ROP_MAX: a->f = -INFINITY; a->i = t == GK_BOOL ? 0 : t == GK_I32 ? INT32_MIN : INT64_MIN; break;
+  case ROP_MIN: a->f = INFINITY; a->i = t == GK_BOOL ? 1 : t == GK_I32 ? INT32_MAX : INT64_MAX; break;
+  default: a->f = isf ? NAN : 0; a->i = 0; break;
+  }
+}
+static void ref_step(int rop, gk_dtype t, rref *a, const elem *e, int64_t k) {
+  int isf = t == GK_F32 || t == GK_F64;
+  double x = el_f(t, e);
+  int64_t xi = isf ? 0 : el_i(t, e);
+  switch (rop) {
+  case ROP_SUM: if (isf) a->f += x; else a->i = (int64_t)((uint64_t)a->i + (uint64_t)xi); break;
+  case ROP_PROD: if (isf) a->f *= x; else a->i = (int64_t)((uint64_t)a->i * (uint64_t)xi); break;
+  case ROP_MAX: if (isf) a->f = a->f != a->f ? a->f : x != x ? x : x > a->f ? x : a->f; else a->i = xi > a->i ? xi : a->i; break;
+  case ROP_MIN: if (isf) a->f = a->f != a->f ? a->f : x != x ? x : x < a->f ? x : a->f; else a->i = xi < a->i ? xi : a->i; break;
+  case ROP_ANY: a->i = a->i || (isf ? x != 0 : xi != 0); break;
+  case ROP_ALL: a->i = a->i && (isf ? x != 0 : xi != 0); break;
+  case ROP_ARGMAX: case ROP_ARGMIN: {
+    int mx = rop == ROP_ARGMAX;
+    if (a->at >= 0 && isf && a->f != a->f) break;
+    int take = a->at < 0 || (isf && x != x) ||
+               (isf ? (mx ? x > a->f : x < a->f) : (mx ? xi > a->i : xi < a->i));
+    if (take) { a->f = x; a->i = xi; a->at = k; }
+    break;
+  }
+  }
+}
+/* Does the stored result element r (dtype rt) hold the reference a? */
+static int ref_same(int rop, gk_dtype rt, const rref *a, const elem *r) {
+  elem w; memset(&w, 0, sizeof w);
+  if (rop == ROP_ARGMAX || rop == ROP_ARGMIN) w.i64 = a->at;
+  else switch (rt) {
+  case GK_BOOL: w.b = (uint8_t)(a->i != 0); break;
+  case GK_I32: w.i32 = (int32_t)a->i; break;
+  case GK_I64: w.i64 = a->i; break;
+  case GK_F32: w.f32 = (float)a->f; break;
+  case GK_F64: w.f64 = a->f; break;
+  }
+  return same(rt, &w, r);
+}
+
+typedef struct rres { char what[48]; int rop, kind; int ok; gk_dtype t; int64_t n; elem *v; } rres;
+enum { RK_ALL, RK_ROWS, RK_SCAN, RK_EXSCAN, RK_NKIND };
+
+/* The reduction programs on backend be; fills r, returns how many. */
+static int red_phase(const char *be, gk_dtype t, int n, const char *x, const char *xr, rres *r) {
+  int64_t n1 = n, sh[2] = { n, n };
+  int nr = 0;
+  gk_ctx *g = gk_open(be);
+  if (!g) { CHECKF(0, "gk_open(%s)", be); return 0; }
+  CHECKF(!gk_set(g, "x", t, 1, &n1, x) && !gk_set(g, "xr", t, 2, sh, xr), "gk_set: %s", gk_errmsg(g));
+  for (int rop = 0; rop < ROP_N; rop++) {
+    if (red_skip(rop)) continue;
+    for (int kind = 0; kind < RK_NKIND; kind++) {
+      if (kind >= RK_SCAN && !(rt_rop_info[rop].flags & RF_SCAN)) continue;
+      rres *q = &r[nr];
+      memset(q, 0, sizeof *q);
+      q->rop = rop; q->kind = kind;
+      const char *nm = rt_rop_name[rop];
+      switch (kind) {
+      case RK_ALL: snprintf(q->what, sizeof q->what, "%s(x)", nm); break;
+      case RK_ROWS: snprintf(q->what, sizeof q->what, "%s(rows(xr))", nm); break;
+      case RK_SCAN: snprintf(q->what, sizeof q->what, "scan(x, %s)", nm); break;
+      default: snprintf(q->what, sizeof q->what, "exscan(x, %s)", nm); break;
+      }
+      char src[96]; snprintf(src, sizeof src, "q%d = %s", nr, q->what);
+      q->ok = gk_eval(g, src) == GK_OK;
+      CHECKF(q->ok, "%s on %s (%s): %s", q->what, gk_dtype_name(t), be, gk_errmsg(g));
+      nr++;
+    }
+  }
+  CHECKF(gk_sync(g) == GK_OK, "reductions %s: gk_sync: %s", gk_dtype_name(t), gk_errmsg(g));
+  for (int k = 0; k < nr; k++) {
+    if (!r[k].ok) continue;
+    char name[16]; snprintf(name, sizeof name, "q%d", k);
+    if (get_all(g, name, &r[k].t, &r[k].n, &r[k].v)) { CHECKF(0, "%s: read: %s", r[k].what, gk_errmsg(g)); r[k].ok = 0; }
+  }
+  gk_close(g);
+  return nr;
+}
+
+static void run_reductions(gk_dtype t) {
+  elem v[MAXV];
+  int n = edge_values(t, v);
+  size_t es = gk_dtype_size(t);
+  char *x = malloc((size_t)n * es), *xr = malloc((size_t)n * n * es);
+  for (int i = 0; i < n; i++) memcpy(x + i * es, &v[i], es);
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < n; j++) memcpy(xr + (size_t)(i * n + j) * es, &v[(i + j) % n], es);
+  rres r[ROP_N * RK_NKIND], rd[ROP_N * RK_NKIND];
+  int nr = red_phase("cpu", t, n, x, xr, r);
+  for (int k = 0; k < nr; k++) {
+    if (!r[k].ok) continue;
+    int rop = r[k].rop, kind = r[k].kind;
+    int64_t want_n = kind == RK_ALL ? 1 : n, bad = -1;
+    if (r[k].n != want_n) { CHECKF(0, "%s on %s: %lld elements", r[k].what, gk_dtype_name(t), (long long)r[k].n); continue; }
+    for (int64_t p = 0; p < r[k].n && bad < 0; p++) {
+      rref a; ref_ident(rop, t, &a);
+      if (kind == RK_ALL) for (int j = 0; j < n; j++) ref_step(rop, t, &a, &v[j], j);
+      else if (kind == RK_ROWS) for (int j = 0; j < n; j++) ref_step(rop, t, &a, &v[(p + j) % n], j);
+      else for (int j = 0; j < p + (kind == RK_SCAN); j++) ref_step(rop, t, &a, &v[j], j);
+      if (!ref_same(rop, r[k].t, &a, &r[k].v[p])) bad = p;
+    }
+    if (bad >= 0) {
+      char got[64]; show(r[k].t, &r[k].v[bad], got, sizeof got);
+      CHECKF(0, "%s on %s: element %lld is %s, not numpy's", r[k].what, gk_dtype_name(t), (long long)bad, got);
+    } else npass++;
+  }
+  const char *dev = getenv("GK_TEST_OPS_BACKEND");
+  if (dev && *dev && strcmp(dev, "cpu")) {
+    int nd = red_phase(dev, t, n, x, xr, rd);
+    for (int k = 0; k < nr && k < nd; k++) {
+      int rop = r[k].rop;
+      if (!r[k].ok || !rd[k].ok) continue;
+      if ((t == GK_F32 || t == GK_F64) && (rop == ROP_SUM || rop == ROP_PROD)) continue;
+      int64_t bad = -1;
+      if (r[k].t != rd[k].t || r[k].n != rd[k].n) bad = 0;
+      else for (int64_t p = 0; p < r[k].n && bad < 0; p++) if (!same(r[k].t, &r[k].v[p], &rd[k].v[p])) bad = p;
+      if (bad >= 0 && r[k].t == rd[k].t && r[k].n == rd[k].n) {
+        char a1[64], a2[64]; show(r[k].t, &r[k].v[bad], a1, sizeof a1); show(r[k].t, &rd[k].v[bad], a2, sizeof a2);
+        CHECKF(0, "%s on %s: element %lld: cpu %s, %s %s", r[k].what, gk_dtype_name(t), (long long)bad, a1, dev, a2);
+      } else CHECKF(bad < 0, "%s on %s: dtype or size differs on %s", r[k].what, gk_dtype_name(t), dev);
+    }
+    for (int k = 0; k < nd; k++) free(rd[k].v);
+  }
+  for (int k = 0; k < nr; k++) free(r[k].v);
+  free(x); free(xr);
+}
+
 /* --------------------------------------------------------- known answers */
 
 static void known(gk_ctx *g, const char *src, const char *want) {
@@ -415,6 +579,7 @@ int main(int argc, char **argv) {
   int arrays_only = argc > 1 && !strcmp(argv[1], "--arrays");
   for (int t = GK_BOOL; t <= GK_F64; t++) run_dtype((gk_dtype)t, arrays_only);
   if (!arrays_only) {
+    for (int t = GK_BOOL; t <= GK_F64; t++) run_reductions((gk_dtype)t);
     known_answers();
     nvrtc_phase(argv[0]);
     printf("(%d pow pairs with a numpy scalar-power exponent or a negative integer exponent have no constant form)\n",
