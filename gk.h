@@ -143,7 +143,9 @@ typedef struct gk_config {
   ** while the statement's thread waits for the compile -- then
   ** compile(ud, 1, kernel, total_ms) on the statement's thread when it
   ** ends.  Compiles under 500 ms and memory or disk cache hits say nothing.
-  ** cuda backend only; NULL = none. */
+  ** cuda backend (and any backend under GK_NVRTC_CHECK); NULL = none.  This
+  ** is the interactive guarantee gk builds: a status while the compile
+  ** runs -- not an unfused fallback run meanwhile. */
   void (*compile)(void *ud, int done, const char *kernel, double ms);
   void *compile_ud;
 } gk_config;

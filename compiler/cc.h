@@ -22,6 +22,7 @@
 #define CC_MAX_VARS 100000     /* variables in one session */
 #define CC_PLAN_CACHE 32       /* plans remembered per session: a gk_step loop or a REPL's repeated statements replan nothing */
 #define CC_MAX_FUSE_DEPTH 256  /* elementwise ops chained into one kernel: evaluation and code generation recurse on it */
+#define CC_MAX_FUSE_COST 160   /* estimated compile cost of the elementwise ops one kernel inlines (fuse.c fuse_cost: sin 32, exp 8, + 1): five sins */
 
 typedef struct cc_session cc_session;
 

@@ -78,6 +78,24 @@ static int collect(planner *p, rt_node **targets, int nt) {
 
 static int is_pending(cc_session *s, const rt_node *x) { return !x->val && G(x)->mark == s->stamp; }
 
+/* The estimated compile cost of inlining x into a kernel, in units of a
+** simple arithmetic op: libm calls compile to long inlined bodies (sinf's
+** and powf's range reduction most of all), and NVRTC's time grows faster
+** than the code (100 chained sins were one 131 s kernel).  A pending chain
+** whose summed cost passes CC_MAX_FUSE_COST is cut into several kernels. */
+static int fuse_cost(const rt_node *x) {
+  switch (x->op) {
+  case RT_SIN: case RT_COS: case RT_TAN: case RT_POW: return 32;
+  case RT_ASIN: case RT_ACOS: case RT_ATAN: case RT_ATAN2: case RT_SINH: case RT_COSH: case RT_TANH:
+  case RT_EXPM1: case RT_LOG1P: case RT_HYPOT: case RT_RANDN: return 12;
+  case RT_EXP: case RT_LOG: case RT_LOG2: case RT_LOG10: case RT_EXP2: case RT_SIGMOID: case RT_MOD:
+  case RT_RAND: return 8;
+  case RT_DIV: case RT_SQRT: case RT_RSQRT: return 4;
+  case RT_INPUT: case RT_CONST: case RT_IOTA: return 0;
+  default: return 1;
+  }
+}
+
 static int uf_find(planner *p, int i) {
   while (p->parent[i] != i) { p->parent[i] = p->parent[p->parent[i]]; i = p->parent[i]; }
   return i;
@@ -653,7 +671,11 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   dstart = rt_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
   isout = rt_calloc(s->mem, (size_t)n, sizeof(int));
   gid = rt_alloc(s->mem, sizeof(int) * (size_t)n);
-  if (!p.parent || !seen || !dstart || !isout || !gid) { rc = GK_ENOMEM; goto done; }
+  int *fcost = rt_alloc(s->mem, sizeof(int) * (size_t)n);
+  if (!p.parent || !seen || !dstart || !isout || !gid || !fcost) {
+    if (fcost) rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
+    rc = GK_ENOMEM; goto done;
+  }
 
   /* 1. anchors */
   for (i = 0; i < n; i++) {
@@ -676,17 +698,26 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
       }
     }
   for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
-  /* bound the depth of inlined chains: evaluation recurses on it */
+  /* bound the depth of inlined chains (evaluation recurses on it) and
+  ** their estimated compile cost (NVRTC time grows with the code a kernel
+  ** inlines: fuse_cost) */
   for (i = 0; i < n; i++) {
     rt_node *x = p.post[i];
     int d = 0;
+    long cost = fuse_cost(x);
     for (j = 0; j < x->nin; j++) {
       rt_node *c = x->in[j];
-      if (is_pending(s, c) && !G(c)->anchor && G(c)->post >= 0 && gid[G(c)->post] > d) d = gid[G(c)->post];
+      if (!is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
+      if (gid[G(c)->post] > d) d = gid[G(c)->post];
+      cost += fcost[G(c)->post];   /* a shared operand counts once per use: an overestimate */
     }
     gid[i] = d + 1;   /* gid doubles as chain depth until step 4 */
-    if (gid[i] > CC_MAX_FUSE_DEPTH && !G(x)->anchor) { G(x)->anchor = 1; gid[i] = 0; }
+    fcost[i] = (int)(cost < CC_MAX_FUSE_COST * 2L ? cost : CC_MAX_FUSE_COST * 2L);
+    if ((gid[i] > CC_MAX_FUSE_DEPTH || fcost[i] > CC_MAX_FUSE_COST) && !G(x)->anchor) {
+      G(x)->anchor = 1; gid[i] = 0; fcost[i] = 0;
+    }
   }
+  rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
 
   /* 2. direct anchor dependencies of every anchor */
   {

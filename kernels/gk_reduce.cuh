@@ -66,7 +66,7 @@ template <class T> GK_DEV void gk_st_cg(T *p, const T &v) {
   for (int k = 0; k < (int)((sizeof(T) + 3) / 4); ++k) __stcg(q + k, u.w[k]);
 }
 
-/* Fold this block's share of [0, n) into one value, valid in thread 0. */
+/* Fold this thread's share of [0, n) into one value (the block reduce is the caller's). */
 template <class P, class Load, class Op, class Idx>
 GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
   typedef typename Op::A A;
@@ -101,8 +101,7 @@ GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
   for (int s = 1; s < U; s <<= 1)
 #pragma unroll
     for (int u = 0; u + s < U; u += 2 * s) acc[u] = op(acc[u], acc[u + s]);
-  __shared__ typename gk_block_reduce<P::THREADS, Op>::TempStorage ts;
-  return gk_block_reduce<P::THREADS, Op>(ts).reduce(acc[0], op);
+  return acc[0];
 }
 
 /* The whole single-pass reduction; call from a __global__ launched with
@@ -111,28 +110,33 @@ template <class P, class Load, class Op, class Epi, class Idx>
 GK_DEV void gk_grid_reduce(Idx n, const Load &load, const Op &op, const Epi &epi,
                            typename Op::A *partials, gk_u32 *counter) {
   typedef typename Op::A A;
-  A r = gk_block_fold<P>(n, load, op);
-  if (gridDim.x == 1) {               /* small n: no second stage at all */
-    if (threadIdx.x == 0) epi(r);
-    return;
-  }
+  __shared__ typename gk_block_reduce<P::THREADS, Op>::TempStorage ts;
   __shared__ int is_last;
-  if (threadIdx.x == 0) {
-    gk_st_cg(partials + blockIdx.x, r);
+  A v = gk_block_fold<P>(n, load, op);
+  /* Stage 0 reduces the block's values, stage 1 (the last block to finish)
+  ** the blocks' partials: one loop, so the block reduce and the epilogue are
+  ** compiled once, not twice. */
+#pragma unroll 1
+  for (int stage = 0;; ++stage) {
+    v = gk_block_reduce<P::THREADS, Op>(ts).reduce(v, op);
+    if (stage == 1 || gridDim.x == 1) {   /* small n: no second stage at all */
+      if (threadIdx.x == 0) {
+        epi(v);
+        if (stage == 1) *counter = 0;     /* ready for the next launch */
+      }
+      return;
+    }
+    if (threadIdx.x == 0) {
+      gk_st_cg(partials + blockIdx.x, v);
+      __threadfence();
+      unsigned ticket = atomicAdd(counter, 1u);
+      is_last = (ticket == gridDim.x - 1);
+    }
+    __syncthreads();                      /* also: ts is free again */
+    if (!is_last) return;
     __threadfence();
-    unsigned ticket = atomicAdd(counter, 1u);
-    is_last = (ticket == gridDim.x - 1);
-  }
-  __syncthreads();
-  if (!is_last) return;
-  __threadfence();
-  A acc = op.identity();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += P::THREADS) acc = op(acc, gk_ld_cg(partials + b));
-  __shared__ typename gk_block_reduce<P::THREADS, Op>::TempStorage ts2;
-  acc = gk_block_reduce<P::THREADS, Op>(ts2).reduce(acc, op);
-  if (threadIdx.x == 0) {
-    epi(acc);
-    *counter = 0;                      /* ready for the next launch */
+    v = op.identity();
+    for (unsigned b = threadIdx.x; b < gridDim.x; b += P::THREADS) v = op(v, gk_ld_cg(partials + b));
   }
 }
 

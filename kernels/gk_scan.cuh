@@ -32,7 +32,11 @@
 ** Functor contracts:
 **   Load : typedef X; template <int N> void load(X *dst, Idx i) const;  (N = 1)
 **   Op   : gk_common.cuh contract; associative (need not be commutative).
-**   Store: template <int N> void store(Idx i, const typename Op::A *v) const;  (N = 1)
+**   Store: template <int N> void store(Idx i, const Y *v) const;  (N = 1), where
+**          Y is Store::Y if the Store declares it (typedef Y: the type the
+**          output is stored in; the scan converts each accumulator to Y
+**          before the transpose through shared memory, so an f32 scan with
+**          an f64 accumulator moves 4-byte values, in one round), else Op::A.
 ** Output element i is op(lift(x0),...,lift(xi)) (inclusive) or the same up to
 ** i-1 with identity first (exclusive).
 */
@@ -231,6 +235,10 @@ GK_DEV typename Op::A gk_lookback(void *tile_state, Idx ntiles, Idx tile, typena
   return j > 0 ? op(gp, w) : gp;
 }
 
+template <class> struct gk_voidt { typedef void type; };
+template <class S, class A, class = void> struct gk_store_type { typedef A type; };
+template <class S, class A> struct gk_store_type<S, A, typename gk_voidt<typename S::Y>::type> { typedef typename S::Y type; };
+
 /* Per-warp transposes through one shared buffer.  A warp's span of WSPAN
 ** elements of E bytes takes SLOT(E) = (WSPAN + WSPAN/32) * E bytes (one
 ** element of padding per 32: conflict-free blocked access for 4- and 8-byte
@@ -253,8 +261,9 @@ template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
 GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, void *tile_state, gk_u32 epoch) {
   typedef typename Op::A A;
   typedef typename Load::X X;
+  typedef typename gk_store_type<Store, A>::type Y;   /* what goes through shared memory on the way out */
   enum { T = P::THREADS, K = P::ITEMS, WARPS = P::THREADS / 32, WSPAN = 32 * P::ITEMS,
-         SX = (WSPAN + WSPAN / 32) * (int)sizeof(X), SA = (WSPAN + WSPAN / 32) * (int)sizeof(A),
+         SX = (WSPAN + WSPAN / 32) * (int)sizeof(X), SA = (WSPAN + WSPAN / 32) * (int)sizeof(Y),
          BUF0 = WARPS * (WSPAN + WSPAN / 32) * 4,
          BUF = ((BUF0 > SX ? (BUF0 > SA ? BUF0 : SA) : (SX > SA ? SX : SA)) + 15) / 16 * 16 };
   typedef gk_rounds<BUF, SX, WARPS> RX;
@@ -313,14 +322,12 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   }
   A agg;
   const A tpre = gk_block_scan<T, Op>(bs).exclusive(tsum, op, &agg);   /* ends with a barrier */
-  if (tile > 0) {
+  if (gridDim.x > 1) {                         /* one call site: the look-back is compiled once */
     if (warp == 0) {
-      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);
-      if (lane == 0) block_excl = e;
+      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* tile 0: publishes only */
+      if (lane == 0 && tile > 0) block_excl = e;
     }
-    __syncthreads();
-  } else if (gridDim.x > 1 && warp == 0) {
-    gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* publishes only */
+    if (tile > 0) __syncthreads();
   }
   A run = tile == 0 ? tpre : (threadIdx.x == 0 ? block_excl : op(block_excl, tpre));
   /* accumulators replace elements in place when they have the same size;
@@ -335,25 +342,25 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
 #pragma unroll
   for (int r = 0; r < RA::R; ++r) {
     if (warp / RA::WPR == r) {
-      A *s = (A *)(sh.b + (warp % RA::WPR) * SA);
+      Y *s = (Y *)(sh.b + (warp % RA::WPR) * SA);
 #pragma unroll
       for (int k = 0; k < K; ++k) {
         const A a = op.lift(INPLACE ? sx[gk_tpadi(lane * K + k)] : x[k], e0 + k);   /* past n: not stored */
-        if (EXCLUSIVE) { s[gk_tpadi(lane * K + k)] = run; run = op(run, a); }
-        else { run = op(run, a); s[gk_tpadi(lane * K + k)] = run; }
+        if (EXCLUSIVE) { s[gk_tpadi(lane * K + k)] = (Y)run; run = op(run, a); }
+        else { run = op(run, a); s[gk_tpadi(lane * K + k)] = (Y)run; }
       }
       __syncwarp();
       if (full) {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
-          const A v = s[gk_tpadi(k * 32 + lane)];
+          const Y v = s[gk_tpadi(k * 32 + lane)];
           store.template store<1>(wbase + k * 32 + lane, &v);
         }
       } else {
 #pragma unroll
         for (int k = 0; k < K; ++k) {
           const Idx i = wbase + k * 32 + lane;
-          if (i < n) { const A v = s[gk_tpadi(k * 32 + lane)]; store.template store<1>(i, &v); }
+          if (i < n) { const Y v = s[gk_tpadi(k * 32 + lane)]; store.template store<1>(i, &v); }
         }
       }
     }

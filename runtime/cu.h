@@ -199,6 +199,16 @@ void cu_kernel_stats(cu_dev *d, cu_kstats *st);
 int cu_nvrtc_compile(const char *src, const char *name, const char *arch,
                      char **bin, size_t *len, char **log);
 
+/* cu_nvrtc_build with the slow-compile watchdog: when note is not NULL and
+** the compile runs past 500 ms, note(ud, 0, name, 500) is called from a
+** watchdog thread while it runs, then note(ud, 1, name, total_ms) from the
+** caller's thread when it ends (gk_config.compile's contract).  debug: the
+** GK_DEBUG flags, or -1 to read them from the environment; *ms (may be
+** NULL): the compile time. */
+typedef void (*cu_note_fn)(void *ud, int done, const char *kernel, double ms);
+int cu_nvrtc_build_noted(const char *src, const char *name, const char *arch, int debug, cu_note_fn note,
+                         void *ud, char **bin, size_t *len, char **log, double *ms);
+
 /* ---------------------------------------------------------------------------
 ** cuBLAS.  libcublas is loaded at the first call.
 */

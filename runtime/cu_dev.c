@@ -108,58 +108,6 @@ void cu_set_compile_hook(cu_dev *d, void (*fn)(void *ud, int done, const char *k
   d->note_ud = ud;
 }
 
-/* A watchdog beside one NVRTC compile: after CU_SLOW_MS it tells the hook
-** (from its own thread) that the compile is still running; when the
-** compile ends, the hook hears that it is done (only after a notice). */
-#define CU_SLOW_MS 500
-typedef struct watch {
-  cu_dev *d;
-  const char *name;
-  pthread_t th;
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done, noticed, running;
-} watch;
-
-static void *watch_main(void *arg) {
-  watch *w = (watch *)arg;
-  struct timespec t;
-  clock_gettime(CLOCK_REALTIME, &t);
-  t.tv_nsec += (long)CU_SLOW_MS * 1000000L;
-  t.tv_sec += t.tv_nsec / 1000000000L;
-  t.tv_nsec %= 1000000000L;
-  pthread_mutex_lock(&w->mu);
-  while (!w->done)
-    if (pthread_cond_timedwait(&w->cv, &w->mu, &t) == ETIMEDOUT) break;
-  int fire = !w->done;
-  if (fire) w->noticed = 1;
-  pthread_mutex_unlock(&w->mu);
-  if (fire) w->d->note(w->d->note_ud, 0, w->name, (double)CU_SLOW_MS);
-  return NULL;
-}
-
-static void watch_start(watch *w, cu_dev *d, const char *name) {
-  memset(w, 0, sizeof *w);
-  if (!d->note) return;
-  w->d = d; w->name = name;
-  pthread_mutex_init(&w->mu, NULL);
-  pthread_cond_init(&w->cv, NULL);
-  w->running = pthread_create(&w->th, NULL, watch_main, w) == 0;
-  if (!w->running) { pthread_mutex_destroy(&w->mu); pthread_cond_destroy(&w->cv); }
-}
-
-static void watch_stop(watch *w, double ms) {
-  if (!w->running) return;
-  pthread_mutex_lock(&w->mu);
-  w->done = 1;
-  pthread_cond_signal(&w->cv);
-  pthread_mutex_unlock(&w->mu);
-  pthread_join(w->th, NULL);
-  pthread_mutex_destroy(&w->mu);
-  pthread_cond_destroy(&w->cv);
-  if (w->noticed) w->d->note(w->d->note_ud, 1, w->name, ms);
-}
-
 /* ---------------------------------------------------------------- errors */
 
 static int vfail(cu_dev *d, int status, const char *fmt, va_list ap) {
@@ -804,10 +752,8 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
     payload = NULL;
   }
   if (!mod) {
-    watch w;
-    watch_start(&w, d, name);
-    rc = cu_nvrtc_build(src, name, d->arch_opt, d->debug, (char **)&payload, &plen, &log, &ms);
-    watch_stop(&w, ms);
+    rc = cu_nvrtc_build_noted(src, name, d->arch_opt, d->debug, d->note, d->note_ud, (char **)&payload, &plen,
+                              &log, &ms);
     if (rc == GK_EJIT) {
       char path[CU_PATH_MAX + 64];
       dump_source(d, src, name, path, sizeof path);

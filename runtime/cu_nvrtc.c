@@ -10,9 +10,12 @@
 #define CU_INTERNAL
 #include "cu.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define ARCH_OPT_MAX 64   /* "--gpu-architecture=compute_XYZ" fits */
 
@@ -158,6 +161,70 @@ done:
   free(text);
   CU_CALL(NULL, rtc, nvrtcDestroyProgram, &prog);
   if (ms) *ms = (cu_now() - t0) * 1e3;
+  return rc;
+}
+
+/* A watchdog beside one NVRTC compile: after CU_SLOW_MS it tells the hook
+** (from its own thread) that the compile is still running; when the
+** compile ends, the hook hears that it is done (only after a notice). */
+#define CU_SLOW_MS 500
+typedef struct watch {
+  cu_note_fn note;
+  void *ud;
+  const char *name;
+  pthread_t th;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, noticed, running;
+} watch;
+
+static void *watch_main(void *arg) {
+  watch *w = (watch *)arg;
+  struct timespec t;
+  clock_gettime(CLOCK_REALTIME, &t);
+  t.tv_nsec += (long)CU_SLOW_MS * 1000000L;
+  t.tv_sec += t.tv_nsec / 1000000000L;
+  t.tv_nsec %= 1000000000L;
+  pthread_mutex_lock(&w->mu);
+  while (!w->done)
+    if (pthread_cond_timedwait(&w->cv, &w->mu, &t) == ETIMEDOUT) break;
+  int fire = !w->done;
+  if (fire) w->noticed = 1;
+  pthread_mutex_unlock(&w->mu);
+  if (fire) w->note(w->ud, 0, w->name, (double)CU_SLOW_MS);
+  return NULL;
+}
+
+static void watch_start(watch *w, cu_note_fn note, void *ud, const char *name) {
+  memset(w, 0, sizeof *w);
+  if (!note) return;
+  w->note = note; w->ud = ud; w->name = name;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  w->running = pthread_create(&w->th, NULL, watch_main, w) == 0;
+  if (!w->running) { pthread_mutex_destroy(&w->mu); pthread_cond_destroy(&w->cv); }
+}
+
+static void watch_stop(watch *w, double ms) {
+  if (!w->running) return;
+  pthread_mutex_lock(&w->mu);
+  w->done = 1;
+  pthread_cond_signal(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  pthread_join(w->th, NULL);
+  pthread_mutex_destroy(&w->mu);
+  pthread_cond_destroy(&w->cv);
+  if (w->noticed) w->note(w->ud, 1, w->name, ms);
+}
+
+int cu_nvrtc_build_noted(const char *src, const char *name, const char *arch, int debug, cu_note_fn note,
+                         void *ud, char **bin, size_t *len, char **log, double *ms) {
+  watch w;
+  double t = 0;
+  watch_start(&w, note, ud, name);
+  int rc = cu_nvrtc_build(src, name, arch, debug < 0 ? cu_debug_flags() : debug, bin, len, log, &t);
+  watch_stop(&w, t);
+  if (ms) *ms = t;
   return rc;
 }
 

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "runtime/cuda_lower.h"
 #include "runtime/host.h"
 #include "runtime/cu.h"
@@ -1494,10 +1495,10 @@ static int lower_scan(lw *L, fmt_buf *src) {
   if (x->axis == 0) fmt_puts(src, "#include \"gk_cols.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
-  if (x->axis < 0) {
+  if (x->axis < 0) {   /* gk_scan stores in the output type (Y): 4-byte values through shared memory for f32 */
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I i, const %s *v) const {\n", A);
+    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ void store(I i, const Y *v) const {\n", T);
   } else {
     fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
     fmt_puts(src, ld.data ? ld.data : "");
@@ -1580,16 +1581,23 @@ static int lower_select(lw *L, fmt_buf *src) {
   fmt_printf(src, "  gk_select<gk_select_policy_default, %s>((I)%s, k, k, (gk_i64 *)(tmp + %s), (void *)tmp, 1u);\n",
              part ? "true" : "false", pN, pcnt);
   if (part) {
-    /* the last block to finish restores the order of the unselected tail */
+    /* The last W blocks to finish restore the order of the unselected tail
+    ** (one block alone took 111 ms for 2^28): each waits for every block's
+    ** ticket, then reverses its share.  W < the SM count, and every SM holds
+    ** a block, so the blocks not yet finished always find a free slot. */
+    int w = L->sms > 2 ? L->sms - 1 : 1;
     fmt_printf(src,
       "  __shared__ int last;\n  __syncthreads();\n"
-      "  if (threadIdx.x == 0) { __threadfence(); last = atomicAdd((unsigned *)(tmp + %s), 1u) == gridDim.x - 1; }\n"
-      "  __syncthreads();\n  if (!last) return;\n  __threadfence();\n"
+      "  const unsigned W = gridDim.x < %du ? gridDim.x : %du;\n"
+      "  if (threadIdx.x == 0) { __threadfence(); last = (int)atomicAdd((unsigned *)(tmp + %s), 1u) - (int)(gridDim.x - W); }\n"
+      "  __syncthreads();\n  if (last < 0) return;\n"
+      "  if (threadIdx.x == 0) while (gkl_ld((const unsigned *)(tmp + %s)) < gridDim.x) { }\n"
+      "  __syncthreads();\n  __threadfence();\n"
       "  const I lo = (I)gkl_ld((const gk_i64 *)(tmp + %s)), hi = (I)%s, half = (hi - lo) / 2;\n"
-      "  for (I q = threadIdx.x; q < half; q += blockDim.x) {\n"
+      "  for (I q = (I)last * blockDim.x + threadIdx.x; q < half; q += (I)W * blockDim.x) {\n"
       "    %s a = gkl_ld(out0 + lo + q), b = gkl_ld(out0 + hi - 1 - q);\n"
       "    out0[lo + q] = b; out0[hi - 1 - q] = a;\n  }\n",
-      ptick, pcnt, pN, ctype(x->t));
+      w, w, ptick, ptick, pcnt, pN, ctype(x->t));
   }
   fmt_puts(src, "}\n");
   set_launch(L->p, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
@@ -2019,7 +2027,7 @@ static void nvrtc_summary(void) {
   fprintf(stderr, "gk-nvrtc: %ld compiled, %ld failed\n", nv.ok, nv.bad);
 }
 
-static void nvrtc_check(const rt_group *g, int show) {
+static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   const rt_prep *p = g->prep;
   if (!p || !p->src || p->nokernel) return;
   if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
@@ -2029,7 +2037,15 @@ static void nvrtc_check(const rt_group *g, int show) {
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
   if (!nv.registered) { nv.registered = 1; atexit(nvrtc_summary); }
   char *bin = NULL, *log = NULL; size_t len = 0;
-  int rc = cu_nvrtc_compile(p->src, p->kname, "sm_90", &bin, &len, &log);
+  struct timespec t0, t1;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  /* the compile hook hears of a slow compile here too: the REPL's status line works without a GPU */
+  int rc = cu_nvrtc_build_noted(p->src, p->kname, "sm_90", -1, be->compile_note, be->compile_ud, &bin, &len, &log,
+                                NULL);
+  clock_gettime(CLOCK_MONOTONIC, &t1);
+  if (show == 4)
+    fprintf(stderr, "gk-nvrtc: kernel %s (%s group) compiled in %.1f ms, %zu bytes of cubin\n", p->kname,
+            rt_group_name[g->kind], (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) * 1e-6, len);
   if (rc == GK_OK) nv.ok++;
   else if (rc == GK_EDEVICE) {
     static int said;
@@ -2053,17 +2069,19 @@ static int group_launches(const rt_group *g) {
 }
 
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
-  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name;
-  ** =lower only lowers (no NVRTC: cheap enough for every differential program) */
+  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
+  ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
+  ** differential program) */
   static int check = -1, show;
   if (check < 0) {
     const char *v = getenv("GK_NVRTC_CHECK");
     check = v && *v && strcmp(v, "0");
-    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3 : 0;
+    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
+         : !strcmp(v, "time") ? 4 : 0;
   }
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;
-  if (check && show != 3) nvrtc_check(g, show);
+  if (check && show != 3) nvrtc_check(be, g, show);
   return GK_OK;
 }

@@ -2,6 +2,7 @@
 """gk against its peers on the same device tensors (tests/bench/bench_gk.py).
 
     python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile]
+    python3 tests/bench/bench_gk.py --latency [latency.py options]   (first-run latency: tests/bench/latency.py)
     (make bench builds libgk.so, libgkbench.so and the CUB peer, then runs this)
 
 Every input is a materialised device array made by torch and handed to gk
@@ -458,6 +459,10 @@ def find_lib(names):
     return None
 
 def main():
+    if "--latency" in sys.argv[1:]:   # cold / disk / memory / new-size latency per statement (latency.py)
+        import latency
+        sys.argv = [sys.argv[0]] + [v for v in sys.argv[1:] if v != "--latency"]
+        sys.exit(latency.main())
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--quick", action="store_true", help="fewer shapes and dtypes: a short run")
     ap.add_argument("--only", action="append", help="run the cases whose 'op shape dtype' key contains this")
