@@ -516,7 +516,12 @@ def axis_group(D, shape, dt):
     M = "float"
     tag = "x".join(map(str, shape))
 
+    big = t.size > 100000
+    BIG = ("sum", "max", "argmin", "var", "scan", "exscan_prod", "sum_pending", "softmax", "layernorm_gb", "rmsnorm")
+
     def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        if big and name.rstrip("-0123456789") not in BIG:
+            return   # a big array: the ops whose kernels differ, so make test stays quick
         C.append(Check("axis/%s/%s/%s" % (dn, tag, name), expr, ref, dtype, kind, tol))
 
     def acc(op, a, k, dtype=None):
