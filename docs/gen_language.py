@@ -713,6 +713,12 @@ def limits_md():
         note="Not an error: the plans of the last this-many graph shapes are kept per context for reuse.")
     lim("CC_MAX_FUSE_DEPTH", "compiler/cc.h", None,
         note="Not an error: a longer elementwise chain is cut into several kernels.")
+    lim("CC_MAX_FUSE_COST", "compiler/cc.h", None,
+        note="Not an error: a pending elementwise chain whose estimated compile cost passes it is cut into "
+             "several kernels (the node that passes it is computed into memory, and its consumers read it). "
+             "NVRTC time grows faster than the code: 100 chained `sin` were one 131 s kernel, now 17 kernels "
+             "of at most 6. An operand shared by several uses counts once per use, so chains that reuse a "
+             "costly value (`x = sin(x) + cos(x)` repeated) are cut sooner than the code they generate would need.")
     lim("NPY_MAX_HEADER", "runtime/host.h", "`load` of a .npy file with a 1 MiB + 58 byte header",
         src='load("%s")' % hdr)
     lim("NPY_PATH_MAX", "runtime/host_npy.c", "`save` to a 4109-byte path", src='save("/tmp/%s.npy", [1])' % ("a" * 4100),
