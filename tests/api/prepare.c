@@ -241,7 +241,8 @@ static void overhead(int iters) {
   printf("  gk_step alone (no compute)%7.2f us\n", (t3 - t2) * us);
   printf("  gk_set (4x8 f32)          %7.2f us\n", (t4 - t3) * us);
   printf("  gk_step + gk_get          %7.2f us\n", (t5 - t4) * us);
-  if (iters >= 1000) CHECK((t2 - t1) <= (t1 - t0) * 1.5 + 1e-3);   /* a step is never much dearer than an eval */
+  /* printed, never checked: speed is a benchmark's business (a loaded CI
+  ** machine would make a timing check flaky) */
   gk_finalize(st);
   gk_close(g);
 }
