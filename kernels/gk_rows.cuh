@@ -266,11 +266,7 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
     const Idx row = row0 + g;
     const bool rv = row < rows;
     A carry = op.identity();
-    /* staged scalar loads: chunks start at a multiple of 32 elements of the
-    ** matrix (the first chunk of a row begins before it), so that no warp
-    ** access straddles two 128-byte lines when rows have odd lengths */
-    const Idx lead = STAGE && PK == 1 ? (row * cols) % 32 : 0;
-    for (Idx base = -lead; base < cols; base += (Idx)W * IT) {
+    for (Idx base = 0; base < cols; base += (Idx)W * IT) {
       const Idx col = base + (Idx)t * IT;
       if constexpr (STAGE) {
         X *sx = reinterpret_cast<X *>(stg + (threadIdx.x >> 5) * SE * SZ);
@@ -279,7 +275,7 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
         for (int p = 0; p < NP; ++p) {
           const int e = (p * 32 + t) * PK;
           const Idx cc = base + e;
-          if (rv && cc >= 0 && cc < cols) {
+          if (rv && cc < cols) {
             X v[PK];
             if (cc + PK <= cols) load.template load<PK>(v, row, cc);
             else {
@@ -297,13 +293,13 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
         __syncwarp();   /* sa overwrites sx */
         A a = op.identity();
 #pragma unroll
-        for (int i = 0; i < IT; ++i) if (rv && col + i >= 0 && col + i < cols) a = op(a, op.lift(x[i], col + i));
+        for (int i = 0; i < IT; ++i) if (rv && col + i < cols) a = op(a, op.lift(x[i], col + i));
         A tot;
         const A ex = gk_warp_scan_excl<32>(a, op, &tot);
         A pc = op(carry, ex);
 #pragma unroll
         for (int i = 0; i < IT; ++i)
-          if (rv && col + i >= 0 && col + i < cols) {
+          if (rv && col + i < cols) {
             const A n = op(pc, op.lift(x[i], col + i));
             sa[gk_pad32(t * IT + i)] = EXCLUSIVE ? pc : n;
             pc = n;
@@ -313,7 +309,7 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
         for (int p = 0; p < NP; ++p) {
           const int e = (p * 32 + t) * PK;
           const Idx cc = base + e;
-          if (rv && cc >= 0 && cc < cols) {
+          if (rv && cc < cols) {
             A o[PK];
 #pragma unroll
             for (int k = 0; k < PK; ++k) o[k] = sa[gk_pad32(e + k)];

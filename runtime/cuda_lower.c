@@ -1471,9 +1471,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     gk_launch gl = gk_row_scan_plan(R, C, vec, L->sms);
     threads = gl.block[0];
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
-    /* 6 blocks an SM (80 registers, 8 bytes spilled): unbounded, the staged
-    ** scan took 102 registers (96 with nvcc) and ran at 25% occupancy (ncu) */
-    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", threads, 768 / threads);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
