@@ -86,7 +86,9 @@ typedef struct lw {
   const rt_node *rn[RT_MAX_RAND / 2]; /* RAND/RANDN nodes whose (seed, offset) are params sc2k, sc2k+1 */
   int nrn;
   /* size parameters (prm): what each scalar after the random streams' is */
-  struct lw_prm { const void *who; int what; char name[40]; } *prm;
+  /* each entry on its own: prm() hands out q->name, which must outlive the
+  ** table's growth (a kernel with over 32 size parameters read freed names) */
+  struct lw_prm { const void *who; int what; char name[40]; } **prm;
   int nprm, capprm;
   int sealed;                  /* the parameter list is written: no new parameter */
   int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
@@ -152,14 +154,16 @@ enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK,
 ** GK_SPECIALIZE=1, or when the parameters run out, the literal. */
 static const char *prm(lw *L, const void *who, int what, int64_t v) {
   for (int k = 0; k < L->nprm; k++)
-    if (L->prm[k].who == who && L->prm[k].what == what) return L->prm[k].name;
+    if (L->prm[k]->who == who && L->prm[k]->what == what) return L->prm[k]->name;
   if (L->nprm == L->capprm) {
     int nc = L->capprm ? 2 * L->capprm : 32;
-    struct lw_prm *q = realloc(L->prm, sizeof *q * (size_t)nc);
-    if (!q) { lw_fail(L, "out of memory"); return "0"; }
-    L->prm = q; L->capprm = nc;
+    struct lw_prm **t = realloc(L->prm, sizeof *t * (size_t)nc);
+    if (!t) { lw_fail(L, "out of memory"); return "0"; }
+    L->prm = t; L->capprm = nc;
   }
-  struct lw_prm *q = &L->prm[L->nprm++];
+  struct lw_prm *q = malloc(sizeof *q);
+  if (!q) { lw_fail(L, "out of memory"); return "0"; }
+  L->prm[L->nprm++] = q;
   q->who = who; q->what = what;
   if (L->lit || L->p->nscal == RT_MAX_SCAL) snprintf(q->name, sizeof q->name, "((gk_i64)%lldLL)", (long long)v);
   else if (L->sealed) { lw_fail(L, "size parameter after the parameter list"); return "0"; }
@@ -1925,7 +1929,9 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
   }
-  free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared); free(L.prm);
+  free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
+  for (int k = 0; k < L.nprm; k++) free(L.prm[k]);
+  free(L.prm);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
   if (src.status || rc || L.fail) {
     fmt_free(&src); free(P);
