@@ -39,12 +39,17 @@ def U(dt):
     return 2.0 ** -24 if dt == F32 else 2.0 ** -53
 
 
-def G(n, t=None):
+def G(n, t=None, ax=None):
     """Rounding growth (in units of U) allowed for a reduction of n terms: a
     pairwise tree over serial runs (the cpu backend adds f64 serially within
     its 2048-element chunks; f32 adds in double there, in short serial runs
-    per thread on cuda)."""
-    run = min(n, 2048) if t == F64 else min(n, 64)
+    per thread on cuda).  Down a column (ax 0) both backends -- and numpy's
+    own axis-0 reduction -- add the rows serially (cuda splits a column into
+    at most 16 runs): the whole column is one run."""
+    if ax == 0:
+        run = n
+    else:
+        run = min(n, 2048) if t == F64 else min(n, 64)
     return run + 2 * math.ceil(math.log2(n + 1)) + 8
 
 
@@ -527,12 +532,12 @@ def reduce(fn, a):
         u = U(t)
         if fn == "sum":
             r = R(np.sum, h)
-            e = R(np.sum, a.e) + G(n, t) * u * R(np.sum, np.abs(h))
+            e = R(np.sum, a.e) + G(n, t, ax) * u * R(np.sum, np.abs(h))
         else:
             if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
                 raise Reject("prod fragile")
             r = R(np.prod, h)
-            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t) * u)
+            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t, ax) * u)
         return check(V(t, r, e, False))
     if fn in ("max", "min"):
         r = R(np.max if fn == "max" else np.min, h)
@@ -575,7 +580,7 @@ def reduce(fn, a):
         if n == 0:
             raise Reject("empty mean")
         r = R(np.mean, h)
-        e = R(np.mean, ex) + (G(n, t) + 2) * u * R(np.mean, np.abs(h))
+        e = R(np.mean, ex) + (G(n, t, ax) + 2) * u * R(np.mean, np.abs(h))
         return check(V(t, r, e, False))
     if fn in ("var", "std"):
         if n == 0:
@@ -585,7 +590,7 @@ def reduce(fn, a):
         r = R(np.var, h)
         dev = np.abs(h - mk)
         e = 2 * R(np.mean, dev * ex) + R(np.mean, ex * ex) * 2 + \
-            4 * G(n, t) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
+            4 * G(n, t, ax) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
         if fn == "var":
             return check(V(t, r, e, False))
         s = np.sqrt(r)
@@ -594,7 +599,7 @@ def reduce(fn, a):
         return check(V(t, s, e / (2 * np.sqrt(r - e)) + 2 * u * s, False))
     if fn == "norm":
         s = R(np.sum, h * h)
-        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n, t) * u * s
+        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n, t, ax) * u * s
         r = np.sqrt(s)
         if np.any(r <= 0) or np.any(es >= 0.25 * s):
             raise Reject("norm fragile")
@@ -607,7 +612,7 @@ def reduce(fn, a):
         if np.any(np.abs(h) > 80):
             raise Reject("lse range")
         r = m + np.log(R(np.sum, np.exp(h - mk)))
-        e = R(np.max, ex) + (G(n, t) + CT) * u * (np.abs(r) + np.abs(m) + 1)
+        e = R(np.max, ex) + (G(n, t, ax) + CT) * u * (np.abs(r) + np.abs(m) + 1)
         return check(V(t, r, e, False))
     raise Reject("unknown reduction " + fn)
 
@@ -782,7 +787,7 @@ def normalise(fn, a, g=None, b=None, eps=None):
             m = K(R(np.max, h))
             z = np.exp(h - m)
             s = z / K(R(np.sum, z))
-            e = s * (4 * K(R(np.max, ex)) + (G(n, t) + 2 * CT) * u)
+            e = s * (4 * K(R(np.max, ex)) + (G(n, t, ax) + 2 * CT) * u)
             return check(V(t, s, e, False, a.view))
         if fn == "logsoftmax":
             if np.any(np.abs(h) > 80):
@@ -790,7 +795,7 @@ def normalise(fn, a, g=None, b=None, eps=None):
             m = K(R(np.max, h))
             lse = m + np.log(K(R(np.sum, np.exp(h - m))))
             r = h - lse
-            e = ex + K(R(np.max, ex)) + (G(n, t) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
+            e = ex + K(R(np.max, ex)) + (G(n, t, ax) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
             return check(V(t, r, e, False, a.view))
         eps_v = 1e-5 if eps is None else float(eps)
         # eps is a weak literal of the input's dtype
@@ -801,13 +806,13 @@ def normalise(fn, a, g=None, b=None, eps=None):
             sd = np.sqrt(var + eps_v)
             y = (h - mu) / sd
             me = K(R(np.max, ex))
-            ey = (ex + 3 * me) / sd + (4 * G(n, t) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
+            ey = (ex + 3 * me) / sd + (4 * G(n, t, ax) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
         elif fn == "rmsnorm":
             ms = K(R(np.mean, h * h))
             rm = np.sqrt(ms + eps_v)
             y = h / rm
             me = K(R(np.max, ex))
-            ey = (ex + np.abs(y) * me * 2) / rm + (G(n, t) + 2 * CT) * u * (np.abs(y) + 1)
+            ey = (ex + np.abs(y) * me * 2) / rm + (G(n, t, ax) + 2 * CT) * u * (np.abs(y) + 1)
         else:
             raise Reject("unknown " + fn)
         if not np.all(np.isfinite(ey)):
