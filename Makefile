@@ -32,6 +32,7 @@ LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
+DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
 .PHONY: all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
@@ -80,6 +81,14 @@ $(G)/kernels_embed.c: $(KERNELS) Makefile
 	   echo "const char *const gk_kernel_header_srcs[] = {"; \
 	   n=0; for f in $(KERNELS); do echo "  k$$n,"; n=$$((n+1)); done; echo "  0 };"; } > $@
 
+# The REPL's help text (docs/help.txt, written by docs/gen_language.py) as one C string.
+$(G)/help_embed.c: docs/help.txt
+	@mkdir -p $(G)
+	@{ echo '/* generated from docs/help.txt by the Makefile; do not edit */'; \
+	   echo 'const char cli_help_text[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	   echo ';'; } > $@
+
 # --- objects and products -------------------------------------------------
 # Generated parsers build with NDEBUG: Lemon's asserts would be an abort path in the library.
 $(B)/obj/%.o: %.c | $(G)/grammar.c
@@ -106,8 +115,8 @@ $(B)/libgkpy.so: python/gk/gkpy.c
 	@mkdir -p $(B)
 	$(CC) -std=c11 $(OPT) -fPIC -shared -Wall -Wextra $(SANFLAGS) -o $@ $<
 
-$(B)/gk: $(CLI_OBJ) $(B)/libgk.a
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/libgk.a -ledit $(LDLIBS)
+$(B)/gk: $(CLI_OBJ) $(B)/obj/gen/help_embed.o $(B)/libgk.a
+	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/obj/gen/help_embed.o $(B)/libgk.a -ledit $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libgk.a
 	@mkdir -p $(dir $@)
@@ -191,6 +200,8 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgk.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' docs/gk.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gk.pc
 	install -m 644 docs/gk.1 $(DESTDIR)$(PREFIX)/share/man/man1/gk.1
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gk
+	install -m 644 $(DOCS) $(DESTDIR)$(PREFIX)/share/doc/gk/
 
 clean:
 	rm -rf build

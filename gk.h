@@ -357,6 +357,14 @@ typedef struct gk_varinfo {
 } gk_varinfo;
 int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud);
 
+/* The "did you mean" hint that gk's error for an unknown name or function
+** carries, for tools such as the REPL's :help: "; gk writes it scan(x)" for
+** a spelling from numpy, torch or Julia, "; did you mean 'softmax'?" for the
+** closest builtin, user function or variable of g by edit distance (g may be
+** NULL: builtins only), "" when nothing is close.  Written NUL-terminated
+** into buf (n bytes, cut if longer); returns buf.  Sets no error. */
+const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
+
 /* Options, by name: "plan" (0/1: print the plan of every kernel launched, to
 ** the output hook), "cuda" (0/1: also print generated CUDA source),
 ** "fusion" (0/1), "tf32" (0/1: allow tf32 in matmul), "time" (accepted, no

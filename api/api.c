@@ -699,6 +699,11 @@ int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud) {
   return GK_OK;
 }
 
+const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n) {
+  if (!buf || n == 0) return buf;
+  return cc_hint(g ? g->cc : NULL, name, 1, -1, buf, n);
+}
+
 /* ------------------------------------------------------------ DLPack */
 
 static void free_export(gk_ctx *g, gk_export *x) {

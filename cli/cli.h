@@ -12,6 +12,7 @@
 #define CLI_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "gk.h"
 
 /* Exit statuses of the command (docs/gk.1, "EXIT STATUS"). */
@@ -68,6 +69,19 @@ void cli_print_time(const char *prefix, double seconds);
 /* Writes an error message from gk_errmsg to stderr, adding the final newline
 ** if the library left it off. */
 void cli_print_error(const char *msg);
+
+/* :help (arg empty), :help NAME / ?NAME (cli/help.c): from docs/help.txt,
+** embedded at build time.  st may be NULL (no variables then). */
+void cli_help(cli_state *st, const char *arg);
+
+/* The readable path of doc file `file` (e.g. "language.md") where this
+** binary finds it -- installed (BIN/../share/doc/gk/) or in its source tree
+** (BIN/../docs/) -- or NULL.  Static storage. */
+const char *cli_doc_path(const char *file);
+
+/* "The language: PATH; the command: man gk." or, when the reference is not
+** found, a line that says so. */
+void cli_print_docs_line(FILE *f);
 
 /* The interactive loop; returns the command's exit status.  Called by main
 ** when standard input is a terminal and no script was named. */

@@ -84,14 +84,14 @@ static const char usage_text[] =
   "  echo 'sum(iota(10))' | gk\n"
   "\n"
   "REPL commands:\n"
-  "  :help          commands and a few examples     :vars     list variables\n"
+  "  :help [NAME]   commands, or a builtin's help   :vars     list variables\n"
+  "  ?NAME          the same as :help NAME\n"
   "  :time [EXPR]   toggle timing, or time EXPR     :backend  show the backend\n"
   "  :plan [EXPR]   toggle plan printing, or show EXPR's kernels\n"
   "  :cuda [EXPR]   toggle CUDA source printing, or show EXPR's source\n"
   "  :quit, :q      leave (so does Ctrl-D); Ctrl-C interrupts a statement\n"
   "\n"
-  "exit status: 0 ok, 1 error in the program, 2 bad usage, 130 interrupted.\n"
-  "The language: docs/language.md; the command: man gk.\n";
+  "exit status: 0 ok, 1 error in the program, 2 bad usage, 130 interrupted.\n";
 
 /* Prints a usage error and returns CLI_EXIT_USAGE. */
 static int usage_error(const char *fmt, const char *arg) {
@@ -132,6 +132,7 @@ static int parse_args(int argc, char **argv, cli_args *a) {
     if (strcmp(s, "--") == 0) { only_files = 1; continue; }
     if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
       fputs(usage_text, stdout);
+      cli_print_docs_line(stdout);
       return CLI_EXIT_OK;
     }
     if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {

@@ -332,29 +332,6 @@ static void cmd_vars(repl *r) {
 
 /* ------------------------------------------------------------- commands */
 
-static const char help_text[] =
-  "commands:\n"
-  "  :help            this text\n"
-  "  :vars            variables: name, dtype, shape, bytes, where they live\n"
-  "  :time [EXPR]     toggle per-entry wall time, or time EXPR once\n"
-  "  :plan [EXPR]     toggle plan printing, or run EXPR showing its kernels\n"
-  "  :cuda [EXPR]     toggle CUDA source printing, or run EXPR showing it\n"
-  "  :backend         the backend this session runs on\n"
-  "  :quit, :q        leave (Ctrl-D also leaves)\n"
-  "keys: Tab completes names, Up/Down walk the history, Ctrl-C drops the\n"
-  "line or interrupts a running statement.\n"
-  "\n"
-  "examples:\n"
-  "  x = rand(1e6)                  # assignment prints nothing\n"
-  "  sum(x) / len(x)                # an expression prints its value\n"
-  "  m = randn(1000, 64)\n"
-  "  softmax(rows(m))               # one row kernel\n"
-  "  fn sq(a) = a * a; sum(sq(x))   # functions inline and fuse\n"
-  "  x[x > 0.5]                     # filter\n"
-  "\n"
-  "An entry continues on a '... ' line while it is incomplete (an open\n"
-  "bracket, a trailing operator).  The language: docs/language.md.\n";
-
 /* Runs EXPR with option `name` switched on, then puts it back as it was;
 ** with no EXPR toggles the option.  *flag is st->plan or st->cuda. */
 static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
@@ -397,7 +374,7 @@ static int command(repl *r, const char *line) {
   while (isspace((unsigned char)*arg)) arg++;
 
   if (!strcmp(name, "quit") || !strcmp(name, "q")) return 1;
-  if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) fputs(help_text, stdout);
+  if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) cli_help(r->st, arg);
   else if (!strcmp(name, "vars")) cmd_vars(r);
   else if (!strcmp(name, "backend")) printf("%s\n", gk_backend(r->st->g));
   else if (!strcmp(name, "plan")) cmd_option(r, "plan", &r->st->plan, arg);
@@ -501,6 +478,11 @@ int cli_repl(cli_state *st) {
       if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); status = CLI_EXIT_ERROR; break; }
       history_add(&r, copy);
       for (s = copy; isspace((unsigned char)*s); s++) {}
+      if (r.plen == 0 && *s == '?') {    /* ?NAME: help, as in Julia and IPython */
+        cli_help(st, s + 1);
+        free(copy);
+        continue;
+      }
       if (r.plen == 0 && *s == ':') {
         int quit = command(&r, s);
         free(copy);

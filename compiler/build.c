@@ -1209,7 +1209,8 @@ static int eval_name(cc_session *s, const ast *e, cval *out) {
   if (v) { *out = v->v; return GK_OK; }
   if (find_builtin(e->str) || cc_findfn(s, e->str))
     return cc_error(s, e->loc, GK_ETYPE, "'%s' is a function; call it as %s(...)", e->str, e->str);
-  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'", e->str);
+  char hint[192];
+  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'%s", e->str, cc_hint(s, e->str, 0, -1, hint, sizeof hint));
 }
 
 /* A list literal: numbers (nested lists for matrices) into a host array. */
@@ -1372,8 +1373,10 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   int given = npos + nkw_req;
   if (given < b->min || (b->max >= 0 && npos > b->max)) {
     int got = given < b->min ? given : npos;
+    char hint[192];
     if (b->min == b->max)
-      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d%s", b->name, b->min, b->min == 1 ? "" : "s", got,
+                      cc_hint(s, b->name, 1, got, hint, sizeof hint));
     if (b->max < 0)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
     return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, got);
@@ -1445,7 +1448,8 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
     return rc;
   }
   const builtin *b = find_builtin(e->str);
-  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'", e->str);
+  char hint[192];
+  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'%s", e->str, cc_hint(s, e->str, 1, -1, hint, sizeof hint));
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);

@@ -43,6 +43,7 @@ case "$mode" in
   [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
   run golden python3 tests/run_gk.py --compare-fusion
   run plan python3 tests/run_plan.py
+  run docs python3 docs/gen_language.py --check
   run numpy python3 tests/numpy_check.py
   run diff python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
