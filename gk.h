@@ -368,7 +368,12 @@ const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
 /* Options, by name: "plan" (0/1: print the plan of every kernel launched, to
 ** the output hook), "cuda" (0/1: also print generated CUDA source),
 ** "fusion" (0/1), "tf32" (0/1: allow tf32 in matmul), "time" (accepted, no
-** effect in the library).  Errors: GK_EMISUSE (unknown name). */
+** effect in the library), "digits" (1..17: significant digits of printed
+** floats, numpy's print precision; 0 = the default, 6), "linewidth"
+** (10..4096: numpy's max_line_width for printed arrays; 0 = the default,
+** 75), "last" (0/1: an expression statement that prints a value also binds
+** it to the variable `_`, as the REPL does).  Errors: GK_EMISUSE (unknown
+** name, a value out of range). */
 int gk_option(gk_ctx *g, const char *name, int value);
 
 #ifdef __cplusplus

@@ -33,6 +33,7 @@
 #include "lang/ast.h"
 #include "compiler/cc.h"
 #include "runtime/rt.h"
+#include "runtime/host.h"
 #include "api/dlpack.h"
 
 #define API_MSG 8192  /* bytes of a formatted error message: a long source line plus its caret */
@@ -245,6 +246,16 @@ int gk_option(gk_ctx *g, const char *name, int value) {
   else if (!strcmp(name, "fusion")) cc_option(g->cc, CC_OPT_FUSION, value);
   else if (!strcmp(name, "tf32")) cc_option(g->cc, CC_OPT_TF32, value);
   else if (!strcmp(name, "time")) { /* the command line measures time itself */ }
+  else if (!strcmp(name, "digits")) {
+    if (value < 0 || value > FMT_MAX_DIGITS)
+      return fail(g, GK_EMISUSE, "gk_option: digits must be 1 to %d (0: the default, 6), got %d", FMT_MAX_DIGITS, value);
+    cc_option(g->cc, CC_OPT_DIGITS, value);
+  } else if (!strcmp(name, "linewidth")) {
+    if (value != 0 && (value < FMT_MIN_WIDTH || value > FMT_MAX_WIDTH))
+      return fail(g, GK_EMISUSE, "gk_option: linewidth must be %d to %d (0: the default, 75), got %d",
+                  FMT_MIN_WIDTH, FMT_MAX_WIDTH, value);
+    cc_option(g->cc, CC_OPT_WIDTH, value);
+  } else if (!strcmp(name, "last")) cc_option(g->cc, CC_OPT_LAST, value != 0);
   else return fail(g, GK_EMISUSE, "gk_option: unknown option '%s'", name);
   return GK_OK;
 }

@@ -27,6 +27,7 @@ typedef struct cli_state {
   int timing;         /* 1: print each statement's wall time to stderr */
   int plan;           /* 1: the "plan" option is on (the REPL's :plan toggles it) */
   int cuda;           /* 1: the "cuda" option is on */
+  int digits;         /* print precision set by GK_DIGITS or :digits (0: the default, 6) */
   int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
 } cli_state;
 

@@ -76,6 +76,7 @@ static const char usage_text[] =
   "  GK_FUSION    0 disables fusion, like --no-fusion\n"
   "  GK_THREADS   worker threads of the cpu backend (default: all cores)\n"
   "  GK_HISTORY   REPL history file (default ~/.gk_history; empty: none)\n"
+  "  GK_DIGITS    significant digits of printed floats, 1 to 17 (default 6)\n"
   "\n"
   "examples:\n"
   "  gk -e 'x = rand(1e6); sum(x) / len(x)'\n"
@@ -203,6 +204,20 @@ int main(int argc, char **argv) {
     if (errmsg && *errmsg) fprintf(stderr, "gk: error: %s\n", errmsg);
     else fprintf(stderr, "gk: error: cannot open the %s backend\n", cfg.backend ? cfg.backend : "default");
     return CLI_EXIT_ERROR;
+  }
+  {
+    const char *env = getenv("GK_DIGITS");
+    if (env && *env) {
+      char *end;
+      long v = strtol(env, &end, 10);
+      if (*end || v < 1 || v > 17) {
+        fprintf(stderr, "gk: error: GK_DIGITS must be a number of significant digits from 1 to 17, got '%s'\n", env);
+        gk_close(st.g);
+        return CLI_EXIT_USAGE;
+      }
+      gk_option(st.g, "digits", (int)v);
+      st.digits = (int)v;
+    }
   }
   st.plan = a.plan;
   st.cuda = a.cuda;

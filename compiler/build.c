@@ -1072,6 +1072,8 @@ static int print_values(cc_session *s, cval *v, int n, lang_loc loc) {
     if (v[i].kind == K_ARRAY && !(v[i].x->op == RT_CONST && v[i].x->n == 1)) xs[nx++] = v[i].x;
   if (nx && cc_compute(s, xs, nx)) return s->err->status;   /* one plan for all of them */
   fmt_buf b; fmt_init(&b);
+  b.digits = s->opt_digits;
+  b.width = s->opt_width;
   for (int i = 0; i < n && !s->err->status; i++) {
     if (i) fmt_putc(&b, ' ');
     format_value(s, &v[i], loc, &b);
@@ -1618,6 +1620,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
   case AST_EXPR:
     rc = eval(s, st->kids[0], &v);
     if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
+    if (!rc && s->opt_last && v.kind == K_ARRAY) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, "_", v); }
     break;
   default:
     rc = cc_error(s, st->loc, GK_ESYNTAX, "not a statement");

@@ -31,7 +31,10 @@ typedef struct cc_hooks {
 } cc_hooks;
 
 /* Options (cc_session fields, settable through cc_option). */
-enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32 };
+enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
+       CC_OPT_DIGITS,   /* print precision (fmt_buf.digits; 0 = 6) */
+       CC_OPT_WIDTH,    /* print line width (fmt_buf.width; 0 = 75) */
+       CC_OPT_LAST };   /* 1: an expression statement's printed value is also bound to `_` */
 
 int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
 void cc_close(cc_session *s);

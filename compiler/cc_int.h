@@ -75,6 +75,7 @@ struct cc_session {
   uint64_t seed, rng_offset;
   /* options and counters */
   int opt_plan, opt_cuda, opt_fusion, opt_tf32;
+  int opt_digits, opt_width, opt_last;   /* print options (0: numpy's), `_` binding */
   int64_t kernels;
   /* plan cache (fuse.c): plans of recently run graph shapes */
   struct pc_entry *pcache;

@@ -283,6 +283,9 @@ void cc_option(cc_session *s, int opt, int value) {
   case CC_OPT_CUDA: s->opt_cuda = value; break;
   case CC_OPT_FUSION: s->opt_fusion = value; break;
   case CC_OPT_TF32: s->opt_tf32 = value; break;
+  case CC_OPT_DIGITS: s->opt_digits = value; break;
+  case CC_OPT_WIDTH: s->opt_width = value; break;
+  case CC_OPT_LAST: s->opt_last = value; break;
   }
 }
 
@@ -292,6 +295,9 @@ int cc_get_option(cc_session *s, int opt) {
   case CC_OPT_CUDA: return s->opt_cuda;
   case CC_OPT_FUSION: return s->opt_fusion;
   case CC_OPT_TF32: return s->opt_tf32;
+  case CC_OPT_DIGITS: return s->opt_digits;
+  case CC_OPT_WIDTH: return s->opt_width;
+  case CC_OPT_LAST: return s->opt_last;
   }
   return 0;
 }

@@ -73,7 +73,12 @@ typedef struct fmt_buf {
   size_t len;   /* bytes of text, not counting the NUL */
   size_t cap;   /* bytes allocated at data */
   int status;   /* GK_OK, or the first failure (GK_ENOMEM / GK_ELIMIT) */
+  int digits;   /* print option for fmt_array/fmt_scalar: precision, 1..FMT_MAX_DIGITS; 0 = numpy's 6 */
+  int width;    /* print option: line width, FMT_MIN_WIDTH..FMT_MAX_WIDTH; 0 = numpy's 75 */
 } fmt_buf;
+#define FMT_MAX_DIGITS 17   /* a double's round-trip digits: more would print noise */
+#define FMT_MIN_WIDTH 10
+#define FMT_MAX_WIDTH 4096
 
 void fmt_init(fmt_buf *b);
 void fmt_free(fmt_buf *b);
