@@ -979,14 +979,38 @@ static int need_string(cc_session *s, bargs *a, int i, const char *name) {
   return GK_OK;
 }
 
+/* 1 when file name f ends in ext (".npz"). */
+static int has_ext(const char *f, const char *ext) {
+  size_t n = strlen(f), k = strlen(ext);
+  return n > k && !strcmp(f + n - k, ext);
+}
+
+/* load(file[, name]) (code 0): .npy, or one array of a .npz;
+** loadtxt(file[, delimiter][, skiprows]) (code 1): delimited text as f64. */
 static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
-  if (need_string(s, a, 0, "load")) return s->err->status;
+  const char *fn = code ? "loadtxt" : "load";
+  if (need_string(s, a, 0, fn)) return s->err->status;
+  const char *member = NULL, *delim = NULL;
+  int64_t skip = 0;
+  if (!code && a->have[1]) {
+    if (a->v[1].kind != K_STR) return cc_error(s, a->loc[1], GK_ETYPE, "'load' takes the array's name in a .npz file as a string");
+    if (!has_ext(a->v[0].str, ".npz")) return cc_error(s, a->loc[1], GK_ETYPE, "'load' takes an array name only for a .npz file");
+    member = a->v[1].str;
+  }
+  if (code && a->have[1]) {
+    if (a->v[1].kind != K_STR) return cc_error(s, a->loc[1], GK_ETYPE, "'loadtxt' takes the delimiter as a string, as delimiter=\",\"");
+    if (a->v[1].len == 0) return cc_error(s, a->loc[1], GK_EVALUE, "the delimiter is empty");
+    delim = a->v[1].str;
+  }
+  if (code && a->have[2] && dim_value(s, &A(2), a->loc[2], "skiprows", &skip)) return s->err->status;
   char err[512] = "";
   if (access(a->v[0].str, R_OK) != 0)   /* never open here: a FIFO would block */
     return cc_error(s, loc, GK_EIO, "cannot open '%s': %s", a->v[0].str, strerror(errno));
   loadctx c = { s, NULL, NULL, 0 };
   rt_err_clear(&s->be->err);
-  int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+  int rc = code ? txt_load(a->v[0].str, delim, skip, load_alloc, &c, err, sizeof err)
+         : has_ext(a->v[0].str, ".npz") ? npz_load(a->v[0].str, member, load_alloc, &c, err, sizeof err)
+         : npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
   if (!c.v && s->be->err.status == GK_ELIMIT) {   /* the shape is past the size limit (empty or not) */
     if (c.buf) rt_free(s->mem, c.buf, c.bytes);
     return cc_error(s, loc, GK_ELIMIT, "cannot load '%s': %s", a->v[0].str, s->be->err.msg);
@@ -1021,13 +1045,65 @@ static int host_data(cc_session *s, rt_node *x, lang_loc loc, const void **data,
   return GK_OK;
 }
 
+/* save(file.npz, x, y, ...): the arrays as members named after the
+** arguments that are bare variable names, else arr_N (numpy.savez's names
+** for positional arrays). */
+static int save_npz(cc_session *s, bargs *a, lang_loc loc) {
+  int n = a->n - 1;
+  rt_node *xs[LANG_MAX_ARGS];
+  const char *names[LANG_MAX_ARGS];
+  char auto_names[LANG_MAX_ARGS][16];
+  gk_dtype t[LANG_MAX_ARGS];
+  int nd[LANG_MAX_ARGS];
+  const int64_t *sh[LANG_MAX_ARGS];
+  const void *d[LANG_MAX_ARGS];
+  void *tmp[LANG_MAX_ARGS] = {0};
+  for (int i = 0; i < n; i++) {
+    if (need_array(s, &A(i + 1), a->loc[i + 1], "save")) return s->err->status;
+    xs[i] = A(i + 1).x;
+    const ast *k = i + 1 < a->call->nkids ? a->call->kids[i + 1] : NULL;
+    snprintf(auto_names[i], sizeof auto_names[i], "arr_%d", i);
+    names[i] = k && k->kind == AST_NAME ? k->str : auto_names[i];
+    for (int j = 0; j < i; j++)
+      if (!strcmp(names[i], names[j]))
+        return cc_error(s, a->loc[i + 1], GK_ETYPE, "'save' got two arrays named '%s' for one .npz file", names[i]);
+  }
+  if (n && cc_compute(s, xs, n)) return s->err->status;   /* one plan for all of them */
+  int rc = GK_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    rc = host_data(s, xs[i], loc, &d[i], &tmp[i]);
+    t[i] = xs[i]->t; nd[i] = xs[i]->ndim; sh[i] = xs[i]->shape;
+  }
+  char err[8192] = "";
+  if (!rc) rc = npz_save(a->v[0].str, n, names, t, nd, sh, d, err, sizeof err);
+  for (int i = 0; i < n; i++) if (tmp[i]) rt_free(s->mem, tmp[i], xs[i]->val->bytes ? xs[i]->val->bytes : 1);
+  if (rc && !s->err->status) return cc_error(s, loc, rc, "%s", err);
+  return rc;
+}
+
+/* save(file, x, ...) (code 0): .npy, or several arrays in a .npz;
+** savetxt(file, x[, delimiter]) (code 1). */
 static int b_save(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
-  if (need_string(s, a, 0, "save") || need_array(s, &A(1), loc, "save")) return s->err->status;
+  const char *fn = code ? "savetxt" : "save";
+  if (need_string(s, a, 0, fn)) return s->err->status;
+  *out = none();
+  if (!code && has_ext(a->v[0].str, ".npz")) return save_npz(s, a, loc);
+  if (!code && a->n > 2)
+    return cc_error(s, a->loc[2], GK_ETYPE, "'save' writes one array to a .npy file; several go in a .npz file");
+  if (need_array(s, &A(1), loc, fn)) return s->err->status;
+  const char *delim = NULL;
+  if (code && a->have[2]) {
+    if (a->v[2].kind != K_STR) return cc_error(s, a->loc[2], GK_ETYPE, "'savetxt' takes the delimiter as a string, as delimiter=\",\"");
+    delim = a->v[2].str;
+  }
+  if (code && A(1).x->ndim != 1 && A(1).x->ndim != 2)
+    return cc_error(s, a->loc[1], GK_ETYPE, "'savetxt' writes a vector or a matrix, got %d dimensions", A(1).x->ndim);
   const void *d; void *tmp;
   rt_node *x = A(1).x;
   if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
   char err[8192] = "";
-  int rc = npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
+  int rc = code ? txt_save(a->v[0].str, delim, x->t, x->ndim, x->shape, d, err, sizeof err)
+              : npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
   if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
   if (rc) return cc_error(s, loc, rc, "%s", err);
   *out = none();
@@ -1146,8 +1222,10 @@ static const builtin builtins[] = {
   { "shape", 1, 1, { "x" }, b_shape, 0 },
   { "rows", 1, 1, { "m" }, b_view, V_ROWS },
   { "cols", 1, 1, { "m" }, b_view, V_COLS },
-  { "load", 1, 1, { "file" }, b_load, 0 },
-  { "save", 2, 2, { "file", "x" }, b_save, 0 },
+  { "load", 1, 2, { "file", "name" }, b_load, 0 },
+  { "save", 2, -1, { "file", "x" }, b_save, 0 },
+  { "loadtxt", 1, 3, { "file", "delimiter", "skiprows" }, b_load, 1 },
+  { "savetxt", 2, 3, { "file", "x", "delimiter" }, b_save, 1 },
   { "print", 0, -1, { 0 }, b_print, 0 },
 };
 

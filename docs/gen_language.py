@@ -199,10 +199,14 @@ BUILTINS = [
     ("shape", "rows", "rows(m)", "a view of matrix m: reductions give one value per row", "sum(rows([[1, 2], [3, 4]]))"),
     ("shape", "cols", "cols(m)", "a view of matrix m: reductions give one value per column",
      "sum(cols([[1, 2], [3, 4]]))"),
-    ("I/O", "load", "load(file)", "reads a .npy file (bool, i4, i8, f4, f8; C order)",
+    ("I/O", "load", "load(file[, name])", "reads a .npy file (bool, i4, i8, f4, f8; C or Fortran order), or the array `name` of a .npz file (numpy.savez or savez_compressed; `name` may be left out when it holds one array)",
      "save(\"/tmp/gk_doc.npy\", [1.5, 2.5]); load(\"/tmp/gk_doc.npy\")"),
-    ("I/O", "save", "save(file, x)", "writes x to a .npy file (atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode)",
-     "save(\"/tmp/gk_doc.npy\", iota(3))"),
+    ("I/O", "save", "save(file, x, ...)", "writes x to a .npy file, or several arrays to a .npz file (stored members, as numpy.savez; each named after its argument when that is a variable, else arr_N by position); atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode",
+     "x = iota(3); save(\"/tmp/gk_doc.npz\", x, x * 2); load(\"/tmp/gk_doc.npz\", \"arr_1\")"),
+    ("I/O", "loadtxt", "loadtxt(file[, delimiter][, skiprows])", "reads numbers separated by `delimiter` (default: blanks) as f64, numpy.loadtxt's rules: the first `skiprows` lines, blank lines and `#` comments are skipped, one row or one column gives a vector; a bad cell's error names its row (the file's line) and column",
+     "savetxt(\"/tmp/gk_doc.csv\", [[1, 2], [3, 4]], delimiter=\",\"); loadtxt(\"/tmp/gk_doc.csv\", delimiter=\",\")"),
+    ("I/O", "savetxt", "savetxt(file, x[, delimiter])", "writes a vector (one value a line) or a matrix (one row a line), `delimiter` between (default a space); floats as numpy's `%.18e`, ints and bools as integers",
+     "savetxt(\"/tmp/gk_doc.txt\", [0.5, 2])"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),
 ]
@@ -252,6 +256,7 @@ DTYPE_RULE = {
     "filter": "x's dtype", "partition": "x's dtype", "hist": "i64",
     "transpose": "x's dtype", "reshape": "x's dtype", "permute": "x's dtype",
     "load": "the file's dtype (bool, i32, i64, f32 or f64)", "save": "no value", "print": "no value",
+    "loadtxt": "f64, as numpy.loadtxt", "savetxt": "no value",
 }
 
 
@@ -429,7 +434,7 @@ operator on the line it breaks (the REPL then prompts `...`).
 | integer | `3`, `-7` | i64, *weak* |
 | float | `2.5`, `.5`, `5.`, `1e6`, `2E-3` | f32, *weak* (the text is kept exactly until the type is known) |
 | bool | `true`, `false` | bool |
-| string | `"file.npy"` | only as an argument of `load`, `save`, `print` |
+| string | `"file.npy"` | only as an argument of `load`, `save`, `loadtxt`, `savetxt` (file names, a delimiter, a .npz member name) and `print` |
 | list | `[1, 2, 3]`, `[[1, 2], [3, 4]]` | i64 if all elements are ints, f32 if any is a float, bool if all are bools |
 
 A *weak* literal takes its type from the other operand: `i32(x) + 1` stays
