@@ -8,11 +8,14 @@ mode=${1:-}
 export B
 total_p=0; total_f=0; bad=""
 log=$(mktemp -d)
+start_all=$(date +%s)
 run() {   # run NAME CMD...  -- a suite; its last "N passed, M failed" line counts
   name=$1; shift
-  printf '%-14s ' "$name"
+  printf '%-14s ... ' "$name"   # the name as the suite starts, its count when it ends
+  t0=$(date +%s)
   "$@" > "$log/$name.out" 2>&1
   rc=$?
+  secs=$(( $(date +%s) - t0 ))
   line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log/$name.out" | tail -n 1)
   p=$(printf '%s' "$line" | sed -E 's/.*([0-9]+) passed.*/\1/;s/[^0-9].*//' )
   p=$(printf '%s' "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
@@ -23,10 +26,10 @@ run() {   # run NAME CMD...  -- a suite; its last "N passed, M failed" line coun
   total_p=$((total_p + p)); total_f=$((total_f + f))
   if [ "$f" != 0 ]; then
     bad="$bad $name"
-    echo "$p passed, $f failed  (log below)"
+    echo "$p passed, $f failed  (${secs} s; log below)"
     tail -n 40 "$log/$name.out" | sed 's/^/    /'
   else
-    echo "$p passed, $f failed"
+    echo "$p passed, $f failed  (${secs} s)"
   fi
 }
 
@@ -57,5 +60,5 @@ esac
 rm -rf "$log"
 echo
 [ -n "$bad" ] && echo "failing suites:$bad"
-echo "$total_p passed, $total_f failed"
+echo "$total_p passed, $total_f failed in $(( $(date +%s) - start_all )) s"
 [ "$total_f" = 0 ]
