@@ -357,6 +357,21 @@ typedef struct gk_varinfo {
 } gk_varinfo;
 int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud);
 
+/* Counters for tools such as the REPL's profile totals and its status line
+** for a long statement. */
+typedef struct gk_progress {
+  int64_t kernels;   /* kernels run since the context opened */
+  int64_t planned;   /* kernels plus those still to run in the plan now running */
+  int jit;           /* 1 while a kernel is being lowered or compiled */
+  double run_ms;     /* wall time spent running kernels (under "profile" each is waited for) */
+  double jit_ms;     /* wall time spent lowering and compiling kernels (plan-cache hits: none) */
+  int64_t bytes;     /* bytes read and written by the kernels run under "profile" */
+} gk_progress;
+/* Fills *p; GK_EMISUSE for NULL.  Unlike other calls it may run on another
+** thread while g evaluates (kernels, planned and jit are read atomically;
+** the times and bytes are exact only between calls), and it sets no error.  */
+int gk_get_progress(gk_ctx *g, gk_progress *p);
+
 /* The "did you mean" hint that gk's error for an unknown name or function
 ** carries, for tools such as the REPL's :help: "; gk writes it scan(x)" for
 ** a spelling from numpy, torch or Julia, "; did you mean 'softmax'?" for the
@@ -372,8 +387,12 @@ const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
 ** floats, numpy's print precision; 0 = the default, 6), "linewidth"
 ** (10..4096: numpy's max_line_width for printed arrays; 0 = the default,
 ** 75), "last" (0/1: an expression statement that prints a value also binds
-** it to the variable `_`, as the REPL does).  Errors: GK_EMISUSE (unknown
-** name, a value out of range). */
+** it to the variable `_`, as the REPL does), "profile" (0/1: after each
+** kernel, a line to the output hook: its number, group kind, wall time,
+** bytes it reads and writes once, GB/s, the time spent lowering/compiling
+** it when that happened now, and its fused ops; each kernel is waited for,
+** so the times are its own).  Errors: GK_EMISUSE (unknown name, a value
+** out of range). */
 int gk_option(gk_ctx *g, const char *name, int value);
 
 #ifdef __cplusplus

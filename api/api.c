@@ -256,6 +256,7 @@ int gk_option(gk_ctx *g, const char *name, int value) {
                   FMT_MIN_WIDTH, FMT_MAX_WIDTH, value);
     cc_option(g->cc, CC_OPT_WIDTH, value);
   } else if (!strcmp(name, "last")) cc_option(g->cc, CC_OPT_LAST, value != 0);
+  else if (!strcmp(name, "profile")) cc_option(g->cc, CC_OPT_PROFILE, value != 0);
   else return fail(g, GK_EMISUSE, "gk_option: unknown option '%s'", name);
   return GK_OK;
 }
@@ -707,6 +708,13 @@ int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud) {
   if (!fn) return fail(g, GK_EMISUSE, "gk_vars: callback is NULL");
   varsctx c = { fn, ud };
   cc_each_var(g->cc, each_var, &c);
+  return GK_OK;
+}
+
+int gk_get_progress(gk_ctx *g, gk_progress *p) {
+  if (!g || !p) return GK_EMISUSE;   /* no begin(): this call may run beside an evaluation */
+  memset(p, 0, sizeof *p);
+  cc_progress(g->cc, &p->kernels, &p->planned, &p->jit, &p->run_ms, &p->jit_ms, &p->bytes);
   return GK_OK;
 }
 

@@ -27,6 +27,7 @@ typedef struct cli_state {
   int timing;         /* 1: print each statement's wall time to stderr */
   int plan;           /* 1: the "plan" option is on (the REPL's :plan toggles it) */
   int cuda;           /* 1: the "cuda" option is on */
+  int profile;        /* 1: the "profile" option is on (--profile, :profile) */
   int digits;         /* print precision set by GK_DIGITS or :digits (0: the default, 6) */
   int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
 } cli_state;
@@ -55,6 +56,11 @@ int cli_apply_options(cli_state *st);
 ** first error.  Returns the gk status of the failure, or GK_OK.  Installs a
 ** SIGINT handler that calls gk_interrupt for the duration of the call. */
 int cli_run(cli_state *st, const char *src, const char *name);
+
+/* A profile's header (before a run) and totals (after it, from the
+** counters p0 taken before): kernels, time in kernels, JIT time, bytes. */
+void cli_profile_begin(cli_state *st, gk_progress *p0);
+void cli_profile_end(cli_state *st, const gk_progress *p0, double wall_s);
 
 /* Reads the whole of file `path` ("-" = standard input) into a malloc'd,
 ** NUL-terminated buffer.  On failure prints "gk: cannot open 'PATH': REASON"

@@ -40,7 +40,7 @@ typedef struct cli_args {
   const char *exprs[CLI_MAX_EXPRS]; /* -e texts, in order */
   int nexpr;                        /* how many -e */
   const char *file;                 /* script path ("-" = stdin), or NULL */
-  int plan, cuda, timing, nofusion; /* flags */
+  int plan, cuda, timing, nofusion, profile; /* flags */
 } cli_args;
 
 static const char usage_text[] =
@@ -59,7 +59,11 @@ static const char usage_text[] =
   "      --plan            print each launched kernel's fused group, then\n"
   "                        'kernels: N'\n"
   "      --cuda            also print the generated CUDA source of each kernel\n"
+  "                        (on the cpu backend: the CUDA the cuda backend would run)\n"
   "      --time            print the wall time of each statement to stderr\n"
+  "      --profile         print each kernel (cuda) or group (cpu) run: its fused\n"
+  "                        ops, time, bytes moved, GB/s, lowering/JIT time; then\n"
+  "                        the totals (each kernel is waited for)\n"
   "      --no-fusion       run every op as its own kernel (for comparison)\n"
   "  -h, --help            show this help and exit\n"
   "  -V, --version         show the version and whether cuda is available\n"
@@ -90,6 +94,8 @@ static const char usage_text[] =
   "  :time [EXPR]   toggle timing, or time EXPR     :backend  show the backend\n"
   "  :plan [EXPR]   toggle plan printing, or show EXPR's kernels\n"
   "  :cuda [EXPR]   toggle CUDA source printing, or show EXPR's source\n"
+  "  :profile [EXPR] toggle profiles, or profile EXPR once\n"
+  "  :digits [N]    significant digits of printed floats\n"
   "  :quit, :q      leave (so does Ctrl-D); Ctrl-C interrupts a statement\n"
   "\n"
   "exit status: 0 ok, 1 error in the program, 2 bad usage, 130 interrupted.\n";
@@ -143,6 +149,7 @@ static int parse_args(int argc, char **argv, cli_args *a) {
     if (strcmp(s, "--plan") == 0) { a->plan = 1; continue; }
     if (strcmp(s, "--cuda") == 0) { a->cuda = 1; continue; }
     if (strcmp(s, "--time") == 0) { a->timing = 1; continue; }
+    if (strcmp(s, "--profile") == 0) { a->profile = 1; continue; }
     if (strcmp(s, "--no-fusion") == 0) { a->nofusion = 1; continue; }
 
     /* Options with a value: "-e SRC", "-eSRC", "--backend X", "--backend=X". */
@@ -221,7 +228,8 @@ int main(int argc, char **argv) {
   }
   st.plan = a.plan;
   st.cuda = a.cuda;
-  if ((st.plan || st.cuda) && cli_apply_options(&st) != GK_OK) {
+  st.profile = a.profile;
+  if ((st.plan || st.cuda || st.profile) && cli_apply_options(&st) != GK_OK) {
     gk_close(st.g);
     return CLI_EXIT_ERROR;
   }

@@ -366,6 +366,8 @@ static void cmd_vars(repl *r) {
 
 /* ------------------------------------------------------------- commands */
 
+static void run_entry(repl *r, const char *src, int timed);
+
 /* Runs EXPR with option `name` switched on, then puts it back as it was;
 ** with no EXPR toggles the option.  *flag is st->plan or st->cuda. */
 static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
@@ -381,7 +383,7 @@ static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
     printf("%s: %s\n", name, *flag ? "on" : "off");
     return;
   }
-  cli_eval(r->st, expr, "<stdin>", 0);   /* no sync: show this entry's kernels only */
+  run_entry(r, expr, 0);                 /* no sync: show this entry's kernels only */
   *flag = was;
   cli_apply_options(r->st);
 }
@@ -419,8 +421,13 @@ static void cmd_digits(repl *r, const char *arg) {
 
 /* Runs one entry, timing it when :time is on. */
 static void run_entry(repl *r, const char *src, int timed) {
-  double t0 = cli_now();
-  int rc = cli_eval(r->st, src, "<stdin>", timed);
+  gk_progress p0;
+  double t0;
+  int rc;
+  if (r->st->profile) cli_profile_begin(r->st, &p0);
+  t0 = cli_now();
+  rc = cli_eval(r->st, src, "<stdin>", timed);
+  if (r->st->profile) cli_profile_end(r->st, &p0, cli_now() - t0);
   if (rc == GK_OK && timed) {
     fflush(stdout);
     cli_print_time("", cli_now() - t0);
@@ -445,6 +452,7 @@ static int command(repl *r, const char *line) {
   else if (!strcmp(name, "backend")) printf("%s\n", gk_backend(r->st->g));
   else if (!strcmp(name, "plan")) cmd_option(r, "plan", &r->st->plan, arg);
   else if (!strcmp(name, "cuda")) cmd_option(r, "cuda", &r->st->cuda, arg);
+  else if (!strcmp(name, "profile")) cmd_option(r, "profile", &r->st->profile, arg);
   else if (!strcmp(name, "time")) {
     if (*arg) run_entry(r, arg, 1);
     else {

@@ -34,7 +34,12 @@ typedef struct cc_hooks {
 enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
        CC_OPT_DIGITS,   /* print precision (fmt_buf.digits; 0 = 6) */
        CC_OPT_WIDTH,    /* print line width (fmt_buf.width; 0 = 75) */
-       CC_OPT_LAST };   /* 1: an expression statement's printed value is also bound to `_` */
+       CC_OPT_LAST,     /* 1: an expression statement's printed value is also bound to `_` */
+       CC_OPT_PROFILE };  /* 1: a line per group run (time, bytes, GB/s, JIT time, ops), each waited for */
+
+/* Progress and profile totals (gk_get_progress); done, planned and jit are
+** atomics, safe to read from another thread while a statement runs. */
+void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes);
 
 int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
 void cc_close(cc_session *s);
