@@ -391,7 +391,9 @@ const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
 ** kernel, a line to the output hook: its number, group kind, wall time,
 ** bytes it reads and writes once, GB/s, the time spent lowering/compiling
 ** it when that happened now, and its fused ops; each kernel is waited for,
-** so the times are its own).  Errors: GK_EMISUSE (unknown name, a value
+** so the times are its own), "charts" (0: none, the default; 1: ASCII;
+** 2: Unicode: a printed hist(...) result is followed by a bar chart of its
+** bins, and plot() draws in that alphabet -- ASCII when 0).  Errors: GK_EMISUSE (unknown name, a value
 ** out of range). */
 int gk_option(gk_ctx *g, const char *name, int value);
 

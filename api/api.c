@@ -257,6 +257,10 @@ int gk_option(gk_ctx *g, const char *name, int value) {
     cc_option(g->cc, CC_OPT_WIDTH, value);
   } else if (!strcmp(name, "last")) cc_option(g->cc, CC_OPT_LAST, value != 0);
   else if (!strcmp(name, "profile")) cc_option(g->cc, CC_OPT_PROFILE, value != 0);
+  else if (!strcmp(name, "charts")) {
+    if (value < 0 || value > 2) return fail(g, GK_EMISUSE, "gk_option: charts must be 0 (none), 1 (ASCII) or 2 (Unicode), got %d", value);
+    cc_option(g->cc, CC_OPT_CHARTS, value);
+  }
   else return fail(g, GK_EMISUSE, "gk_option: unknown option '%s'", name);
   return GK_OK;
 }

@@ -226,6 +226,12 @@ int main(int argc, char **argv) {
       st.digits = (int)v;
     }
   }
+  /* Charts on a terminal: Unicode, ASCII under NO_COLOR (no-color.org asks
+  ** for plain output); piped, plot draws ASCII and hist prints bare counts. */
+  if (isatty(1)) {
+    const char *nc = getenv("NO_COLOR");
+    gk_option(st.g, "charts", nc && *nc ? 1 : 2);
+  }
   st.plan = a.plan;
   st.cuda = a.cuda;
   st.profile = a.profile;

@@ -1162,6 +1162,89 @@ static int print_values(cc_session *s, cval *v, int n, lang_loc loc) {
   return rc;
 }
 
+/* A computed node's elements as doubles, from rt_alloc (the caller frees
+** dbl_bytes(x) bytes). */
+static size_t dbl_bytes(const rt_node *x) { return sizeof(double) * (size_t)(x->n ? x->n : 1); }
+
+static double *as_doubles(cc_session *s, rt_node *x, lang_loc loc) {
+  const void *d; void *tmp;
+  if (host_data(s, x, loc, &d, &tmp)) return NULL;
+  double *v = rt_alloc(s->mem, dbl_bytes(x));
+  if (v) for (int64_t i = 0; i < x->n; i++) {
+    switch (x->t) {
+    case GK_BOOL: v[i] = ((const uint8_t *)d)[i]; break;
+    case GK_I32: v[i] = ((const int32_t *)d)[i]; break;
+    case GK_I64: v[i] = (double)((const int64_t *)d)[i]; break;
+    case GK_F32: v[i] = ((const float *)d)[i]; break;
+    default: v[i] = ((const double *)d)[i]; break;
+    }
+  }
+  if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
+  if (!v) cc_error(s, loc, GK_ENOMEM, "out of memory");
+  return v;
+}
+
+static void emit_chart(cc_session *s, fmt_buf *b, lang_loc loc) {
+  if (b->status) cc_error(s, loc, b->status, "out of memory drawing a chart");
+  else emit(s, b->data, b->len);
+}
+
+/* plot(x): a column chart of x's elements; plot(x, y): a scatter. */
+static int b_plot(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  *out = none();
+  if (need_array(s, &A(0), loc, "plot")) return s->err->status;
+  if (a->have[1] && need_array(s, &A(1), loc, "plot")) return s->err->status;
+  rt_node *xs[2] = { A(0).x, a->have[1] ? A(1).x : NULL };
+  if (xs[1] && xs[1]->n != xs[0]->n)
+    return cc_error(s, loc, GK_ETYPE, "'plot' needs x and y of one size, got %lld and %lld elements",
+                    (long long)xs[0]->n, (long long)xs[1]->n);
+  if (cc_compute(s, xs, xs[1] ? 2 : 1)) return s->err->status;
+  double *x = as_doubles(s, xs[0], loc), *y = xs[1] && x ? as_doubles(s, xs[1], loc) : NULL;
+  if (x && (!xs[1] || y)) {
+    fmt_buf b; fmt_init(&b);
+    chart_plot(&b, y ? x : NULL, y ? y : x, xs[0]->n, s->opt_width, s->opt_charts == 2);
+    emit_chart(s, &b, loc);
+    fmt_free(&b);
+  }
+  if (x) rt_free(s->mem, x, dbl_bytes(xs[0]));
+  if (y) rt_free(s->mem, y, dbl_bytes(xs[1]));
+  return s->err->status;
+}
+
+/* A hist(...) expression statement with charts on: the counts, then their
+** chart, lo and hi computed in the same plan as the counts. */
+static int print_hist(cc_session *s, cval *v, lang_loc loc) {
+  rt_node *h = v->x, *lo = h->in[1], *hi = h->in[2], *t[3] = { h };
+  int nt = 1;
+  cc_ref(lo); cc_ref(hi);
+  if (lo->op != RT_CONST) t[nt++] = lo;
+  if (hi->op != RT_CONST) t[nt++] = hi;
+  int rc = cc_compute(s, t, nt);
+  if (!rc) rc = print_values(s, v, 1, loc);
+  double *c = NULL, *l = NULL, *r = NULL;
+  if (!rc) {
+    c = as_doubles(s, h, loc);
+    l = c ? as_doubles(s, lo, loc) : NULL;
+    r = l ? as_doubles(s, hi, loc) : NULL;
+  }
+  if (r) {
+    int64_t *counts = rt_alloc(s->mem, dbl_bytes(h));   /* int64_t: the size of a double */
+    if (counts) {
+      for (int64_t i = 0; i < h->n; i++) counts[i] = (int64_t)c[i];
+      fmt_buf b; fmt_init(&b);
+      chart_hist(&b, counts, h->n, l[0], r[0], s->opt_width, s->opt_charts == 2);
+      emit_chart(s, &b, loc);
+      fmt_free(&b);
+      rt_free(s->mem, counts, dbl_bytes(h));
+    } else cc_error(s, loc, GK_ENOMEM, "out of memory");
+  }
+  if (c) rt_free(s->mem, c, dbl_bytes(h));
+  if (l) rt_free(s->mem, l, dbl_bytes(lo));
+  if (r) rt_free(s->mem, r, dbl_bytes(hi));
+  cc_unref(s, lo); cc_unref(s, hi);
+  return s->err->status;
+}
+
 static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   *out = none();
   return print_values(s, a->v, a->n, loc);
@@ -1227,6 +1310,7 @@ static const builtin builtins[] = {
   { "loadtxt", 1, 3, { "file", "delimiter", "skiprows" }, b_load, 1 },
   { "savetxt", 2, 3, { "file", "x", "delimiter" }, b_save, 1 },
   { "print", 0, -1, { 0 }, b_print, 0 },
+  { "plot", 1, 2, { "x", "y" }, b_plot, 0 },
 };
 
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
@@ -1697,7 +1781,9 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
     break;
   case AST_EXPR:
     rc = eval(s, st->kids[0], &v);
-    if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
+    if (!rc && s->opt_charts && v.kind == K_ARRAY && v.x->op == RT_HIST && !v.x->val && v.x->nin == 3)
+      rc = print_hist(s, &v, st->kids[0]->loc);
+    else if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
     if (!rc && s->opt_last && v.kind == K_ARRAY) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, "_", v); }
     break;
   default:

@@ -35,7 +35,8 @@ enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
        CC_OPT_DIGITS,   /* print precision (fmt_buf.digits; 0 = 6) */
        CC_OPT_WIDTH,    /* print line width (fmt_buf.width; 0 = 75) */
        CC_OPT_LAST,     /* 1: an expression statement's printed value is also bound to `_` */
-       CC_OPT_PROFILE };  /* 1: a line per group run (time, bytes, GB/s, JIT time, ops), each waited for */
+       CC_OPT_PROFILE,
+       CC_OPT_CHARTS };   /* 0 none, 1 ASCII, 2 Unicode: a hist result printed gets a chart; plot's alphabet */  /* 1: a line per group run (time, bytes, GB/s, JIT time, ops), each waited for */
 
 /* Progress and profile totals (gk_get_progress); done, planned and jit are
 ** atomics, safe to read from another thread while a statement runs. */

@@ -77,6 +77,7 @@ struct cc_session {
   /* options and counters */
   int opt_plan, opt_cuda, opt_fusion, opt_tf32;
   int opt_digits, opt_width, opt_last;   /* print options (0: numpy's), `_` binding */
+  int opt_charts;         /* 0: none (hist prints counts; plot draws ASCII), 1: ASCII, 2: Unicode */
   int opt_profile;        /* a line per group run: time, bytes, GB/s, JIT time, ops */
   double prof_run_ms, prof_jit_ms;       /* time in run_group / prepare_group since the session opened */
   int64_t prof_bytes;     /* bytes the profiled groups read and wrote */

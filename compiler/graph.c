@@ -287,6 +287,7 @@ void cc_option(cc_session *s, int opt, int value) {
   case CC_OPT_WIDTH: s->opt_width = value; break;
   case CC_OPT_LAST: s->opt_last = value; break;
   case CC_OPT_PROFILE: s->opt_profile = value; break;
+  case CC_OPT_CHARTS: s->opt_charts = value; break;
   }
 }
 
@@ -300,6 +301,7 @@ int cc_get_option(cc_session *s, int opt) {
   case CC_OPT_WIDTH: return s->opt_width;
   case CC_OPT_LAST: return s->opt_last;
   case CC_OPT_PROFILE: return s->opt_profile;
+  case CC_OPT_CHARTS: return s->opt_charts;
   }
   return 0;
 }

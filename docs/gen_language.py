@@ -209,6 +209,8 @@ BUILTINS = [
      "savetxt(\"/tmp/gk_doc.txt\", [0.5, 2])"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),
+    ("I/O", "plot", "plot(x[, y])", "draws a text chart of x's elements (bars from 0 when none is negative, else each column's range, with the zero line), or a scatter of the points (x, y); Unicode on a terminal, ASCII piped or under NO_COLOR; prints nothing else",
+     "plot([1, 3, 2, 5, 4])"),
 ]
 
 
@@ -256,7 +258,7 @@ DTYPE_RULE = {
     "filter": "x's dtype", "partition": "x's dtype", "hist": "i64",
     "transpose": "x's dtype", "reshape": "x's dtype", "permute": "x's dtype",
     "load": "the file's dtype (bool, i32, i64, f32 or f64)", "save": "no value", "print": "no value",
-    "loadtxt": "f64, as numpy.loadtxt", "savetxt": "no value",
+    "loadtxt": "f64, as numpy.loadtxt", "savetxt": "no value", "plot": "no value",
 }
 
 
@@ -323,8 +325,9 @@ def table_builtins():
             fam0 = fam
         res = gk(e)
         RAN[name] = (res, t)
+        shown = "a chart ([below](#charts))" if res.count("\n") > 3 else "`%s`" % one_line(res) if res else "(nothing)"
         out.append("| `%s` | %s | `%s` | %s | %s |" % (sig, desc, e.replace("|", "\\|"),
-                   "`%s`" % one_line(res) if res else "(nothing)", "`%s`" % t if t != "-" else "—"))
+                   shown, "`%s`" % t if t != "-" else "—"))
     return "\n".join(out) + "\n"
 
 
@@ -601,6 +604,19 @@ Notes:
     w(ex("exscan([3, 1, 4], min)\nexscan([3.0, 1, 4], max)"))
     w(ex("x = [1.0, 2, 2, 3, 3, 3]\nhist(x, 3)\nhist(x, 2, 0, 2)"))
     w("""
+### Charts
+
+`plot(x)` draws a column chart of a vector, `plot(x, y)` a scatter, each as
+wide as the terminal (75 columns when the output is not one). On a
+terminal the chart uses Unicode block characters, and a printed `hist(...)`
+result is followed by a bar per bin; piped, or with `NO_COLOR` set, charts
+are plain ASCII and `hist` prints its counts only. Through the C API there
+are no hist charts unless the context's `charts` option asks
+(`gk_option(g, "charts", 2)`); this is the ASCII form:
+
+""")
+    w(ex("plot(sin(iota(60) / 6))"))
+    w("""
 ## Printing
 
 Values print as `numpy.array2string` prints them with precision 6,
@@ -609,7 +625,10 @@ threshold 1000, edge items 3 and line width 75, except that booleans are
 `.0` added to a float that would otherwise look like an int. Arrays share one
 format per array (so columns line up); matrices print one row per line,
 higher ranks as numpy does; an array of more than 1000 elements is
-summarised with `...`.
+summarised with `...`. The precision is numpy's print option: `GK_DIGITS=N`
+in the environment or `:digits N` in the REPL (1 to 17; the C API's
+`digits` option) sets it; in the REPL the line width follows the terminal
+(the `linewidth` option), and `_` is the last value printed.
 
 """)
     w(ex("print(1.0, 45.0, 0.1 + 0.2, 1.0 / 3, 1e6, 1234567.0, 0.00001, -0.0, 0/0, -1/0)"))

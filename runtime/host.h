@@ -137,6 +137,15 @@ size_t npy_header(gk_dtype t, int ndim, const int64_t *shape, char **out);
 int host_write_file(const char *path, const void *const *bufs, const size_t *lens, int n,
                     char *err, size_t errlen);
 
+/* ===================================================================== chart
+** Text charts (runtime/host_chart.c), at most `width` columns (0: 75),
+** Unicode block elements or plain ASCII.  chart_plot: x NULL, a column
+** chart of y (bars from 0 when nothing is negative, else each column's
+** [min, max]); else a scatter of (x[i], y[i]).  chart_hist: one bar per bin
+** (bins of [lo, hi]) with its count. */
+int chart_plot(fmt_buf *b, const double *x, const double *y, int64_t n, int width, int unicode);
+int chart_hist(fmt_buf *b, const int64_t *counts, int64_t n, double lo, double hi, int width, int unicode);
+
 /* ===================================================================== npz
 ** numpy's .npz: a zip archive of .npy members named NAME.npy
 ** (runtime/host_npz.c).  npz_load reads member `name` (NULL: the only one;
