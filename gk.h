@@ -368,8 +368,8 @@ typedef struct gk_progress {
   int64_t bytes;     /* bytes read and written by the kernels run under "profile" */
 } gk_progress;
 /* Fills *p; GK_EMISUSE for NULL.  Unlike other calls it may run on another
-** thread while g evaluates (kernels, planned and jit are read atomically;
-** the times and bytes are exact only between calls), and it sets no error.  */
+** thread while g evaluates (every field is read atomically; a status line
+** for a long statement polls it), and it sets no error. */
 int gk_get_progress(gk_ctx *g, gk_progress *p);
 
 /* The "did you mean" hint that gk's error for an unknown name or function

@@ -28,6 +28,7 @@ typedef struct cli_state {
   int plan;           /* 1: the "plan" option is on (the REPL's :plan toggles it) */
   int cuda;           /* 1: the "cuda" option is on */
   int profile;        /* 1: the "profile" option is on (--profile, :profile) */
+  int status;         /* 1: a statement running past 1 s shows a status line (stdout and stderr are terminals) */
   int digits;         /* print precision set by GK_DIGITS or :digits (0: the default, 6) */
   int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
 } cli_state;
@@ -89,6 +90,15 @@ const char *cli_doc_path(const char *file);
 /* "The language: PATH; the command: man gk." or, when the reference is not
 ** found, a line that says so. */
 void cli_print_docs_line(FILE *f);
+
+/* The long-statement status line (cli/status.c): begin/end around each
+** evaluation (begin does nothing unless st->status); pause erases the line
+** before output is written; compile folds the compile hook's note into the
+** line and returns 1 while a statement is being watched (0: print it). */
+void cli_status_begin(cli_state *st);
+void cli_status_end(void);
+void cli_status_pause(void);
+int cli_status_compile(int done, const char *kernel);
 
 /* The interactive loop; returns the command's exit status.  Called by main
 ** when standard input is a terminal and no script was named. */

@@ -25,6 +25,7 @@
 ** when the compile ends.  Never in scripts or through the API. */
 static void repl_compile_note(void *ud, int done, const char *kernel, double ms) {
   (void)ud;
+  if (cli_status_compile(done, kernel)) return;   /* the status line of a long statement shows it */
   if (!done) fprintf(stderr, "\rgk: compiling a new kernel (%s) ...", kernel);
   else fprintf(stderr, "\r\033[Kgk: compiled %s in %.0f ms\n", kernel, ms);
   fflush(stderr);
@@ -232,6 +233,7 @@ int main(int argc, char **argv) {
     const char *nc = getenv("NO_COLOR");
     gk_option(st.g, "charts", nc && *nc ? 1 : 2);
   }
+  st.status = isatty(1) && isatty(2);   /* never for output piped to a file */
   st.plan = a.plan;
   st.cuda = a.cuda;
   st.profile = a.profile;

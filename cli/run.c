@@ -55,6 +55,7 @@ int cli_apply_options(cli_state *st) {
 void cli_output(void *ud, const char *text, size_t len) {
   cli_state *st = ud;
   if (len == 0) return;
+  cli_status_pause();
   fwrite(text, 1, len, stdout);
   st->out_nl = text[len - 1] == '\n';
 }
@@ -115,8 +116,10 @@ int cli_eval(cli_state *st, const char *src, const char *name, int sync) {
   sig_presses = 0;
   sigaction(SIGINT, &sa, &old);
 
+  cli_status_begin(st);
   rc = gk_eval_named(st->g, src, name);
   if (rc == GK_OK && sync) rc = gk_sync(st->g);
+  cli_status_end();
 
   sigaction(SIGINT, &old, NULL);
   sig_ctx = NULL;

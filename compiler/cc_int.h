@@ -79,8 +79,8 @@ struct cc_session {
   int opt_digits, opt_width, opt_last;   /* print options (0: numpy's), `_` binding */
   int opt_charts;         /* 0: none (hist prints counts; plot draws ASCII), 1: ASCII, 2: Unicode */
   int opt_profile;        /* a line per group run: time, bytes, GB/s, JIT time, ops */
-  double prof_run_ms, prof_jit_ms;       /* time in run_group / prepare_group since the session opened */
-  int64_t prof_bytes;     /* bytes the profiled groups read and wrote */
+  _Atomic int64_t prof_run_ns, prof_jit_ns;   /* time in run_group / prepare_group since the session opened */
+  _Atomic int64_t prof_bytes;   /* bytes the profiled groups read and wrote */
   /* progress, read by gk_progress from any thread while a statement runs */
   _Atomic int64_t prog_done, prog_planned;   /* kernels finished / finished + planned in the running plan */
   _Atomic int prog_jit;   /* 1 while a group is being lowered or compiled */

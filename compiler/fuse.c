@@ -234,7 +234,7 @@ static void profile_group(cc_session *s, const rt_group *g, int64_t number, doub
   double bytes = 0;
   for (int i = 0; i < g->nin; i++) bytes += (double)g->ins[i]->n * (double)rt_dtype_size(g->ins[i]->t);
   for (int i = 0; i < g->nout; i++) bytes += (double)g->outs[i]->n * (double)rt_dtype_size(g->outs[i]->t);
-  s->prof_bytes += (int64_t)bytes;
+  atomic_fetch_add_explicit(&s->prof_bytes, (int64_t)bytes, memory_order_relaxed);
   fmt_buf b; fmt_init(&b);
   char jit[32] = "";
   if (jit_ms > 0) snprintf(jit, sizeof jit, "%.3f ms", jit_ms);
@@ -908,7 +908,7 @@ run:
       if (rc) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
     } else if (s->pc_verify && g->prep && (rc = pc_verify(s, g))) break;
     double jit = now_ms() - t0;
-    s->prof_jit_ms += jit;
+    atomic_fetch_add_explicit(&s->prof_jit_ns, (int64_t)(jit * 1e6), memory_order_relaxed);
     if (s->opt_plan) print_group(s, g, s->kernels);
     int64_t number = s->kernels;
     if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
@@ -918,7 +918,7 @@ run:
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
     else {
       double t2 = now_ms();
-      s->prof_run_ms += t2 - t1;
+      atomic_fetch_add_explicit(&s->prof_run_ns, (int64_t)((t2 - t1) * 1e6), memory_order_relaxed);
       if (s->opt_profile) profile_group(s, g, number, t2 - t1, jit > 0.001 ? jit : 0);
     }
     atomic_store_explicit(&s->prog_done, s->kernels, memory_order_relaxed);

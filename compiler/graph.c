@@ -313,7 +313,7 @@ void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, doubl
   *planned = atomic_load_explicit(&s->prog_planned, memory_order_relaxed);
   if (*planned < *done) *planned = *done;
   *jit = atomic_load_explicit(&s->prog_jit, memory_order_relaxed);
-  *run_ms = s->prof_run_ms;
-  *jit_ms = s->prof_jit_ms;
-  *bytes = s->prof_bytes;
+  *run_ms = (double)atomic_load_explicit(&s->prof_run_ns, memory_order_relaxed) * 1e-6;
+  *jit_ms = (double)atomic_load_explicit(&s->prof_jit_ns, memory_order_relaxed) * 1e-6;
+  *bytes = atomic_load_explicit(&s->prof_bytes, memory_order_relaxed);
 }

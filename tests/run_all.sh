@@ -44,6 +44,7 @@ case "$mode" in
 *)
   for t in "$B"/tests/test_*; do [ -x "$t" ] && run "$(basename "$t")" "$t"; done
   [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
+  run repl python3 tests/cli/test_repl.py
   run golden python3 tests/run_gk.py --compare-fusion
   run plan python3 tests/run_plan.py
   run docs python3 docs/gen_language.py --check
