@@ -163,12 +163,28 @@ static int plot_scatter(fmt_buf *b, const alphabet *a, const double *x, const do
   return b->status;
 }
 
+/* Drops the blanks that end lines of b from offset `from` on: a chart's
+** empty cells at a row's end are not worth bytes (or diffs). */
+static int trim(fmt_buf *b, size_t from) {
+  if (b->status || !b->data) return b->status;
+  size_t w = from;
+  for (size_t r = from; r < b->len; r++) {
+    if (b->data[r] == '\n') while (w > from && b->data[w - 1] == ' ') w--;
+    b->data[w++] = b->data[r];
+  }
+  b->len = w;
+  b->data[w] = '\0';
+  return GK_OK;
+}
+
 int chart_plot(fmt_buf *b, const double *x, const double *y, int64_t n, int width, int unicode) {
   const alphabet *a = unicode ? &UNI : &ASC;
+  size_t from = b->len;
   if (width <= 0) width = 75;
   if (n == 0) return fmt_puts(b, "(nothing to plot: empty)\n");
-  if (x) return plot_scatter(b, a, x, y, n, width);
-  return plot_columns(b, a, y, n, width, 0, (double)(n - 1));
+  if (x) plot_scatter(b, a, x, y, n, width);
+  else plot_columns(b, a, y, n, width, 0, (double)(n - 1));
+  return trim(b, from);
 }
 
 int chart_hist(fmt_buf *b, const int64_t *counts, int64_t n, double lo, double hi, int width, int unicode) {
@@ -179,9 +195,10 @@ int chart_hist(fmt_buf *b, const int64_t *counts, int64_t n, double lo, double h
     double *v = malloc(sizeof(double) * (size_t)n);
     if (!v) return b->status = GK_ENOMEM;
     for (int64_t i = 0; i < n; i++) v[i] = (double)counts[i];
-    int rc = plot_columns(b, a, v, n, width, lo, hi);
+    size_t from = b->len;
+    plot_columns(b, a, v, n, width, lo, hi);
     free(v);
-    return rc;
+    return trim(b, from);
   }
   int64_t top = 0;
   for (int64_t i = 0; i < n; i++) if (counts[i] > top) top = counts[i];
