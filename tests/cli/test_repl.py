@@ -30,11 +30,16 @@ B = os.environ.get("B", os.path.join(ROOT, "build"))
 GK = os.path.abspath(os.path.join(B, "gk"))
 T = tempfile.mkdtemp(prefix="gk-repl-")
 passed = failed = 0
-PROMPT = re.compile(rb"(^|\n)(gk|\.\.\.)> $")   # the help text has "    gk> " examples
+PROMPT = re.compile(rb"(^|\n)(gk> |\.\.\. )$")   # the help text has "    gk> " examples
+
+
+T0 = time.time()
 
 
 def check(name, ok, got=""):
     global passed, failed
+    if os.environ.get("REPL_TRACE"):
+        print("%6.1f s  %s" % (time.time() - T0, name))
     if ok:
         passed += 1
     else:
