@@ -158,7 +158,8 @@ out = body(s.send("?sofmax"), "?sofmax")
 check("?typo suggests", out == "no help for 'sofmax'; did you mean 'softmax'?\n", out)
 out = body(s.send("cumsum([1, 2])"), "cumsum([1, 2])")
 check("a numpy spelling at the prompt, located", out == "<stdin>:1:1: error: unknown function 'cumsum'; gk writes it scan(x)\ncumsum([1, 2])\n^\n", out)
-out = body(s.send("y = [1.0, 2]; soffmax(y)"), "soffmax(y)")
+L = "y = [1.0, 2]; soffmax(y)"
+out = body(s.send(L), L)
 check("a typo at the prompt, located", out.startswith("<stdin>:1:15: error: unknown function 'soffmax'; did you mean 'softmax'?"), out)
 
 # ---------------------------------------------------------------- history, _
