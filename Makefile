@@ -13,6 +13,7 @@
 #   make test-python  its pytest suite on the cpu backend (part of make test)
 #   make install PREFIX=/usr/local DESTDIR=
 #   make debug        -O0 build in build/debug
+#   V=1               print every command in full (default: one short line a file)
 
 B       ?= build
 G       := build/gen
@@ -24,6 +25,17 @@ SANFLAGS ?=
 ALL_CFLAGS = -std=c11 $(OPT) -g -fPIC -ffp-contract=off -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE \
              -I. -I$(G) -pthread -MMD -MP $(SANFLAGS) $(CFLAGS)
 LDLIBS  = -ldl -lpthread -lm
+
+# Quiet by default: "CC lang/ast.c"; V=1 shows the commands.  $(call say,TAG,FILE)
+# goes first in a recipe line (it carries the line's '@'); $(Q) silences a line.
+V ?= 0
+ifeq ($(V),1)
+say =
+Q =
+else
+say = @printf '  %-5s %s\n' '$(1)' '$(2)';
+Q = @
+endif
 SONAME  = libgk.so.0
 VERSION = 0.1.0
 
@@ -33,6 +45,7 @@ LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
+DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
 .PHONY: golden all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
@@ -47,30 +60,36 @@ build/.deps:
 	 command -v lemon >/dev/null 2>&1 || need="$$need lemon"; \
 	 [ -f /usr/include/histedit.h ] || [ -f /usr/include/editline/readline.h ] || need="$$need libedit-dev"; \
 	 command -v python3 >/dev/null 2>&1 || need="$$need python3"; \
+	 if [ -n "$$need" ] && [ "$$(id -u)" != 0 ]; then \
+	   echo "gk: the build needs:$$need"; \
+	   echo "    install them (Debian/Ubuntu): sudo apt-get install$$need"; \
+	   echo "    (Fedora: re2c lemon libedit-devel python3; macOS/Homebrew: re2c lemon libedit)"; \
+	   echo "    then run make again (as root, make installs them itself)"; exit 1; fi; \
 	 if [ -n "$$need" ]; then echo "installing:$$need"; \
 	   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$need) >/dev/null || \
 	   { echo "could not install$$need"; exit 1; }; fi
 	@python3 -c 'import numpy' 2>/dev/null || python3 -m pip install -q numpy 2>/dev/null || \
-	 (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null) || \
-	 { echo "could not install numpy"; exit 1; }
+	 ([ "$$(id -u)" = 0 ] && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq python3-numpy >/dev/null) || \
+	 { [ "$$(id -u)" != 0 ] || { echo "could not install numpy"; exit 1; }; \
+	   echo "gk: note: make test needs numpy: pip install --user numpy (or: sudo apt-get install python3-numpy)"; }
 	@touch $@
 
 # --- generated sources ----------------------------------------------------
 $(G)/lexer.c: lang/lexer.re | build/.deps
 	@mkdir -p $(G)
-	re2c -W --no-generation-date --no-version -o $@ $<
+	$(call say,RE2C,$<)re2c -W --no-generation-date --no-version -o $@ $<
 
 $(G)/grammar.c: lang/grammar.y lang/lemon/lempar.c | build/.deps
 	@mkdir -p $(G)
-	cp lang/grammar.y $(G)/grammar.y
-	lemon -q -Tlang/lemon/lempar.c $(G)/grammar.y
+	$(call say,LEMON,$<)cp lang/grammar.y $(G)/grammar.y
+	$(Q)lemon -q -Tlang/lemon/lempar.c $(G)/grammar.y
 	@rm -f $(G)/grammar.y
 
 $(G)/grammar.h: $(G)/grammar.c
 
 $(G)/kernels_embed.c: $(KERNELS) Makefile
 	@mkdir -p $(G)
-	@{ echo '/* generated from the kernels/ headers by the Makefile; do not edit */'; \
+	$(call say,GEN,$@){ echo '/* generated from the kernels/ headers by the Makefile; do not edit */'; \
 	   n=0; for f in $(KERNELS); do \
 	     echo "static const char k$$n[] ="; \
 	     sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $$f; \
@@ -81,42 +100,50 @@ $(G)/kernels_embed.c: $(KERNELS) Makefile
 	   echo "const char *const gk_kernel_header_srcs[] = {"; \
 	   n=0; for f in $(KERNELS); do echo "  k$$n,"; n=$$((n+1)); done; echo "  0 };"; } > $@
 
+# The REPL's help text (docs/help.txt, written by docs/gen_language.py) as one C string.
+$(G)/help_embed.c: docs/help.txt
+	@mkdir -p $(G)
+	$(call say,GEN,$@){ echo '/* generated from docs/help.txt by the Makefile; do not edit */'; \
+	   echo 'const char cli_help_text[] ='; \
+	   sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $<; \
+	   echo ';'; } > $@
+
 # --- objects and products -------------------------------------------------
 # Generated parsers build with NDEBUG: Lemon's asserts would be an abort path in the library.
 $(B)/obj/%.o: %.c | $(G)/grammar.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
 $(B)/obj/gen/%.o: $(G)/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -DNDEBUG -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
+	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -DNDEBUG -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
 
 $(B)/libgk.a: $(LIB_OBJ)
 	@rm -f $@
-	ar rcs $@ $^
+	$(call say,AR,$@)ar rcs $@ $^
 
 $(B)/gk.map: Makefile
 	@mkdir -p $(B)
 	@printf '{ global: gk_*; local: *; };\n' > $@
 
 $(B)/libgk.so: $(LIB_OBJ) $(B)/gk.map
-	$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/gk.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
+	$(call say,LD,$@)$(CC) -shared -Wl,-soname,$(SONAME) -Wl,--version-script=$(B)/gk.map $(SANFLAGS) -o $@ $(LIB_OBJ) $(LDLIBS)
 
 # the Python package's C helper (python/gk/gkpy.c: DLPack deleters; no Python headers)
 $(B)/libgkpy.so: python/gk/gkpy.c
 	@mkdir -p $(B)
-	$(CC) -std=c11 $(OPT) -fPIC -shared -Wall -Wextra $(SANFLAGS) -o $@ $<
+	$(call say,LD,$@)$(CC) -std=c11 $(OPT) -fPIC -shared -Wall -Wextra $(SANFLAGS) -o $@ $<
 
-$(B)/gk: $(CLI_OBJ) $(B)/libgk.a
-	$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/libgk.a -ledit $(LDLIBS)
+$(B)/gk: $(CLI_OBJ) $(B)/obj/gen/help_embed.o $(B)/libgk.a
+	$(call say,LD,$@)$(CC) $(SANFLAGS) -o $@ $(CLI_OBJ) $(B)/obj/gen/help_embed.o $(B)/libgk.a -ledit $(LDLIBS)
 
 $(B)/tests/%: tests/unit/%.c $(B)/libgk.a
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
 $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 	@mkdir -p $(dir $@)
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
 unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
 
@@ -143,11 +170,11 @@ bench-dev: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
 	git rev-parse --short HEAD > $(BENCH_DEV)/COMMIT
 
 $(B)/embed: examples/embed.c $(B)/libgk.a gk.h
-	$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
+	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
 # --- running -----------------------------------------------------------------
 run: all
-	$(B)/gk examples/tour.gk
+	@$(B)/gk examples/tour.gk
 
 test: build/.deps all unit
 	@B=$(B) sh tests/run_all.sh
@@ -195,6 +222,8 @@ install: all
 	ln -sf $(SONAME) $(DESTDIR)$(PREFIX)/lib/libgk.so
 	sed -e 's|@PREFIX@|$(PREFIX)|' -e 's|@VERSION@|$(VERSION)|' docs/gk.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/gk.pc
 	install -m 644 docs/gk.1 $(DESTDIR)$(PREFIX)/share/man/man1/gk.1
+	install -d $(DESTDIR)$(PREFIX)/share/doc/gk
+	install -m 644 $(DOCS) $(DESTDIR)$(PREFIX)/share/doc/gk/
 
 clean:
 	rm -rf build

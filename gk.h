@@ -359,10 +359,44 @@ typedef struct gk_varinfo {
 } gk_varinfo;
 int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud);
 
+/* Counters for tools such as the REPL's profile totals and its status line
+** for a long statement. */
+typedef struct gk_progress {
+  int64_t kernels;   /* kernels run since the context opened */
+  int64_t planned;   /* kernels plus those still to run in the plan now running */
+  int jit;           /* 1 while a kernel is being lowered or compiled */
+  double run_ms;     /* wall time spent running kernels (under "profile" each is waited for) */
+  double jit_ms;     /* wall time spent lowering and compiling kernels (plan-cache hits: none) */
+  int64_t bytes;     /* bytes read and written by the kernels run under "profile" */
+} gk_progress;
+/* Fills *p; GK_EMISUSE for NULL.  Unlike other calls it may run on another
+** thread while g evaluates (every field is read atomically; a status line
+** for a long statement polls it), and it sets no error. */
+int gk_get_progress(gk_ctx *g, gk_progress *p);
+
+/* The "did you mean" hint that gk's error for an unknown name or function
+** carries, for tools such as the REPL's :help: "; gk writes it scan(x)" for
+** a spelling from numpy, torch or Julia, "; did you mean 'softmax'?" for the
+** closest builtin, user function or variable of g by edit distance (g may be
+** NULL: builtins only), "" when nothing is close.  Written NUL-terminated
+** into buf (n bytes, cut if longer); returns buf.  Sets no error. */
+const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
+
 /* Options, by name: "plan" (0/1: print the plan of every kernel launched, to
 ** the output hook), "cuda" (0/1: also print generated CUDA source),
 ** "fusion" (0/1), "tf32" (0/1: allow tf32 in matmul), "time" (accepted, no
-** effect in the library).  Errors: GK_EMISUSE (unknown name). */
+** effect in the library), "digits" (1..17: significant digits of printed
+** floats, numpy's print precision; 0 = the default, 6), "linewidth"
+** (10..4096: numpy's max_line_width for printed arrays; 0 = the default,
+** 75), "last" (0/1: an expression statement that prints a value also binds
+** it to the variable `_`, as the REPL does), "profile" (0/1: after each
+** kernel, a line to the output hook: its number, group kind, wall time,
+** bytes it reads and writes once, GB/s, the time spent lowering/compiling
+** it when that happened now, and its fused ops; each kernel is waited for,
+** so the times are its own), "charts" (0: none, the default; 1: ASCII;
+** 2: Unicode: a printed hist(...) result is followed by a bar chart of its
+** bins, and plot() draws in that alphabet -- ASCII when 0).  Errors: GK_EMISUSE (unknown name, a value
+** out of range). */
 int gk_option(gk_ctx *g, const char *name, int value);
 
 #ifdef __cplusplus

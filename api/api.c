@@ -33,6 +33,7 @@
 #include "lang/ast.h"
 #include "compiler/cc.h"
 #include "runtime/rt.h"
+#include "runtime/host.h"
 #include "api/dlpack.h"
 
 #define API_MSG 8192  /* bytes of a formatted error message: a long source line plus its caret */
@@ -245,6 +246,21 @@ int gk_option(gk_ctx *g, const char *name, int value) {
   else if (!strcmp(name, "fusion")) cc_option(g->cc, CC_OPT_FUSION, value);
   else if (!strcmp(name, "tf32")) cc_option(g->cc, CC_OPT_TF32, value);
   else if (!strcmp(name, "time")) { /* the command line measures time itself */ }
+  else if (!strcmp(name, "digits")) {
+    if (value < 0 || value > FMT_MAX_DIGITS)
+      return fail(g, GK_EMISUSE, "gk_option: digits must be 1 to %d (0: the default, 6), got %d", FMT_MAX_DIGITS, value);
+    cc_option(g->cc, CC_OPT_DIGITS, value);
+  } else if (!strcmp(name, "linewidth")) {
+    if (value != 0 && (value < FMT_MIN_WIDTH || value > FMT_MAX_WIDTH))
+      return fail(g, GK_EMISUSE, "gk_option: linewidth must be %d to %d (0: the default, 75), got %d",
+                  FMT_MIN_WIDTH, FMT_MAX_WIDTH, value);
+    cc_option(g->cc, CC_OPT_WIDTH, value);
+  } else if (!strcmp(name, "last")) cc_option(g->cc, CC_OPT_LAST, value != 0);
+  else if (!strcmp(name, "profile")) cc_option(g->cc, CC_OPT_PROFILE, value != 0);
+  else if (!strcmp(name, "charts")) {
+    if (value < 0 || value > 2) return fail(g, GK_EMISUSE, "gk_option: charts must be 0 (none), 1 (ASCII) or 2 (Unicode), got %d", value);
+    cc_option(g->cc, CC_OPT_CHARTS, value);
+  }
   else return fail(g, GK_EMISUSE, "gk_option: unknown option '%s'", name);
   return GK_OK;
 }
@@ -697,6 +713,18 @@ int gk_vars(gk_ctx *g, void (*fn)(void *ud, const gk_varinfo *v), void *ud) {
   varsctx c = { fn, ud };
   cc_each_var(g->cc, each_var, &c);
   return GK_OK;
+}
+
+int gk_get_progress(gk_ctx *g, gk_progress *p) {
+  if (!g || !p) return GK_EMISUSE;   /* no begin(): this call may run beside an evaluation */
+  memset(p, 0, sizeof *p);
+  cc_progress(g->cc, &p->kernels, &p->planned, &p->jit, &p->run_ms, &p->jit_ms, &p->bytes);
+  return GK_OK;
+}
+
+const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n) {
+  if (!buf || n == 0) return buf;
+  return cc_hint(g ? g->cc : NULL, name, 1, -1, buf, n);
 }
 
 /* ------------------------------------------------------------ DLPack */

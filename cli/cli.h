@@ -12,6 +12,7 @@
 #define CLI_CLI_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include "gk.h"
 
 /* Exit statuses of the command (docs/gk.1, "EXIT STATUS"). */
@@ -26,6 +27,9 @@ typedef struct cli_state {
   int timing;         /* 1: print each statement's wall time to stderr */
   int plan;           /* 1: the "plan" option is on (the REPL's :plan toggles it) */
   int cuda;           /* 1: the "cuda" option is on */
+  int profile;        /* 1: the "profile" option is on (--profile, :profile) */
+  int status;         /* 1: a statement running past 1 s shows a status line (stdout and stderr are terminals) */
+  int digits;         /* print precision set by GK_DIGITS or :digits (0: the default, 6) */
   int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
 } cli_state;
 
@@ -54,6 +58,11 @@ int cli_apply_options(cli_state *st);
 ** SIGINT handler that calls gk_interrupt for the duration of the call. */
 int cli_run(cli_state *st, const char *src, const char *name);
 
+/* A profile's header (before a run) and totals (after it, from the
+** counters p0 taken before): kernels, time in kernels, JIT time, bytes. */
+void cli_profile_begin(cli_state *st, gk_progress *p0);
+void cli_profile_end(cli_state *st, const gk_progress *p0, double wall_s);
+
 /* Reads the whole of file `path` ("-" = standard input) into a malloc'd,
 ** NUL-terminated buffer.  On failure prints "gk: cannot open 'PATH': REASON"
 ** (or "cannot read") to stderr and returns NULL. */
@@ -68,6 +77,28 @@ void cli_print_time(const char *prefix, double seconds);
 /* Writes an error message from gk_errmsg to stderr, adding the final newline
 ** if the library left it off. */
 void cli_print_error(const char *msg);
+
+/* :help (arg empty), :help NAME / ?NAME (cli/help.c): from docs/help.txt,
+** embedded at build time.  st may be NULL (no variables then). */
+void cli_help(cli_state *st, const char *arg);
+
+/* The readable path of doc file `file` (e.g. "language.md") where this
+** binary finds it -- installed (BIN/../share/doc/gk/) or in its source tree
+** (BIN/../docs/) -- or NULL.  Static storage. */
+const char *cli_doc_path(const char *file);
+
+/* "The language: PATH; the command: man gk." or, when the reference is not
+** found, a line that says so. */
+void cli_print_docs_line(FILE *f);
+
+/* The long-statement status line (cli/status.c): begin/end around each
+** evaluation (begin does nothing unless st->status); pause erases the line
+** before output is written; compile folds the compile hook's note into the
+** line and returns 1 while a statement is being watched (0: print it). */
+void cli_status_begin(cli_state *st);
+void cli_status_end(void);
+void cli_status_pause(void);
+int cli_status_compile(int done, const char *kernel);
 
 /* The interactive loop; returns the command's exit status.  Called by main
 ** when standard input is a terminal and no script was named. */

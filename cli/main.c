@@ -25,6 +25,7 @@
 ** when the compile ends.  Never in scripts or through the API. */
 static void repl_compile_note(void *ud, int done, const char *kernel, double ms) {
   (void)ud;
+  if (cli_status_compile(done, kernel)) return;   /* the status line of a long statement shows it */
   if (!done) fprintf(stderr, "\rgk: compiling a new kernel (%s) ...", kernel);
   else fprintf(stderr, "\r\033[Kgk: compiled %s in %.0f ms\n", kernel, ms);
   fflush(stderr);
@@ -40,7 +41,7 @@ typedef struct cli_args {
   const char *exprs[CLI_MAX_EXPRS]; /* -e texts, in order */
   int nexpr;                        /* how many -e */
   const char *file;                 /* script path ("-" = stdin), or NULL */
-  int plan, cuda, timing, nofusion; /* flags */
+  int plan, cuda, timing, nofusion, profile; /* flags */
 } cli_args;
 
 static const char usage_text[] =
@@ -59,7 +60,11 @@ static const char usage_text[] =
   "      --plan            print each launched kernel's fused group, then\n"
   "                        'kernels: N'\n"
   "      --cuda            also print the generated CUDA source of each kernel\n"
+  "                        (on the cpu backend: the CUDA the cuda backend would run)\n"
   "      --time            print the wall time of each statement to stderr\n"
+  "      --profile         print each kernel (cuda) or group (cpu) run: its fused\n"
+  "                        ops, time, bytes moved, GB/s, lowering/JIT time; then\n"
+  "                        the totals (each kernel is waited for)\n"
   "      --no-fusion       run every op as its own kernel (for comparison)\n"
   "  -h, --help            show this help and exit\n"
   "  -V, --version         show the version and whether cuda is available\n"
@@ -76,6 +81,7 @@ static const char usage_text[] =
   "  GK_FUSION    0 disables fusion, like --no-fusion\n"
   "  GK_THREADS   worker threads of the cpu backend (default: all cores)\n"
   "  GK_HISTORY   REPL history file (default ~/.gk_history; empty: none)\n"
+  "  GK_DIGITS    significant digits of printed floats, 1 to 17 (default 6)\n"
   "\n"
   "examples:\n"
   "  gk -e 'x = rand(1e6); sum(x) / len(x)'\n"
@@ -84,14 +90,16 @@ static const char usage_text[] =
   "  echo 'sum(iota(10))' | gk\n"
   "\n"
   "REPL commands:\n"
-  "  :help          commands and a few examples     :vars     list variables\n"
+  "  :help [NAME]   commands, or a builtin's help   :vars     list variables\n"
+  "  ?NAME          the same as :help NAME\n"
   "  :time [EXPR]   toggle timing, or time EXPR     :backend  show the backend\n"
   "  :plan [EXPR]   toggle plan printing, or show EXPR's kernels\n"
   "  :cuda [EXPR]   toggle CUDA source printing, or show EXPR's source\n"
+  "  :profile [EXPR] toggle profiles, or profile EXPR once\n"
+  "  :digits [N]    significant digits of printed floats\n"
   "  :quit, :q      leave (so does Ctrl-D); Ctrl-C interrupts a statement\n"
   "\n"
-  "exit status: 0 ok, 1 error in the program, 2 bad usage, 130 interrupted.\n"
-  "The language: docs/language.md; the command: man gk.\n";
+  "exit status: 0 ok, 1 error in the program, 2 bad usage, 130 interrupted.\n";
 
 /* Prints a usage error and returns CLI_EXIT_USAGE. */
 static int usage_error(const char *fmt, const char *arg) {
@@ -132,6 +140,7 @@ static int parse_args(int argc, char **argv, cli_args *a) {
     if (strcmp(s, "--") == 0) { only_files = 1; continue; }
     if (strcmp(s, "-h") == 0 || strcmp(s, "--help") == 0) {
       fputs(usage_text, stdout);
+      cli_print_docs_line(stdout);
       return CLI_EXIT_OK;
     }
     if (strcmp(s, "-V") == 0 || strcmp(s, "--version") == 0) {
@@ -141,6 +150,7 @@ static int parse_args(int argc, char **argv, cli_args *a) {
     if (strcmp(s, "--plan") == 0) { a->plan = 1; continue; }
     if (strcmp(s, "--cuda") == 0) { a->cuda = 1; continue; }
     if (strcmp(s, "--time") == 0) { a->timing = 1; continue; }
+    if (strcmp(s, "--profile") == 0) { a->profile = 1; continue; }
     if (strcmp(s, "--no-fusion") == 0) { a->nofusion = 1; continue; }
 
     /* Options with a value: "-e SRC", "-eSRC", "--backend X", "--backend=X". */
@@ -203,9 +213,31 @@ int main(int argc, char **argv) {
     else fprintf(stderr, "gk: error: cannot open the %s backend\n", cfg.backend ? cfg.backend : "default");
     return CLI_EXIT_ERROR;
   }
+  {
+    const char *env = getenv("GK_DIGITS");
+    if (env && *env) {
+      char *end;
+      long v = strtol(env, &end, 10);
+      if (*end || v < 1 || v > 17) {
+        fprintf(stderr, "gk: error: GK_DIGITS must be a number of significant digits from 1 to 17, got '%s'\n", env);
+        gk_close(st.g);
+        return CLI_EXIT_USAGE;
+      }
+      gk_option(st.g, "digits", (int)v);
+      st.digits = (int)v;
+    }
+  }
+  /* Charts on a terminal: Unicode, ASCII under NO_COLOR (no-color.org asks
+  ** for plain output); piped, plot draws ASCII and hist prints bare counts. */
+  if (isatty(1)) {
+    const char *nc = getenv("NO_COLOR");
+    gk_option(st.g, "charts", nc && *nc ? 1 : 2);
+  }
+  st.status = isatty(1) && isatty(2);   /* never for output piped to a file */
   st.plan = a.plan;
   st.cuda = a.cuda;
-  if ((st.plan || st.cuda) && cli_apply_options(&st) != GK_OK) {
+  st.profile = a.profile;
+  if ((st.plan || st.cuda || st.profile) && cli_apply_options(&st) != GK_OK) {
     gk_close(st.g);
     return CLI_EXIT_ERROR;
   }

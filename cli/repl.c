@@ -14,10 +14,19 @@
 ** continuation are dropped, as in Python.  While an entry runs, cli_eval
 ** swaps in a handler that calls gk_interrupt.
 **
-** History: each non-blank line is one entry, kept in $GK_HISTORY or
-** ~/.gk_history, one entry a line, appended as it is entered.  The file is
-** cut to its last CLI_HISTORY_MAX entries when the session starts.  A file
-** that cannot be read or written means no history, silently.
+** History: each entry is one history item -- a multi-line entry (an open
+** bracket continued on "... " lines) comes back whole with Up, and runs
+** again as it was -- kept in $GK_HISTORY or ~/.gk_history, one entry a
+** line, appended as it is entered: a newline inside an entry is written
+** "\\n" and a backslash "\\\\" (other backslashes are read as they are,
+** so older files load unchanged).  The file is cut to its last
+** CLI_HISTORY_MAX entries when the session starts.  A file that cannot be
+** read or written means no history, silently.
+**
+** Print options: `:digits N` (and GK_DIGITS, read by main) set the
+** library's "digits" option; before each entry the line width is set from
+** the terminal's columns (TIOCGWINSZ, less one); `_` is the last value
+** printed (the library's "last" option, on in the REPL only).
 */
 #include "cli/cli.h"
 
@@ -29,7 +38,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define CLI_HISTORY_MAX 1000   /* entries kept in memory and in the file */
 #define CLI_LIST_MAX    200    /* completion candidates listed at most */
@@ -86,6 +97,27 @@ static int history_regular(const char *path) {
   return S_ISREG(st.st_mode);
 }
 
+/* Undoes history_encode in place: "\\n" is a newline, "\\\\" a backslash;
+** any other backslash stays. */
+static void history_decode(char *s) {
+  char *w = s;
+  for (; *s; s++) {
+    if (s[0] == '\\' && (s[1] == 'n' || s[1] == '\\')) { *w++ = s[1] == 'n' ? '\n' : '\\'; s++; }
+    else *w++ = *s;
+  }
+  *w = '\0';
+}
+
+/* Writes entry e to f as one line (see history_decode). */
+static void history_encode(FILE *f, const char *e) {
+  for (; *e; e++) {
+    if (*e == '\n') fputs("\\n", f);
+    else if (*e == '\\') fputs("\\\\", f);
+    else fputc(*e, f);
+  }
+  fputc('\n', f);
+}
+
 /* Loads the file into r->hist, rewrites it if it holds more than
 ** CLI_HISTORY_MAX entries, and opens it for appending. */
 static void history_open(repl *r) {
@@ -107,6 +139,7 @@ static void history_open(repl *r) {
     while (keep && (got = getline(&line, &cap, f)) >= 0) {
       while (got > 0 && (line[got - 1] == '\n' || line[got - 1] == '\r')) line[--got] = '\0';
       if (got == 0) continue;
+      history_decode(line);
       free(keep[n % CLI_HISTORY_MAX]);
       keep[n % CLI_HISTORY_MAX] = strdup(line);
       n++;
@@ -124,7 +157,7 @@ static void history_open(repl *r) {
       FILE *t = tmp ? (snprintf(tmp, tn, "%s.tmp", path), fopen(tmp, "w")) : NULL;
       if (t) {
         for (i = start; i < n; i++)
-          if (keep[i % CLI_HISTORY_MAX]) fprintf(t, "%s\n", keep[i % CLI_HISTORY_MAX]);
+          if (keep[i % CLI_HISTORY_MAX]) history_encode(t, keep[i % CLI_HISTORY_MAX]);
         if (fclose(t) != 0 || rename(tmp, path) != 0) remove(tmp);
       }
       free(tmp);
@@ -137,7 +170,8 @@ static void history_open(repl *r) {
   free(path);
 }
 
-/* Records one line in memory and in the file. */
+/* Records one entry (one line, or the lines of a multi-line entry joined by
+** newlines) in memory and in the file. */
 static void history_add(repl *r, const char *line) {
   HistEvent ev;
   const char *p = line;
@@ -146,7 +180,7 @@ static void history_add(repl *r, const char *line) {
   if (!*p) return;
   history(r->hist, &ev, H_ENTER, line);
   if (r->histf && strcmp(r->last, line) != 0) {
-    fprintf(r->histf, "%s\n", line);
+    history_encode(r->histf, line);
     fflush(r->histf);
     snprintf(r->last, sizeof r->last, "%s", line);
   }
@@ -159,7 +193,7 @@ static void history_add(repl *r, const char *line) {
 static const char *const keyword_names[] = { "fn", "true", "false", "and", "or", "not", NULL };
 
 static const char *const command_names[] = {
-  ":help", ":vars", ":time", ":plan", ":cuda", ":backend", ":quit", NULL
+  ":help", ":vars", ":time", ":plan", ":cuda", ":profile", ":digits", ":backend", ":quit", NULL
 };
 
 /* Candidates matching a prefix. */
@@ -332,28 +366,7 @@ static void cmd_vars(repl *r) {
 
 /* ------------------------------------------------------------- commands */
 
-static const char help_text[] =
-  "commands:\n"
-  "  :help            this text\n"
-  "  :vars            variables: name, dtype, shape, bytes, where they live\n"
-  "  :time [EXPR]     toggle per-entry wall time, or time EXPR once\n"
-  "  :plan [EXPR]     toggle plan printing, or run EXPR showing its kernels\n"
-  "  :cuda [EXPR]     toggle CUDA source printing, or run EXPR showing it\n"
-  "  :backend         the backend this session runs on\n"
-  "  :quit, :q        leave (Ctrl-D also leaves)\n"
-  "keys: Tab completes names, Up/Down walk the history, Ctrl-C drops the\n"
-  "line or interrupts a running statement.\n"
-  "\n"
-  "examples:\n"
-  "  x = rand(1e6)                  # assignment prints nothing\n"
-  "  sum(x) / len(x)                # an expression prints its value\n"
-  "  m = randn(1000, 64)\n"
-  "  softmax(rows(m))               # one row kernel\n"
-  "  fn sq(a) = a * a; sum(sq(x))   # functions inline and fuse\n"
-  "  x[x > 0.5]                     # filter\n"
-  "\n"
-  "An entry continues on a '... ' line while it is incomplete (an open\n"
-  "bracket, a trailing operator).  The language: docs/language.md.\n";
+static void run_entry(repl *r, const char *src, int timed);
 
 /* Runs EXPR with option `name` switched on, then puts it back as it was;
 ** with no EXPR toggles the option.  *flag is st->plan or st->cuda. */
@@ -370,15 +383,51 @@ static void cmd_option(repl *r, const char *name, int *flag, const char *expr) {
     printf("%s: %s\n", name, *flag ? "on" : "off");
     return;
   }
-  cli_eval(r->st, expr, "<stdin>", 0);   /* no sync: show this entry's kernels only */
+  run_entry(r, expr, 0);                 /* no sync: show this entry's kernels only */
   *flag = was;
   cli_apply_options(r->st);
 }
 
+/* Sets the library's line width from the terminal's columns (less one, so
+** that a full line never wraps); numpy's 75 when that is unknown. */
+static void set_width(repl *r) {
+  struct winsize ws;
+  int w = 0;
+  if (ioctl(1, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0) w = ws.ws_col - 1;
+  if (w < 10) w = 0;
+  if (w > 4096) w = 4096;
+  gk_option(r->st->g, "linewidth", w);
+}
+
+/* :digits [N]: shows or sets the significant digits of printed floats. */
+static void cmd_digits(repl *r, const char *arg) {
+  char *end;
+  long v;
+  if (!*arg) {
+    printf("digits: %d\n", r->st->digits ? r->st->digits : 6);
+    return;
+  }
+  v = strtol(arg, &end, 10);
+  while (isspace((unsigned char)*end)) end++;
+  if (*end || v < 1 || v > 17) {
+    fflush(stdout);
+    fprintf(stderr, "gk: :digits takes a number of significant digits from 1 to 17, got '%s'\n", arg);
+    return;
+  }
+  if (gk_option(r->st->g, "digits", (int)v) != GK_OK) { cli_print_error(gk_errmsg(r->st->g)); return; }
+  r->st->digits = (int)v;
+  printf("digits: %d\n", r->st->digits);
+}
+
 /* Runs one entry, timing it when :time is on. */
 static void run_entry(repl *r, const char *src, int timed) {
-  double t0 = cli_now();
-  int rc = cli_eval(r->st, src, "<stdin>", timed);
+  gk_progress p0;
+  double t0;
+  int rc;
+  if (r->st->profile) cli_profile_begin(r->st, &p0);
+  t0 = cli_now();
+  rc = cli_eval(r->st, src, "<stdin>", timed);
+  if (r->st->profile) cli_profile_end(r->st, &p0, cli_now() - t0);
   if (rc == GK_OK && timed) {
     fflush(stdout);
     cli_print_time("", cli_now() - t0);
@@ -397,11 +446,13 @@ static int command(repl *r, const char *line) {
   while (isspace((unsigned char)*arg)) arg++;
 
   if (!strcmp(name, "quit") || !strcmp(name, "q")) return 1;
-  if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) fputs(help_text, stdout);
+  if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) cli_help(r->st, arg);
   else if (!strcmp(name, "vars")) cmd_vars(r);
+  else if (!strcmp(name, "digits")) cmd_digits(r, arg);
   else if (!strcmp(name, "backend")) printf("%s\n", gk_backend(r->st->g));
   else if (!strcmp(name, "plan")) cmd_option(r, "plan", &r->st->plan, arg);
   else if (!strcmp(name, "cuda")) cmd_option(r, "cuda", &r->st->cuda, arg);
+  else if (!strcmp(name, "profile")) cmd_option(r, "profile", &r->st->profile, arg);
   else if (!strcmp(name, "time")) {
     if (*arg) run_entry(r, arg, 1);
     else {
@@ -465,6 +516,7 @@ int cli_repl(cli_state *st) {
   el_set(r.el, EL_BIND, "^I", "gk-complete", NULL);
   el_source(r.el, NULL);                 /* ~/.editrc, if any */
   history_open(&r);
+  gk_option(st->g, "last", 1);           /* `_` is the last value printed */
 
   memset(&sa, 0, sizeof sa);
   sa.sa_handler = on_sigint_prompt;      /* no SA_RESTART: the read must fail */
@@ -499,8 +551,13 @@ int cli_repl(cli_state *st) {
       char *copy = strndup(line, len);   /* el_gets' buffer is reused */
       const char *s;
       if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); status = CLI_EXIT_ERROR; break; }
-      history_add(&r, copy);
       for (s = copy; isspace((unsigned char)*s); s++) {}
+      if (r.plen == 0 && (*s == '?' || *s == ':')) history_add(&r, copy);
+      if (r.plen == 0 && *s == '?') {    /* ?NAME: help, as in Julia and IPython */
+        cli_help(st, s + 1);
+        free(copy);
+        continue;
+      }
       if (r.plen == 0 && *s == ':') {
         int quit = command(&r, s);
         free(copy);
@@ -516,6 +573,8 @@ int cli_repl(cli_state *st) {
     }
     if (r.plen > 0 && gk_is_complete(r.pending)) {
       r.plen = 0;                        /* prompt_fn reads plen */
+      history_add(&r, r.pending);        /* the whole entry: Up brings all its lines back */
+      set_width(&r);
       run_entry(&r, r.pending, st->timing);
     }
   }

@@ -47,6 +47,7 @@ static void on_sigint_eval(int signo) {
 int cli_apply_options(cli_state *st) {
   int rc = gk_option(st->g, "plan", st->plan || st->cuda);
   if (rc == GK_OK) rc = gk_option(st->g, "cuda", st->cuda);
+  if (rc == GK_OK) rc = gk_option(st->g, "profile", st->profile);
   if (rc != GK_OK) cli_print_error(gk_errmsg(st->g));
   return rc;
 }
@@ -54,8 +55,35 @@ int cli_apply_options(cli_state *st) {
 void cli_output(void *ud, const char *text, size_t len) {
   cli_state *st = ud;
   if (len == 0) return;
+  cli_status_pause();
   fwrite(text, 1, len, stdout);
   st->out_nl = text[len - 1] == '\n';
+}
+
+void cli_profile_begin(cli_state *st, gk_progress *p0) {
+  gk_get_progress(st->g, p0);
+  fflush(stdout);
+  printf("profile (%s backend):\n  %-4s %-9s %13s %13s %13s %11s  %s\n", gk_backend(st->g),
+         "#", "group", "time", "moved", "rate", "lower/JIT", "fused ops");
+  fflush(stdout);
+  st->out_nl = 1;
+}
+
+void cli_profile_end(cli_state *st, const gk_progress *p0, double wall_s) {
+  gk_progress p;
+  gk_get_progress(st->g, &p);
+  fflush(stdout);
+  if (!st->out_nl) { fputc('\n', stdout); st->out_nl = 1; }
+  if (p.kernels == p0->kernels) {
+    printf("profile: no kernel ran (%.3f ms wall)\n", wall_s * 1e3);
+  } else {
+    double ms = p.run_ms - p0->run_ms;
+    double mb = (double)(p.bytes - p0->bytes) / 1e6;
+    printf("profile: %lld kernel%s, %.3f ms in kernels (%.3f MB, %.2f GB/s), %.3f ms lowering/JIT, %.3f ms wall\n",
+           (long long)(p.kernels - p0->kernels), p.kernels - p0->kernels == 1 ? "" : "s", ms, mb,
+           ms > 0 ? mb / ms : 0.0, p.jit_ms - p0->jit_ms, wall_s * 1e3);
+  }
+  fflush(stdout);
 }
 
 double cli_now(void) {
@@ -88,8 +116,10 @@ int cli_eval(cli_state *st, const char *src, const char *name, int sync) {
   sig_presses = 0;
   sigaction(SIGINT, &sa, &old);
 
+  cli_status_begin(st);
   rc = gk_eval_named(st->g, src, name);
   if (rc == GK_OK && sync) rc = gk_sync(st->g);
+  cli_status_end();
 
   sigaction(SIGINT, &old, NULL);
   sig_ctx = NULL;
@@ -170,6 +200,17 @@ int cli_run(cli_state *st, const char *src, const char *name) {
   char *copy;
   int rc;
 
+  if (st->profile) {
+    gk_progress p0;
+    double t0 = cli_now();
+    int prof = st->profile;
+    cli_profile_begin(st, &p0);
+    st->profile = 0;
+    rc = cli_run(st, src, name);
+    st->profile = prof;
+    cli_profile_end(st, &p0, cli_now() - t0);
+    return rc;
+  }
   if (!st->timing) return cli_eval(st, src, name, 0);
   copy = strdup(src);
   if (!copy) { fprintf(stderr, "gk: error: out of memory\n"); return GK_ENOMEM; }

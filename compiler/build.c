@@ -985,14 +985,38 @@ static int need_string(cc_session *s, bargs *a, int i, const char *name) {
   return GK_OK;
 }
 
+/* 1 when file name f ends in ext (".npz"). */
+static int has_ext(const char *f, const char *ext) {
+  size_t n = strlen(f), k = strlen(ext);
+  return n > k && !strcmp(f + n - k, ext);
+}
+
+/* load(file[, name]) (code 0): .npy, or one array of a .npz;
+** loadtxt(file[, delimiter][, skiprows]) (code 1): delimited text as f64. */
 static int b_load(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
-  if (need_string(s, a, 0, "load")) return s->err->status;
+  const char *fn = code ? "loadtxt" : "load";
+  if (need_string(s, a, 0, fn)) return s->err->status;
+  const char *member = NULL, *delim = NULL;
+  int64_t skip = 0;
+  if (!code && a->have[1]) {
+    if (a->v[1].kind != K_STR) return cc_error(s, a->loc[1], GK_ETYPE, "'load' takes the array's name in a .npz file as a string");
+    if (!has_ext(a->v[0].str, ".npz")) return cc_error(s, a->loc[1], GK_ETYPE, "'load' takes an array name only for a .npz file");
+    member = a->v[1].str;
+  }
+  if (code && a->have[1]) {
+    if (a->v[1].kind != K_STR) return cc_error(s, a->loc[1], GK_ETYPE, "'loadtxt' takes the delimiter as a string, as delimiter=\",\"");
+    if (a->v[1].len == 0) return cc_error(s, a->loc[1], GK_EVALUE, "the delimiter is empty");
+    delim = a->v[1].str;
+  }
+  if (code && a->have[2] && dim_value(s, &A(2), a->loc[2], "skiprows", &skip)) return s->err->status;
   char err[512] = "";
   if (access(a->v[0].str, R_OK) != 0)   /* never open here: a FIFO would block */
     return cc_error(s, loc, GK_EIO, "cannot open '%s': %s", a->v[0].str, strerror(errno));
   loadctx c = { s, NULL, NULL, 0 };
   rt_err_clear(&s->be->err);
-  int rc = npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
+  int rc = code ? txt_load(a->v[0].str, delim, skip, load_alloc, &c, err, sizeof err)
+         : has_ext(a->v[0].str, ".npz") ? npz_load(a->v[0].str, member, load_alloc, &c, err, sizeof err)
+         : npy_load(a->v[0].str, load_alloc, &c, err, sizeof err);
   if (!c.v && s->be->err.status == GK_ELIMIT) {   /* the shape is past the size limit (empty or not) */
     if (c.buf) rt_free(s->mem, c.buf, c.bytes);
     return cc_error(s, loc, GK_ELIMIT, "cannot load '%s': %s", a->v[0].str, s->be->err.msg);
@@ -1027,13 +1051,65 @@ static int host_data(cc_session *s, rt_node *x, lang_loc loc, const void **data,
   return GK_OK;
 }
 
+/* save(file.npz, x, y, ...): the arrays as members named after the
+** arguments that are bare variable names, else arr_N (numpy.savez's names
+** for positional arrays). */
+static int save_npz(cc_session *s, bargs *a, lang_loc loc) {
+  int n = a->n - 1;
+  rt_node *xs[LANG_MAX_ARGS];
+  const char *names[LANG_MAX_ARGS];
+  char auto_names[LANG_MAX_ARGS][16];
+  gk_dtype t[LANG_MAX_ARGS];
+  int nd[LANG_MAX_ARGS];
+  const int64_t *sh[LANG_MAX_ARGS];
+  const void *d[LANG_MAX_ARGS];
+  void *tmp[LANG_MAX_ARGS] = {0};
+  for (int i = 0; i < n; i++) {
+    if (need_array(s, &A(i + 1), a->loc[i + 1], "save")) return s->err->status;
+    xs[i] = A(i + 1).x;
+    const ast *k = i + 1 < a->call->nkids ? a->call->kids[i + 1] : NULL;
+    snprintf(auto_names[i], sizeof auto_names[i], "arr_%d", i);
+    names[i] = k && k->kind == AST_NAME ? k->str : auto_names[i];
+    for (int j = 0; j < i; j++)
+      if (!strcmp(names[i], names[j]))
+        return cc_error(s, a->loc[i + 1], GK_ETYPE, "'save' got two arrays named '%s' for one .npz file", names[i]);
+  }
+  if (n && cc_compute(s, xs, n)) return s->err->status;   /* one plan for all of them */
+  int rc = GK_OK;
+  for (int i = 0; i < n && !rc; i++) {
+    rc = host_data(s, xs[i], loc, &d[i], &tmp[i]);
+    t[i] = xs[i]->t; nd[i] = xs[i]->ndim; sh[i] = xs[i]->shape;
+  }
+  char err[8192] = "";
+  if (!rc) rc = npz_save(a->v[0].str, n, names, t, nd, sh, d, err, sizeof err);
+  for (int i = 0; i < n; i++) if (tmp[i]) rt_free(s->mem, tmp[i], xs[i]->val->bytes ? xs[i]->val->bytes : 1);
+  if (rc && !s->err->status) return cc_error(s, loc, rc, "%s", err);
+  return rc;
+}
+
+/* save(file, x, ...) (code 0): .npy, or several arrays in a .npz;
+** savetxt(file, x[, delimiter]) (code 1). */
 static int b_save(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
-  if (need_string(s, a, 0, "save") || need_array(s, &A(1), loc, "save")) return s->err->status;
+  const char *fn = code ? "savetxt" : "save";
+  if (need_string(s, a, 0, fn)) return s->err->status;
+  *out = none();
+  if (!code && has_ext(a->v[0].str, ".npz")) return save_npz(s, a, loc);
+  if (!code && a->n > 2)
+    return cc_error(s, a->loc[2], GK_ETYPE, "'save' writes one array to a .npy file; several go in a .npz file");
+  if (need_array(s, &A(1), loc, fn)) return s->err->status;
+  const char *delim = NULL;
+  if (code && a->have[2]) {
+    if (a->v[2].kind != K_STR) return cc_error(s, a->loc[2], GK_ETYPE, "'savetxt' takes the delimiter as a string, as delimiter=\",\"");
+    delim = a->v[2].str;
+  }
+  if (code && A(1).x->ndim != 1 && A(1).x->ndim != 2)
+    return cc_error(s, a->loc[1], GK_ETYPE, "'savetxt' writes a vector or a matrix, got %d dimensions", A(1).x->ndim);
   const void *d; void *tmp;
   rt_node *x = A(1).x;
   if (host_data(s, x, loc, &d, &tmp)) return s->err->status;
   char err[8192] = "";
-  int rc = npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
+  int rc = code ? txt_save(a->v[0].str, delim, x->t, x->ndim, x->shape, d, err, sizeof err)
+              : npy_save(a->v[0].str, x->t, x->ndim, x->shape, d, err, sizeof err);
   if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
   if (rc) return cc_error(s, loc, rc, "%s", err);
   *out = none();
@@ -1078,6 +1154,8 @@ static int print_values(cc_session *s, cval *v, int n, lang_loc loc) {
     if (v[i].kind == K_ARRAY && !(v[i].x->op == RT_CONST && v[i].x->n == 1)) xs[nx++] = v[i].x;
   if (nx && cc_compute(s, xs, nx)) return s->err->status;   /* one plan for all of them */
   fmt_buf b; fmt_init(&b);
+  b.digits = s->opt_digits;
+  b.width = s->opt_width;
   for (int i = 0; i < n && !s->err->status; i++) {
     if (i) fmt_putc(&b, ' ');
     format_value(s, &v[i], loc, &b);
@@ -1088,6 +1166,89 @@ static int print_values(cc_session *s, cval *v, int n, lang_loc loc) {
   else if (!s->err->status) cc_error(s, loc, rc, "out of memory formatting a value");
   fmt_free(&b);
   return rc;
+}
+
+/* A computed node's elements as doubles, from rt_alloc (the caller frees
+** dbl_bytes(x) bytes). */
+static size_t dbl_bytes(const rt_node *x) { return sizeof(double) * (size_t)(x->n ? x->n : 1); }
+
+static double *as_doubles(cc_session *s, rt_node *x, lang_loc loc) {
+  const void *d; void *tmp;
+  if (host_data(s, x, loc, &d, &tmp)) return NULL;
+  double *v = rt_alloc(s->mem, dbl_bytes(x));
+  if (v) for (int64_t i = 0; i < x->n; i++) {
+    switch (x->t) {
+    case GK_BOOL: v[i] = ((const uint8_t *)d)[i]; break;
+    case GK_I32: v[i] = ((const int32_t *)d)[i]; break;
+    case GK_I64: v[i] = (double)((const int64_t *)d)[i]; break;
+    case GK_F32: v[i] = ((const float *)d)[i]; break;
+    default: v[i] = ((const double *)d)[i]; break;
+    }
+  }
+  if (tmp) rt_free(s->mem, tmp, x->val->bytes ? x->val->bytes : 1);
+  if (!v) cc_error(s, loc, GK_ENOMEM, "out of memory");
+  return v;
+}
+
+static void emit_chart(cc_session *s, fmt_buf *b, lang_loc loc) {
+  if (b->status) cc_error(s, loc, b->status, "out of memory drawing a chart");
+  else emit(s, b->data, b->len);
+}
+
+/* plot(x): a column chart of x's elements; plot(x, y): a scatter. */
+static int b_plot(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  *out = none();
+  if (need_array(s, &A(0), loc, "plot")) return s->err->status;
+  if (a->have[1] && need_array(s, &A(1), loc, "plot")) return s->err->status;
+  rt_node *xs[2] = { A(0).x, a->have[1] ? A(1).x : NULL };
+  if (xs[1] && xs[1]->n != xs[0]->n)
+    return cc_error(s, loc, GK_ETYPE, "'plot' needs x and y of one size, got %lld and %lld elements",
+                    (long long)xs[0]->n, (long long)xs[1]->n);
+  if (cc_compute(s, xs, xs[1] ? 2 : 1)) return s->err->status;
+  double *x = as_doubles(s, xs[0], loc), *y = xs[1] && x ? as_doubles(s, xs[1], loc) : NULL;
+  if (x && (!xs[1] || y)) {
+    fmt_buf b; fmt_init(&b);
+    chart_plot(&b, y ? x : NULL, y ? y : x, xs[0]->n, s->opt_width, s->opt_charts == 2);
+    emit_chart(s, &b, loc);
+    fmt_free(&b);
+  }
+  if (x) rt_free(s->mem, x, dbl_bytes(xs[0]));
+  if (y) rt_free(s->mem, y, dbl_bytes(xs[1]));
+  return s->err->status;
+}
+
+/* A hist(...) expression statement with charts on: the counts, then their
+** chart, lo and hi computed in the same plan as the counts. */
+static int print_hist(cc_session *s, cval *v, lang_loc loc) {
+  rt_node *h = v->x, *lo = h->in[1], *hi = h->in[2], *t[3] = { h };
+  int nt = 1;
+  cc_ref(lo); cc_ref(hi);
+  if (lo->op != RT_CONST) t[nt++] = lo;
+  if (hi->op != RT_CONST) t[nt++] = hi;
+  int rc = cc_compute(s, t, nt);
+  if (!rc) rc = print_values(s, v, 1, loc);
+  double *c = NULL, *l = NULL, *r = NULL;
+  if (!rc) {
+    c = as_doubles(s, h, loc);
+    l = c ? as_doubles(s, lo, loc) : NULL;
+    r = l ? as_doubles(s, hi, loc) : NULL;
+  }
+  if (r) {
+    int64_t *counts = rt_alloc(s->mem, dbl_bytes(h));   /* int64_t: the size of a double */
+    if (counts) {
+      for (int64_t i = 0; i < h->n; i++) counts[i] = (int64_t)c[i];
+      fmt_buf b; fmt_init(&b);
+      chart_hist(&b, counts, h->n, l[0], r[0], s->opt_width, s->opt_charts == 2);
+      emit_chart(s, &b, loc);
+      fmt_free(&b);
+      rt_free(s->mem, counts, dbl_bytes(h));
+    } else cc_error(s, loc, GK_ENOMEM, "out of memory");
+  }
+  if (c) rt_free(s->mem, c, dbl_bytes(h));
+  if (l) rt_free(s->mem, l, dbl_bytes(lo));
+  if (r) rt_free(s->mem, r, dbl_bytes(hi));
+  cc_unref(s, lo); cc_unref(s, hi);
+  return s->err->status;
 }
 
 static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
@@ -1509,13 +1670,16 @@ static const builtin builtins[] = {
   { "shape", 1, 1, { "x" }, b_shape, 0 },
   { "rows", 1, 1, { "m" }, b_view, V_ROWS },
   { "cols", 1, 1, { "m" }, b_view, V_COLS },
-  { "load", 1, 1, { "file" }, b_load, 0 },
-  { "save", 2, 2, { "file", "x" }, b_save, 0 },
+  { "load", 1, 2, { "file", "name" }, b_load, 0 },
+  { "save", 2, -1, { "file", "x" }, b_save, 0 },
+  { "loadtxt", 1, 3, { "file", "delimiter", "skiprows" }, b_load, 1 },
+  { "savetxt", 2, 3, { "file", "x", "delimiter" }, b_save, 1 },
   { "print", 0, -1, { 0 }, b_print, 0 },
   { "take", 2, 2, { "x", "idx" }, b_take, 0 },
   { "bincount", 1, 2, { "idx", "weights", "minlength" }, b_bincount, 0 },
   { "concat", 0, -1, { "axis" }, b_join, 0 },
   { "stack", 0, -1, { "axis" }, b_join, 1 },
+  { "plot", 1, 2, { "x", "y" }, b_plot, 0 },
 };
 
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
@@ -1578,7 +1742,8 @@ static int eval_name(cc_session *s, const ast *e, cval *out) {
   if (v) { *out = v->v; return GK_OK; }
   if (find_builtin(e->str) || cc_findfn(s, e->str))
     return cc_error(s, e->loc, GK_ETYPE, "'%s' is a function; call it as %s(...)", e->str, e->str);
-  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'", e->str);
+  char hint[192];
+  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'%s", e->str, cc_hint(s, e->str, 0, -1, hint, sizeof hint));
 }
 
 /* A list literal: numbers (nested lists for matrices) into a host array. */
@@ -1742,8 +1907,10 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   int given = npos + nkw_req;
   if (given < b->min || (b->max >= 0 && npos > b->max)) {
     int got = given < b->min ? given : npos;
+    char hint[192];
     if (b->min == b->max)
-      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d%s", b->name, b->min, b->min == 1 ? "" : "s", got,
+                      cc_hint(s, b->name, 1, got, hint, sizeof hint));
     if (b->max < 0)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
     return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, got);
@@ -1817,7 +1984,8 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
     return rc;
   }
   const builtin *b = find_builtin(e->str);
-  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'", e->str);
+  char hint[192];
+  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'%s", e->str, cc_hint(s, e->str, 1, -1, hint, sizeof hint));
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);
@@ -1985,7 +2153,10 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
     break;
   case AST_EXPR:
     rc = eval(s, st->kids[0], &v);
-    if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
+    if (!rc && s->opt_charts && v.kind == K_ARRAY && v.x->op == RT_HIST && !v.x->val && v.x->nin == 3)
+      rc = print_hist(s, &v, st->kids[0]->loc);
+    else if (!rc && v.kind != K_NONE) rc = print_values(s, &v, 1, st->kids[0]->loc);
+    if (!rc && s->opt_last && v.kind == K_ARRAY) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, "_", v); }
     break;
   default:
     rc = cc_error(s, st->loc, GK_ESYNTAX, "not a statement");

@@ -32,7 +32,16 @@ typedef struct cc_hooks {
 } cc_hooks;
 
 /* Options (cc_session fields, settable through cc_option). */
-enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32 };
+enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
+       CC_OPT_DIGITS,   /* print precision (fmt_buf.digits; 0 = 6) */
+       CC_OPT_WIDTH,    /* print line width (fmt_buf.width; 0 = 75) */
+       CC_OPT_LAST,     /* 1: an expression statement's printed value is also bound to `_` */
+       CC_OPT_PROFILE,
+       CC_OPT_CHARTS };   /* 0 none, 1 ASCII, 2 Unicode: a hist result printed gets a chart; plot's alphabet */  /* 1: a line per group run (time, bytes, GB/s, JIT time, ops), each waited for */
+
+/* Progress and profile totals (gk_get_progress); done, planned and jit are
+** atomics, safe to read from another thread while a statement runs. */
+void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes);
 
 int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
 void cc_close(cc_session *s);
@@ -48,6 +57,11 @@ int cc_exec(cc_session *s, const ast *stmt, rt_err *err, lang_loc *loc);
 int64_t cc_kernels(cc_session *s);
 /* Plans taken from the plan cache / made anew since the session opened. */
 void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses);
+
+/* suggest.c: the "did you mean" suffix of an unknown name's message ("" when
+** none); call: the name was called; nargs: with that many arguments (-1:
+** not an arity error); s may be NULL (builtins only).  Returns buf. */
+const char *cc_hint(cc_session *s, const char *name, int call, int nargs, char *buf, size_t n);
 
 /* The builtin function names, in table order, NULL-terminated; static. */
 const char *const *cc_builtin_names(void);

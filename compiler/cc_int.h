@@ -6,6 +6,7 @@
 #ifndef CC_INT_H
 #define CC_INT_H
 
+#include <stdatomic.h>
 #include "compiler/cc.h"
 
 /* A graph node: the runtime node plus the graph's bookkeeping. */
@@ -75,6 +76,14 @@ struct cc_session {
   uint64_t seed, rng_offset;
   /* options and counters */
   int opt_plan, opt_cuda, opt_fusion, opt_tf32;
+  int opt_digits, opt_width, opt_last;   /* print options (0: numpy's), `_` binding */
+  int opt_charts;         /* 0: none (hist prints counts; plot draws ASCII), 1: ASCII, 2: Unicode */
+  int opt_profile;        /* a line per group run: time, bytes, GB/s, JIT time, ops */
+  _Atomic int64_t prof_run_ns, prof_jit_ns;   /* time in run_group / prepare_group since the session opened */
+  _Atomic int64_t prof_bytes;   /* bytes the profiled groups read and wrote */
+  /* progress, read by gk_progress from any thread while a statement runs */
+  _Atomic int64_t prog_done, prog_planned;   /* kernels finished / finished + planned in the running plan */
+  _Atomic int prog_jit;   /* 1 while a group is being lowered or compiled */
   int64_t kernels;
   /* plan cache (fuse.c): plans of recently run graph shapes */
   struct pc_entry *pcache;

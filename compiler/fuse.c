@@ -21,8 +21,10 @@
 */
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include "compiler/cc_int.h"
 #include "runtime/host.h"
+#include "runtime/cuda_lower.h"
 
 typedef struct planner {
   cc_session *s;
@@ -222,6 +224,59 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
   for (int i = 0; i < g->nout; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->outs[i]); }
   fmt_puts(&b, "\n");
   if (s->opt_cuda && rt_prep_source(g->prep)) { fmt_puts(&b, rt_prep_source(g->prep)); fmt_puts(&b, "\n"); }
+  else if (s->opt_cuda && !strcmp(s->be->name, "cpu")) {
+    /* The cpu backend lowers nothing to run; lower a copy here to show the
+    ** CUDA the cuda backend would run (GK_NVRTC_CHECK=1 also compiles it). */
+    rt_group f = *g;
+    rt_err e;
+    f.prep = NULL;
+    rt_err_clear(&e);
+    if (cuda_lower(&f, s->mem, 132, s->opt_tf32, &e) == GK_OK && rt_prep_source(f.prep))
+      fmt_printf(&b, "// the CUDA the cuda backend would run (lowered on the cpu backend for 132 SMs, an H200;\n"
+                     "// the cuda backend lowers for its device)\n%s\n", rt_prep_source(f.prep));
+    else if (e.status)
+      fmt_printf(&b, "// no CUDA for this kernel: the lowering failed: %s\n", e.msg);
+    else
+      fmt_printf(&b, "// no CUDA for this kernel: a %s group runs no generated code (its primitive is called as it is)\n",
+                 rt_group_name[g->kind]);
+    rt_prep_free(s->mem, f.prep);
+  }
+  if (b.status == GK_OK) {
+    if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
+    else fwrite(b.data, 1, b.len, stdout);
+  }
+  fmt_free(&b);
+}
+
+static double now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* The profile line of one group (the "profile" option): its time, the
+** bytes it reads and writes once (inputs and outputs), the rate, the
+** lowering/JIT time when it was prepared now, and its fused ops. */
+static void profile_group(cc_session *s, const rt_group *g, int64_t number, double run_ms, double jit_ms) {
+  double bytes = 0;
+  for (int i = 0; i < g->nin; i++) bytes += (double)g->ins[i]->n * (double)rt_dtype_size(g->ins[i]->t);
+  for (int i = 0; i < g->nout; i++) bytes += (double)g->outs[i]->n * (double)rt_dtype_size(g->outs[i]->t);
+  atomic_fetch_add_explicit(&s->prof_bytes, (int64_t)bytes, memory_order_relaxed);
+  fmt_buf b; fmt_init(&b);
+  char jit[32] = "";
+  if (jit_ms > 0) snprintf(jit, sizeof jit, "%.3f ms", jit_ms);
+  fmt_printf(&b, "  %-4lld %-9s %10.3f ms %10.3f MB %8.2f GB/s %11s  ", (long long)number, rt_group_name[g->kind],
+             run_ms, bytes / 1e6, run_ms > 0 ? bytes / (run_ms * 1e6) : 0.0, jit[0] ? jit : "-");
+  int shown = 0;
+  for (int i = 0; i < g->nnodes && b.len < 4000; i++) {
+    const rt_node *x = g->nodes[i];
+    if (x->op == RT_CONST || x->op == RT_INPUT || x->op == RT_VIEW) continue;
+    const char *nm = x->op == RT_REDUCE ? rt_rop_name[x->rop] : x->op == RT_SCAN ? "scan" :
+                     x->op == RT_CAST ? rt_dtype_name(x->t) : rt_op_info[x->op].name;
+    fmt_printf(&b, "%s%s", shown++ ? " " : "", nm);
+  }
+  if (!shown) fmt_puts(&b, "(copy)");
+  fmt_putc(&b, '\n');
   if (b.status == GK_OK) {
     if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
     else fwrite(b.data, 1, b.len, stdout);
@@ -912,20 +967,37 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   /* 6. run (a cached plan arrives here with its groups lowered already) */
 run:
   if (!cached) s->pc_misses++;
+  atomic_store_explicit(&s->prog_planned, s->kernels + ngroups, memory_order_relaxed);
   for (int k = 0; k < ngroups && !rc; k++) {
     rt_group *g = &groups[order[k]];
+    double t0 = now_ms(), t1;
     s->kernels++;
     rt_err_clear(&s->be->err);
     if (!cached || relower[order[k]] || rt_prep_rebind(g)) {
       rt_prep_free(s->mem, g->prep);
       g->prep = NULL;
-      if ((rc = s->be->prepare_group(s->be, g, s->opt_tf32))) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
+      atomic_store_explicit(&s->prog_jit, 1, memory_order_relaxed);
+      rc = s->be->prepare_group(s->be, g, s->opt_tf32);
+      atomic_store_explicit(&s->prog_jit, 0, memory_order_relaxed);
+      if (rc) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
     } else if (s->pc_verify && g->prep && (rc = pc_verify(s, g))) break;
+    double jit = now_ms() - t0;
+    atomic_fetch_add_explicit(&s->prof_jit_ns, (int64_t)(jit * 1e6), memory_order_relaxed);
     if (s->opt_plan) print_group(s, g, s->kernels);
+    int64_t number = s->kernels;
     if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
+    t1 = now_ms();
     rc = s->be->run_group(s->be, g);
+    if (!rc && s->opt_profile && s->be->sync) rc = s->be->sync(s->be);   /* a profile waits for each kernel */
     if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
+    else {
+      double t2 = now_ms();
+      atomic_fetch_add_explicit(&s->prof_run_ns, (int64_t)((t2 - t1) * 1e6), memory_order_relaxed);
+      if (s->opt_profile) profile_group(s, g, number, t2 - t1, jit > 0.001 ? jit : 0);
+    }
+    atomic_store_explicit(&s->prog_done, s->kernels, memory_order_relaxed);
   }
+  atomic_store_explicit(&s->prog_planned, s->kernels, memory_order_relaxed);
   if (!rc && (!cached || resized) && !s->pc_off && sig.w && !sig.fail) pc_store(s, &sig, sh, groups, ngroups, order, resized);
   if (!rc) {
     for (int g = 0; g < ngroups; g++)

@@ -283,6 +283,11 @@ void cc_option(cc_session *s, int opt, int value) {
   case CC_OPT_CUDA: s->opt_cuda = value; break;
   case CC_OPT_FUSION: s->opt_fusion = value; break;
   case CC_OPT_TF32: s->opt_tf32 = value; break;
+  case CC_OPT_DIGITS: s->opt_digits = value; break;
+  case CC_OPT_WIDTH: s->opt_width = value; break;
+  case CC_OPT_LAST: s->opt_last = value; break;
+  case CC_OPT_PROFILE: s->opt_profile = value; break;
+  case CC_OPT_CHARTS: s->opt_charts = value; break;
   }
 }
 
@@ -292,8 +297,23 @@ int cc_get_option(cc_session *s, int opt) {
   case CC_OPT_CUDA: return s->opt_cuda;
   case CC_OPT_FUSION: return s->opt_fusion;
   case CC_OPT_TF32: return s->opt_tf32;
+  case CC_OPT_DIGITS: return s->opt_digits;
+  case CC_OPT_WIDTH: return s->opt_width;
+  case CC_OPT_LAST: return s->opt_last;
+  case CC_OPT_PROFILE: return s->opt_profile;
+  case CC_OPT_CHARTS: return s->opt_charts;
   }
   return 0;
 }
 
 int64_t cc_kernels(cc_session *s) { return s->kernels; }
+
+void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes) {
+  *done = atomic_load_explicit(&s->prog_done, memory_order_relaxed);
+  *planned = atomic_load_explicit(&s->prog_planned, memory_order_relaxed);
+  if (*planned < *done) *planned = *done;
+  *jit = atomic_load_explicit(&s->prog_jit, memory_order_relaxed);
+  *run_ms = (double)atomic_load_explicit(&s->prof_run_ns, memory_order_relaxed) * 1e-6;
+  *jit_ms = (double)atomic_load_explicit(&s->prof_jit_ns, memory_order_relaxed) * 1e-6;
+  *bytes = atomic_load_explicit(&s->prof_bytes, memory_order_relaxed);
+}

@@ -199,10 +199,14 @@ BUILTINS = [
     ("shape", "rows", "rows(m)", "a view of matrix m: reductions give one value per row", "sum(rows([[1, 2], [3, 4]]))"),
     ("shape", "cols", "cols(m)", "a view of matrix m: reductions give one value per column",
      "sum(cols([[1, 2], [3, 4]]))"),
-    ("I/O", "load", "load(file)", "reads a .npy file (bool, i4, i8, f4, f8; C order)",
+    ("I/O", "load", "load(file[, name])", "reads a .npy file (bool, i4, i8, f4, f8; C or Fortran order), or the array `name` of a .npz file (numpy.savez or savez_compressed; `name` may be left out when it holds one array)",
      "save(\"/tmp/gk_doc.npy\", [1.5, 2.5]); load(\"/tmp/gk_doc.npy\")"),
-    ("I/O", "save", "save(file, x)", "writes x to a .npy file (atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode)",
-     "save(\"/tmp/gk_doc.npy\", iota(3))"),
+    ("I/O", "save", "save(file, x, ...)", "writes x to a .npy file, or several arrays to a .npz file (stored members, as numpy.savez; each named after its argument when that is a variable, else arr_N by position); atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode",
+     "x = iota(3); save(\"/tmp/gk_doc.npz\", x, x * 2); load(\"/tmp/gk_doc.npz\", \"arr_1\")"),
+    ("I/O", "loadtxt", "loadtxt(file[, delimiter][, skiprows])", "reads numbers separated by `delimiter` (default: blanks) as f64, numpy.loadtxt's rules: the first `skiprows` lines, blank lines and `#` comments are skipped, one row or one column gives a vector; a bad cell's error names its row (the file's line) and column",
+     "savetxt(\"/tmp/gk_doc.csv\", [[1, 2], [3, 4]], delimiter=\",\"); loadtxt(\"/tmp/gk_doc.csv\", delimiter=\",\")"),
+    ("I/O", "savetxt", "savetxt(file, x[, delimiter])", "writes a vector (one value a line) or a matrix (one row a line), `delimiter` between (default a space); floats as numpy's `%.18e`, ints and bools as integers",
+     "savetxt(\"/tmp/gk_doc.txt\", [0.5, 2])"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),
     ("gather", "take", "take(x, idx)",
@@ -215,12 +219,94 @@ BUILTINS = [
      "concat([[1, 2]], [[3, 4], [5, 6]])"),
     ("gather", "stack", "stack(a, b, ...[, axis=0])", "joins arrays of one shape along a new axis (numpy.stack)",
      "stack([1, 2], [3, 4], axis=1)"),
+    ("I/O", "plot", "plot(x[, y])", "draws a text chart of x's elements (bars from 0 when none is negative, else each column's range, with the zero line), or a scatter of the points (x, y); Unicode on a terminal, ASCII piped or under NO_COLOR; prints nothing else",
+     "plot([1, 3, 2, 5, 4])"),
 ]
 
 
 FAMILY = {"make": "Making arrays", "elementwise": "Elementwise", "reduce": "Reductions", "scan": "Scans",
           "normalize": "Normalisations", "data movement": "Data movement", "shape": "Shape and views", "I/O": "I/O",
           "gather": "Gather and join"}
+
+
+# ---------------------------------------------------------------- help
+# The REPL's `:help NAME` / `?NAME` text comes from BUILTINS too: docs/help.txt
+# is written here (signature, meaning, dtype rule, the example and what gk
+# printed for it) and the Makefile embeds it in the gk command, so the help
+# and this reference cannot disagree (`make test` runs --check).  The dtype
+# rule is DTYPE_RULE[name] when there is one, else the family's; a row added
+# to BUILTINS without either still builds, and --check names it.
+RAN = {}   # name -> (what its example printed, its result type), filled by table_builtins
+FAMILY_DTYPE = {
+    "elementwise": "bool and ints become a float (f32 from bool or i32, f64 from i64); floats keep their dtype",
+    "reduce": "a scalar (one value per row or column of a rows()/cols() view) of the input's dtype",
+    "scan": "the input's dtype; sum and prod of ints and bools accumulate in i64",
+    "normalize": "a float of the input's shape (ints become f32 from bool or i32, f64 from i64)",
+    "shape": "i64",
+}
+DTYPE_RULE = {
+    "iota": "i64", "zeros": "f32", "ones": "f32", "fill": "the dtype of v (a weak literal: i64 or f32)",
+    "rand": "f32", "randn": "f32", "seed": "no value",
+    "abs": "keeps the input's dtype", "relu": "keeps the input's dtype", "sign": "keeps the input's dtype",
+    "round": "keeps the input's dtype (ints unchanged)",
+    "floor": "keeps floats; ints become a float", "ceil": "keeps floats; ints become a float",
+    "isfinite": "bool", "isnan": "bool", "isinf": "bool",
+    "pow": "numpy's promotion of a and b (an int to a negative int literal power is an error)",
+    "maximum": "numpy's promotion of a and b (weak literals take the other operand's dtype)",
+    "minimum": "numpy's promotion of a and b (weak literals take the other operand's dtype)",
+    "atan2": "a float: numpy's promotion of a and b, ints becoming a float",
+    "hypot": "a float: numpy's promotion of a and b, ints becoming a float",
+    "clamp": "numpy's promotion of x, lo and hi", "where": "numpy's promotion of a and b; c is bool",
+    "f32": "f32", "f64": "f64", "i32": "i32", "i64": "i64", "bool": "bool",
+    "sum": "i64 for ints and bools, else the input's float dtype",
+    "prod": "i64 for ints and bools, else the input's float dtype",
+    "max": "the input's dtype", "min": "the input's dtype", "any": "bool", "all": "bool",
+    "argmax": "i64", "argmin": "i64", "count": "i64",
+    "mean": "a float (f32 from bool or i32, f64 from i64)", "norm": "a float (f32 from bool or i32, f64 from i64)",
+    "var": "a float (f32 from bool or i32, f64 from i64)", "std": "a float (f32 from bool or i32, f64 from i64)",
+    "logsumexp": "a float (f32 from bool or i32, f64 from i64)",
+    "dot": "numpy's promotion of a and b; ints and bools accumulate in i64",
+    "filter": "x's dtype", "partition": "x's dtype", "hist": "i64",
+    "transpose": "x's dtype", "reshape": "x's dtype", "permute": "x's dtype",
+    "load": "the file's dtype (bool, i32, i64, f32 or f64)", "save": "no value", "print": "no value",
+    "loadtxt": "f64, as numpy.loadtxt", "savetxt": "no value", "plot": "no value",
+    "take": "x's dtype (idx: an integer array)",
+    "bincount": "i64 counts; with weights, their float dtype (f32 weights give f32, where numpy gives f64)",
+    "concat": "numpy's promotion of the operands", "stack": "numpy's promotion of the operands",
+}
+
+
+def help_txt():
+    """docs/help.txt: one '@NAME' entry per builtin, then '@:names' (the families)."""
+    out = ["# generated by docs/gen_language.py from runs of build/gk; edit the generator, not this file\n"
+           "# the gk command embeds it: :help NAME and ?NAME at the prompt print an entry\n"]
+    missing = []
+    fams = {}
+    for fam, name, sig, desc, e in BUILTINS:
+        fams.setdefault(fam, []).append(name)
+        rule = DTYPE_RULE.get(name, FAMILY_DTYPE.get(fam))
+        if rule is None:
+            missing.append(name)
+            rule = "(not written yet)"
+        res, t = RAN.get(name, ("", "-"))
+        shown = "\n".join("    " + l for l in res.split("\n")) if res else "    (prints nothing)"
+        out.append("@%s\n%s    [%s]\n  %s\n  dtype: %s\n  example:\n    gk> %s\n%s\n%s" % (
+            name, sig, FAMILY[fam].lower(), desc, rule, e, shown,
+            "  result type: %s\n" % t if t != "-" else ""))
+    names = ["@:names"]
+    for fam, ns in fams.items():
+        line, lines = "", []
+        for n in ns:
+            if len(line) + len(n) + 1 > 58:
+                lines.append(line)
+                line = ""
+            line += (" " if line else "") + n
+        lines.append(line)
+        names.append("  %-17s%s" % (FAMILY[fam] + ":", ("\n" + " " * 19).join(lines)))
+    out.append("\n".join(names) + "\n")
+    if missing:
+        print("gen_language: no dtype rule for %s (add them to DTYPE_RULE)" % ", ".join(missing))
+    return "".join(out), missing
 
 
 def library_builtins():
@@ -252,8 +338,10 @@ def table_builtins():
             out.append("\n### %s\n\n| signature | does | example | prints | result type |\n|---|---|---|---|---|" % FAMILY[fam])
             fam0 = fam
         res = gk(e)
+        RAN[name] = (res, t)
+        shown = "a chart ([below](#charts))" if res.count("\n") > 3 else "`%s`" % one_line(res) if res else "(nothing)"
         out.append("| `%s` | %s | `%s` | %s | %s |" % (sig, desc, e.replace("|", "\\|"),
-                   "`%s`" % one_line(res) if res else "(nothing)", "`%s`" % t if t != "-" else "—"))
+                   shown, "`%s`" % t if t != "-" else "—"))
     return "\n".join(out) + "\n"
 
 
@@ -363,7 +451,7 @@ operator on the line it breaks (the REPL then prompts `...`).
 | integer | `3`, `-7` | i64, *weak* |
 | float | `2.5`, `.5`, `5.`, `1e6`, `2E-3` | f32, *weak* (the text is kept exactly until the type is known) |
 | bool | `true`, `false` | bool |
-| string | `"file.npy"` | only as an argument of `load`, `save`, `print` |
+| string | `"file.npy"` | only as an argument of `load`, `save`, `loadtxt`, `savetxt` (file names, a delimiter, a .npz member name) and `print` |
 | list | `[1, 2, 3]`, `[[1, 2], [3, 4]]` | i64 if all elements are ints, f32 if any is a float, bool if all are bools |
 
 A *weak* literal takes its type from the other operand: `i32(x) + 1` stays
@@ -566,6 +654,19 @@ Notes:
     w(ex("exscan([3, 1, 4], min)\nexscan([3.0, 1, 4], max)"))
     w(ex("x = [1.0, 2, 2, 3, 3, 3]\nhist(x, 3)\nhist(x, 2, 0, 2)"))
     w("""
+### Charts
+
+`plot(x)` draws a column chart of a vector, `plot(x, y)` a scatter, each as
+wide as the terminal (75 columns when the output is not one). On a
+terminal the chart uses Unicode block characters, and a printed `hist(...)`
+result is followed by a bar per bin; piped, or with `NO_COLOR` set, charts
+are plain ASCII and `hist` prints its counts only. Through the C API there
+are no hist charts unless the context's `charts` option asks
+(`gk_option(g, "charts", 2)`); this is the ASCII form:
+
+""")
+    w(ex("plot(sin(iota(60) / 6))"))
+    w("""
 ## Printing
 
 Values print as `numpy.array2string` prints them with precision 6,
@@ -574,7 +675,10 @@ threshold 1000, edge items 3 and line width 75, except that booleans are
 `.0` added to a float that would otherwise look like an int. Arrays share one
 format per array (so columns line up); matrices print one row per line,
 higher ranks as numpy does; an array of more than 1000 elements is
-summarised with `...`.
+summarised with `...`. The precision is numpy's print option: `GK_DIGITS=N`
+in the environment or `:digits N` in the REPL (1 to 17; the C API's
+`digits` option) sets it; in the REPL the line width follows the terminal
+(the `linewidth` option), and `_` is the last value printed.
 
 """)
     w(ex("print(1.0, 45.0, 0.1 + 0.2, 1.0 / 3, 1e6, 1234567.0, 0.00001, -0.0, 0/0, -1/0)"))
@@ -967,18 +1071,21 @@ def main():
     if not os.access(GK, os.X_OK):
         sys.exit("gen_language: %s not built (run make)" % GK)
     docs = {"docs/language.md": language_md(), "docs/limits.md": limits_md(), "docs/fusion.md": fusion_md()}
-    bad = 0
+    docs["docs/help.txt"], missing = help_txt()
+    bad = 1 if missing and check else 0   # counted as a failed file; the names were printed
     for path, text in docs.items():
         full = os.path.join(ROOT, path)
         old = open(full).read() if os.path.exists(full) else None
         if old == text:
             continue
         if check:
-            print("%s is out of date" % path)
-            bad = 1
+            print("%s is out of date (run: python3 docs/gen_language.py)" % path)
+            bad += 1
         else:
             open(full, "w").write(text)
             print("wrote %s" % path)
+    if check:
+        print("%d passed, %d failed" % (len(docs) - bad, bad))
     sys.exit(bad)
 
 

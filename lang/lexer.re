@@ -17,6 +17,7 @@
 ** is skipped like a space, so `x = 1 +` continues on the next line and the
 ** REPL sees it as incomplete.  CRLF is one newline; a lone CR is an error.
 */
+#include <ctype.h>
 #include <errno.h>
 #include <locale.h>
 #include <stdio.h>
@@ -86,6 +87,36 @@ lang_loc lang_eof_loc(const lang_lexer *lx)
   return l;
 }
 
+/* What a character gk lacks means in numpy, torch or Julia, as a suffix
+** for its message ("" for most): '.' after a name (np.sum, x.T, x.shape),
+** '&', '|', '~' and '!' (and, or, not). */
+static const char *char_hint(const lang_lexer *lx, size_t off, char *buf, size_t n)
+{
+  const unsigned char *s = lx->src;
+  size_t b = off, a = off + 1;
+  unsigned c = s[off];
+  buf[0] = '\0';
+  if (c == '&') snprintf(buf, n, "; gk writes 'and' (on bools)");
+  else if (c == '|') snprintf(buf, n, "; gk writes 'or' (on bools)");
+  else if (c == '~' || (c == '!' && !(off + 1 < lx->len && s[off + 1] == '='))) snprintf(buf, n, "; gk writes 'not' (on bools)");
+  if (c != '.') return buf;
+  while (b > 0 && (isalnum(s[b - 1]) || s[b - 1] == '_')) b--;
+  while (a < lx->len && (isalnum(s[a]) || s[a] == '_')) a++;
+  if (b == off || a == off + 1 || isdigit(s[b])) return buf;
+  int nb = (int)(off - b), na = (int)(a - off - 1);
+  const char *before = (const char *)s + b, *after = (const char *)s + off + 1;
+  if (na > 24 || nb > 24) { snprintf(buf, n, "; gk has no modules, attributes or methods"); return buf; }
+  if ((nb == 2 && !memcmp(before, "np", 2)) || (nb == 5 && !memcmp(before, "numpy", 5)) ||
+      (nb == 5 && !memcmp(before, "torch", 5)) || (nb == 3 && !memcmp(before, "jnp", 3)) ||
+      (nb == 4 && !memcmp(before, "math", 4)) || (nb == 1 && !memcmp(before, "F", 1)))
+    snprintf(buf, n, "; gk has no modules: write %.*s(...), not %.*s.%.*s(...)", na, after, nb, before, na, after);
+  else if (na == 1 && after[0] == 'T')
+    snprintf(buf, n, "; gk has no attributes: write transpose(%.*s), not %.*s.T", nb, before, nb, before);
+  else
+    snprintf(buf, n, "; gk has no attributes or methods: write %.*s(%.*s), not %.*s.%.*s", na, after, nb, before, nb, before, na, after);
+  return buf;
+}
+
 /* Describes the byte at off for "unexpected character" messages: a
 ** printable ASCII character or a well-formed UTF-8 sequence is quoted, any
 ** other byte is shown in hex. */
@@ -97,7 +128,8 @@ static void bad_char(lang_pstate *st, size_t off)
   unsigned c = p[0];
   int n = 0, i;
   if (c > 0x20 && c < 0x7f) {
-    lang_error(st, GK_ESYNTAX, loc_at(lx, off), "unexpected character '%c'", (int)c);
+    char hint[160];
+    lang_error(st, GK_ESYNTAX, loc_at(lx, off), "unexpected character '%c'%s", (int)c, char_hint(lx, off, hint, sizeof hint));
     return;
   }
   if (c >= 0xc2 && c <= 0xdf) n = 2;

@@ -73,7 +73,12 @@ typedef struct fmt_buf {
   size_t len;   /* bytes of text, not counting the NUL */
   size_t cap;   /* bytes allocated at data */
   int status;   /* GK_OK, or the first failure (GK_ENOMEM / GK_ELIMIT) */
+  int digits;   /* print option for fmt_array/fmt_scalar: precision, 1..FMT_MAX_DIGITS; 0 = numpy's 6 */
+  int width;    /* print option: line width, FMT_MIN_WIDTH..FMT_MAX_WIDTH; 0 = numpy's 75 */
 } fmt_buf;
+#define FMT_MAX_DIGITS 17   /* a double's round-trip digits: more would print noise */
+#define FMT_MIN_WIDTH 10
+#define FMT_MAX_WIDTH 4096
 
 void fmt_init(fmt_buf *b);
 void fmt_free(fmt_buf *b);
@@ -118,6 +123,57 @@ typedef void *(*npy_alloc_fn)(void *ud, gk_dtype t, int ndim, const int64_t *sha
                               size_t bytes);
 int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen);
 int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
+             char *err, size_t errlen);
+/* npy_load of a .npy image in memory (an .npz member); name is for messages. */
+int npy_load_mem(const char *name, const void *buf, size_t len, npy_alloc_fn alloc_data, void *ud,
+                 char *err, size_t errlen);
+/* The header npy_save writes for an array (magic to '\n', a multiple of 64
+** bytes) in a malloc'd *out; returns its length, 0 when out of memory. */
+size_t npy_header(gk_dtype t, int ndim, const int64_t *shape, char **out);
+/* Writes the n pieces bufs[i] (lens[i] bytes) as the new content of path,
+** the way npy_save does: only over a writable regular file (a symbolic link
+** is followed), through "PATH.tmp.PID.N" renamed over it, keeping the mode.
+** GK_EIO with "PATH: message" in err on failure. */
+int host_write_file(const char *path, const void *const *bufs, const size_t *lens, int n,
+                    char *err, size_t errlen);
+
+/* ===================================================================== chart
+** Text charts (runtime/host_chart.c), at most `width` columns (0: 75),
+** Unicode block elements or plain ASCII.  chart_plot: x NULL, a column
+** chart of y (bars from 0 when nothing is negative, else each column's
+** [min, max]); else a scatter of (x[i], y[i]).  chart_hist: one bar per bin
+** (bins of [lo, hi]) with its count. */
+int chart_plot(fmt_buf *b, const double *x, const double *y, int64_t n, int width, int unicode);
+int chart_hist(fmt_buf *b, const int64_t *counts, int64_t n, double lo, double hi, int width, int unicode);
+
+/* ===================================================================== npz
+** numpy's .npz: a zip archive of .npy members named NAME.npy
+** (runtime/host_npz.c).  npz_load reads member `name` (NULL: the only one;
+** an archive of several then fails with their names in the message),
+** stored or deflated (numpy.savez / savez_compressed), its CRC-32 checked.
+** npz_save writes the n arrays as stored members names[i].npy, as
+** numpy.savez does.  Errors as npy_load's. */
+int npz_load(const char *path, const char *name, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen);
+int npz_save(const char *path, int n, const char *const *names, const gk_dtype *t, const int *ndim,
+             const int64_t *const *shape, const void *const *data, char *err, size_t errlen);
+/* inflate (RFC 1951) of src into dst of exactly dlen bytes: 0, or -1 when
+** the stream is malformed or does not fill dst exactly. */
+int npz_inflate(unsigned char *dst, size_t dlen, const unsigned char *src, size_t slen);
+uint32_t npz_crc32(uint32_t crc, const void *buf, size_t n);
+
+/* ===================================================================== txt
+** Delimited text (runtime/host_txt.c), numpy.loadtxt / savetxt.  txt_load
+** reads numbers separated by `delim` (NULL: runs of blanks), skipping the
+** first `skiprows` lines, blank lines and '#' comments, into f64; like
+** numpy (ndmin=0) one row or one column gives a vector, one cell a scalar.
+** A bad cell is GK_EIO "PATH: row R, column C: cannot read 'TEXT' as a
+** number" (R the line of the file, C the field, both from 1); rows of
+** different lengths name the row.  txt_save writes a vector one value a
+** line or a matrix one row a line (floats "%.18e" as numpy, ints and bools
+** as integers), `delim` between (NULL: " "). */
+int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn alloc_data, void *ud,
+             char *err, size_t errlen);
+int txt_save(const char *path, const char *delim, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen);
 
 /* ===================================================================== ops

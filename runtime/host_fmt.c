@@ -45,7 +45,12 @@
 #define FMT_THRESHOLD 1000 /* numpy threshold: summarise above this size */
 #define FMT_EDGE 3         /* numpy edgeitems */
 #define FMT_LINEWIDTH 75   /* numpy linewidth */
-#define FMT_WORD 80        /* longest element text: "-1.234567e+308" is 14 */
+#define FMT_WORD 80        /* longest element text: "-1.23456789012345678e+308" is 25 */
+
+/* The precision of the array being formatted (fmt_buf.digits, else
+** FMT_PRECISION): set by fmt_array and fmt_scalar for the static helpers
+** below; thread-local because contexts print on their own threads. */
+static _Thread_local int fmt_prec = FMT_PRECISION;
 
 /* ------------------------------------------------------------------ buffer */
 
@@ -53,6 +58,7 @@ void fmt_init(fmt_buf *b) {
   b->data = NULL;
   b->len = b->cap = 0;
   b->status = GK_OK;
+  b->digits = b->width = 0;
 }
 
 void fmt_free(fmt_buf *b) {
@@ -172,9 +178,9 @@ static void positional(double x, int f32, fparts *o) {
   shortest(x, f32, &g);
   const char *sign = signbit(x) ? "-" : "";
   int nfrac = g.n - 1 - g.e;
-  if (nfrac > FMT_PRECISION) {
+  if (nfrac > fmt_prec) {
     char buf[400];
-    snprintf(buf, sizeof buf, "%.*f", FMT_PRECISION, fabs(x));
+    snprintf(buf, sizeof buf, "%.*f", fmt_prec, fabs(x));
     char *dot = strchr(buf, '.');
     *dot = 0;
     snprintf(o->ip, sizeof o->ip, "%s%.40s", sign, buf); /* < 1e8 here */
@@ -201,9 +207,9 @@ static void positional(double x, int f32, fparts *o) {
 static void scientific(double x, int f32, fparts *o) {
   digits g;
   shortest(x, f32, &g);
-  if (g.n - 1 > FMT_PRECISION) {
+  if (g.n - 1 > fmt_prec) {
     char buf[64];
-    snprintf(buf, sizeof buf, "%.*e", FMT_PRECISION, fabs(x));
+    snprintf(buf, sizeof buf, "%.*e", fmt_prec, fabs(x));
     parse_e(buf, &g);
   }
   snprintf(o->ip, sizeof o->ip, "%s%c", signbit(x) ? "-" : "", g.d[0]);
@@ -387,12 +393,12 @@ static int format_elem(const afmt *f, const void *data, int64_t i, char *out) {
       snprintf(buf, sizeof buf, "%.*e", f->prec, fabs(v));
       char *e = strchr(buf, 'e');
       *e = 0;
-      snprintf(p.fp, sizeof p.fp, "%.8s", buf + 2); /* prec <= 6 digits */
+      snprintf(p.fp, sizeof p.fp, "%.*s", f->prec, buf + 2); /* prec <= FMT_MAX_DIGITS */
       p.exp = atoi(e + 1);
       snprintf(p.ip, sizeof p.ip, "%s%c", signbit(v) ? "-" : "", buf[0]);
     }
     return snprintf(out, FMT_WORD, "%*s.%s%.*se%c%0*d", f->pad_left, p.ip, p.fp,
-                    f->prec - (int)strlen(p.fp), "0000000000", p.exp < 0 ? '-' : '+',
+                    f->prec - (int)strlen(p.fp), "00000000000000000000", p.exp < 0 ? '-' : '+',
                     f->exp_size, abs(p.exp));
   }
   positional(v, f->t == GK_F32, &p);
@@ -479,7 +485,9 @@ int fmt_scalar(fmt_buf *b, gk_dtype t, const void *data) {
   if (isnan(v)) return fmt_puts(b, "nan");
   if (isinf(v)) return fmt_puts(b, v < 0 ? "-inf" : "inf");
   char buf[48];
-  snprintf(buf, sizeof buf, "%.6g", v);
+  int prec = b->digits > 0 && b->digits <= FMT_MAX_DIGITS ? b->digits : FMT_PRECISION;
+  if (t == GK_F32 && prec > 9) prec = 9;   /* 9 digits round-trip any float32: more is noise */
+  snprintf(buf, sizeof buf, "%.*g", prec, v);
   if (!strpbrk(buf, ".e")) strcat(buf, ".0");
   return fmt_puts(b, buf);
 }
@@ -500,8 +508,9 @@ int fmt_array(fmt_buf *b, gk_dtype t, int ndim, const int64_t *shape, const void
   w.ndim = ndim;
   w.summary = size > FMT_THRESHOLD;
   afmt f;
+  fmt_prec = b->digits > 0 && b->digits <= FMT_MAX_DIGITS ? b->digits : FMT_PRECISION;
   choose_format(&w, t, data, &f);
   layout L = {b, &w, &f, data};
-  recurse(&L, 0, 0, 1, FMT_LINEWIDTH);
+  recurse(&L, 0, 0, 1, b->width >= FMT_MIN_WIDTH && b->width <= FMT_MAX_WIDTH ? b->width : FMT_LINEWIDTH);
   return b->status;
 }

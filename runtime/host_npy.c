@@ -203,9 +203,34 @@ static uint32_t le32(const unsigned char *b) {
   return (uint32_t)b[0] | (uint32_t)b[1] << 8 | (uint32_t)b[2] << 16 | (uint32_t)b[3] << 24;
 }
 
+/* Copies count elements of es bytes from Fortran order (first axis
+** fastest) in src to C order in dst. */
+static void fortran_to_c(void *dst, const void *src, int ndim, const int64_t *shape, int64_t count, size_t es) {
+  int64_t idx[GK_MAX_DIMS] = {0}, cstride[GK_MAX_DIMS];
+  int64_t st = 1;
+  for (int d = ndim - 1; d >= 0; d--) { cstride[d] = st; st *= shape[d]; }
+  int64_t off = 0;   /* C offset of idx */
+  for (int64_t k = 0; k < count; k++) {
+    memcpy((char *)dst + (size_t)off * es, (const char *)src + (size_t)k * es, es);
+    for (int d = 0; d < ndim; d++) {   /* next F-order index */
+      if (++idx[d] < shape[d]) { off += cstride[d]; break; }
+      off -= (idx[d] - 1) * cstride[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc_data, void *ud,
+                    char *err, size_t errlen);
+
+int npy_load_mem(const char *name, const void *buf, size_t len, npy_alloc_fn alloc_data, void *ud,
+                 char *err, size_t errlen) {
+  FILE *f = len ? fmemopen((void *)buf, len, "rb") : NULL;
+  if (!f) return npy_err(err, errlen, len ? GK_ENOMEM : GK_EIO, name, len ? "out of memory" : "not a .npy file (empty)");
+  return npy_read(f, (int64_t)len, name, alloc_data, ud, err, errlen);
+}
+
 int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
-  int rc = GK_EIO;
-  char *hdr = NULL;
   /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
   ** checked before any read, then the descriptor goes back to blocking. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -221,7 +246,15 @@ int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, siz
     close(fd);
     return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   }
-  int64_t fsize = (int64_t)st.st_size;
+  return npy_read(f, (int64_t)st.st_size, path, alloc_data, ud, err, errlen);
+}
+
+/* Reads a whole .npy from f (fsize bytes long) and closes f. */
+static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc_data, void *ud,
+                    char *err, size_t errlen) {
+  int rc = GK_EIO;
+  char *hdr = NULL;
+  void *ftmp = NULL;
   unsigned char pre[12];
   if (fread(pre, 1, 10, f) != 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
     npy_err(err, errlen, GK_EIO, path, "not a .npy file (bad magic)");
@@ -277,10 +310,6 @@ int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, siz
     npy_err(err, errlen, GK_EIO, path, "dtype '%s': %s", h.descr, why);
     goto fail;
   }
-  if (h.fortran) {
-    npy_err(err, errlen, GK_EIO, path, "Fortran-order arrays are not supported");
-    goto fail;
-  }
   int64_t count = 1;
   for (int i = 0; i < h.ndim; i++) {
     if (h.shape[i] != 0 && count > INT64_MAX / h.shape[i]) {
@@ -305,16 +334,24 @@ int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, siz
     rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
     goto fail;
   }
-  if (bytes > 0 && fread(data, 1, (size_t)bytes, f) != (size_t)bytes) {
+  /* Fortran order (numpy writes it for a transposed or np.asfortranarray
+  ** array): read as it is, then reorder into the C-order buffer. */
+  if (h.fortran && h.ndim > 1 && bytes > 0 && !(ftmp = malloc((size_t)bytes))) {
+    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
+    goto fail;
+  }
+  if (bytes > 0 && fread(ftmp ? ftmp : data, 1, (size_t)bytes, f) != (size_t)bytes) {
     npy_err(err, errlen, GK_EIO, path, "read error in data");
     goto fail;
   }
+  if (ftmp) fortran_to_c(data, ftmp, h.ndim, h.shape, count, es);
   if (t == GK_BOOL) {
     uint8_t *b = data;
     for (int64_t i = 0; i < count; i++) b[i] = b[i] != 0;
   }
   rc = GK_OK;
 fail:
+  free(ftmp);
   free(hdr);
   fclose(f);
   return rc;
@@ -370,31 +407,11 @@ static int save_target(const char *path, char *dst, size_t dstlen, mode_t *mode,
   return GK_OK;
 }
 
-int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
-             char *err, size_t errlen) {
-  static atomic_uint tmp_counter;
-  char *hdr = NULL;
-  int fd = -1, rc = GK_EIO;
-  char tmp[NPY_PATH_MAX + 48];
-  tmp[0] = 0;
-  size_t es = dtype_size(t);
-  if (!es || ndim < 0 || ndim > GK_MAX_DIMS || (ndim > 0 && !shape))
-    return npy_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
-  if (strlen(path) > NPY_PATH_MAX) return npy_err(err, errlen, GK_EIO, path, "path too long");
-  char dst[NPY_PATH_MAX + 1];
-  mode_t keep_mode;
-  if ((rc = save_target(path, dst, sizeof dst, &keep_mode, err, errlen)) != GK_OK) return rc;
-  rc = GK_EIO;
-  int64_t count = 1;
-  for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0 || (shape[i] != 0 && count > INT64_MAX / (int64_t)es / shape[i]))
-      return npy_err(err, errlen, GK_EMISUSE, path, "bad shape for save");
-    count *= shape[i];
-  }
-  size_t bytes = (size_t)count * es;
-
+size_t npy_header(gk_dtype t, int ndim, const int64_t *shape, char **out) {
   /* "{'descr': '<f4', 'fortran_order': False, 'shape': (3, 4), }" + pad + "\n" */
   char dict[64 + GK_MAX_DIMS * 24];
+  *out = NULL;
+  if (!dtype_size(t) || ndim < 0 || ndim > GK_MAX_DIMS) return 0;
   int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (",
                    rt_dtype_info[t].npy);
   for (int i = 0; i < ndim; i++)
@@ -403,8 +420,8 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
   size_t pre = 10, total = (pre + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
   if (total - pre > 65535) /* version 1.0's 2-byte length cannot hold it */
     pre = 12, total = (pre + (size_t)n + 1 + NPY_ALIGN - 1) / NPY_ALIGN * NPY_ALIGN;
-  hdr = malloc(total);
-  if (!hdr) return npy_err(err, errlen, GK_ENOMEM, path, "out of memory");
+  char *hdr = malloc(total);
+  if (!hdr) return 0;
   size_t hlen = total - pre;
   memcpy(hdr, NPY_MAGIC, NPY_MAGIC_LEN);
   hdr[6] = pre == 10 ? 1 : 2;
@@ -413,7 +430,21 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
   memcpy(hdr + pre, dict, (size_t)n);
   memset(hdr + pre + n, ' ', total - pre - (size_t)n - 1);
   hdr[total - 1] = '\n';
+  *out = hdr;
+  return total;
+}
 
+int host_write_file(const char *path, const void *const *bufs, const size_t *lens, int n,
+                    char *err, size_t errlen) {
+  static atomic_uint tmp_counter;
+  int fd = -1, rc = GK_EIO;
+  char tmp[NPY_PATH_MAX + 48];
+  tmp[0] = 0;
+  if (strlen(path) > NPY_PATH_MAX) return npy_err(err, errlen, GK_EIO, path, "path too long");
+  char dst[NPY_PATH_MAX + 1];
+  mode_t keep_mode;
+  if ((rc = save_target(path, dst, sizeof dst, &keep_mode, err, errlen)) != GK_OK) return rc;
+  rc = GK_EIO;
   snprintf(tmp, sizeof tmp, "%s.tmp.%ld.%u", dst, (long)getpid(),
            atomic_fetch_add(&tmp_counter, 1));
   fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
@@ -422,10 +453,11 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
     tmp[0] = 0;
     goto fail;
   }
-  if (write_all(fd, hdr, total) != 0 || (bytes && write_all(fd, data, bytes) != 0)) {
-    npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
-    goto fail;
-  }
+  for (int i = 0; i < n; i++)
+    if (lens[i] && write_all(fd, bufs[i], lens[i]) != 0) {
+      npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
+      goto fail;
+    }
   if (keep_mode) fchmod(fd, keep_mode);
   int cfd = fd;
   fd = -1;
@@ -442,6 +474,26 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
 fail:
   if (fd >= 0) close(fd);
   if (tmp[0]) unlink(tmp);
+  return rc;
+}
+
+int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
+             char *err, size_t errlen) {
+  size_t es = dtype_size(t);
+  if (!es || ndim < 0 || ndim > GK_MAX_DIMS || (ndim > 0 && !shape))
+    return npy_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
+  int64_t count = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0 || (shape[i] != 0 && count > INT64_MAX / (int64_t)es / shape[i]))
+      return npy_err(err, errlen, GK_EMISUSE, path, "bad shape for save");
+    count *= shape[i];
+  }
+  char *hdr;
+  size_t total = npy_header(t, ndim, shape, &hdr);
+  if (!total) return npy_err(err, errlen, GK_ENOMEM, path, "out of memory");
+  const void *bufs[2] = { hdr, data };
+  size_t lens[2] = { total, (size_t)count * es };
+  int rc = host_write_file(path, bufs, lens, 2, err, errlen);
   free(hdr);
   return rc;
 }

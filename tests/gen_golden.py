@@ -986,7 +986,7 @@ err(T + "unknown_name_caret", "an unknown name with its caret", "y = 2 * zz", 1,
     caret=True)
 err(T + "unknown_function", "an unknown function", "foo(1)", 1, 1, "unknown function 'foo'")
 err(T + "unknown_function_nested", "an unknown function inside an expression", "1 + bar(2)", 1, 5,
-    "unknown function 'bar'")
+    "unknown function 'bar'; did you mean 'var'?")
 err(T + "arity_sum", "sum takes one argument", "sum(1, 2)", 1, 1, "'sum' takes 1 argument, got 2")
 err(T + "arity_hist", "hist takes 2 to 4 arguments", "hist([1, 2])", 1, 1,
     "'hist' takes 2 to 4 arguments, got 1")

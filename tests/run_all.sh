@@ -8,11 +8,14 @@ mode=${1:-}
 export B
 total_p=0; total_f=0; bad=""
 log=$(mktemp -d)
+start_all=$(date +%s)
 run() {   # run NAME CMD...  -- a suite; its last "N passed, M failed" line counts
   name=$1; shift
-  printf '%-14s ' "$name"
+  printf '%-14s ... ' "$name"   # the name as the suite starts, its count when it ends
+  t0=$(date +%s)
   "$@" > "$log/$name.out" 2>&1
   rc=$?
+  secs=$(( $(date +%s) - t0 ))
   line=$(grep -E '[0-9]+ passed, [0-9]+ failed' "$log/$name.out" | tail -n 1)
   p=$(printf '%s' "$line" | sed -E 's/.*([0-9]+) passed.*/\1/;s/[^0-9].*//' )
   p=$(printf '%s' "$line" | grep -oE '[0-9]+ passed' | grep -oE '[0-9]+')
@@ -23,10 +26,10 @@ run() {   # run NAME CMD...  -- a suite; its last "N passed, M failed" line coun
   total_p=$((total_p + p)); total_f=$((total_f + f))
   if [ "$f" != 0 ]; then
     bad="$bad $name"
-    echo "$p passed, $f failed  (log below)"
+    echo "$p passed, $f failed  (${secs} s; log below)"
     tail -n 40 "$log/$name.out" | sed 's/^/    /'
   else
-    echo "$p passed, $f failed"
+    echo "$p passed, $f failed  (${secs} s)"
   fi
 }
 
@@ -41,10 +44,13 @@ case "$mode" in
 *)
   for t in "$B"/tests/test_*; do [ -x "$t" ] && run "$(basename "$t")" "$t"; done
   [ -f tests/cli/test_cli.sh ] && run cli sh tests/cli/test_cli.sh
+  run repl python3 tests/cli/test_repl.py
   run golden python3 tests/run_gk.py --compare-fusion
   run generated python3 tests/gen_golden.py --verify
   run plan python3 tests/run_plan.py
+  run docs python3 docs/gen_language.py --check
   run numpy python3 tests/numpy_check.py
+  run io python3 tests/io/io_check.py
   run diff env GK_NVRTC_CHECK=lower python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   run shapes python3 tests/run_shapes.py
@@ -58,5 +64,5 @@ esac
 rm -rf "$log"
 echo
 [ -n "$bad" ] && echo "failing suites:$bad"
-echo "$total_p passed, $total_f failed"
+echo "$total_p passed, $total_f failed in $(( $(date +%s) - start_all )) s"
 [ "$total_f" = 0 ]

@@ -115,6 +115,41 @@ if [ -f examples/embed.c ]; then
   else cat "$tmp/cc.log"; bad "examples/embed.c against the installed tree"; fi
 fi
 
+# The README's embedding steps, verbatim, as a user without root would
+# follow them: its C program saved as embed.c, its sh block run line by line
+# with HOME in a temporary folder (make runs in this tree), the output
+# compared with the README's text block on the cpu backend.
+check '[ -f "$prefix/share/doc/gk/language.md" ]' "share/doc/gk/language.md installed"
+check '"$prefix/bin/gk" --help | grep -qF "The language: $(cd "$prefix" && pwd -P)/share/doc/gk/language.md"' "installed gk --help names the installed reference"
+home=$tmp/home
+mkdir -p "$home/work"
+if python3 - "$home/work" <<'PY'
+import re, sys
+t = open("README.md").read().split("## Embedding in C", 1)[1].split("\n## ", 1)[0]
+c = re.search(r"```c\n(.*?)```", t, re.S).group(1)
+sh = [b for b in re.findall(r"```sh\n(.*?)```", t, re.S) if "PREFIX=$HOME/.local" in b][0]
+out = re.findall(r"```text\n(.*?)```", t, re.S)[0]
+d = sys.argv[1]
+open(d + "/embed.c", "w").write(c)
+open(d + "/steps.sh", "w").write(sh)
+open(d + "/expected", "w").write(out)
+PY
+then
+  root=$(pwd)
+  # `make` in the steps is this tree's make (the user runs it in the gk folder)
+  if (cd "$home/work" && HOME=$home GK_BACKEND=cpu PKG_CONFIG_PATH= \
+        MAKE_ROOT=$root MAKE_B=$B sh -e -c 'make() { command '"$MAKE"' --no-print-directory -s -C "$MAKE_ROOT" B="$MAKE_B" "$@"; }; . ./steps.sh' \
+        >"$home/out" 2>&1); then
+    grep -v '^  [A-Z][A-Z]* ' "$home/out" > "$home/out2"   # make's quiet lines (CC, LD, ...)
+    diff "$home/out2" "$home/work/expected" >"$home/diff" 2>&1
+    check '[ ! -s "$home/diff" ]' "README embedding steps give the README's output: $(cat "$home/diff")"
+  else
+    cat "$home/out"; bad "README embedding steps, run verbatim"
+  fi
+else
+  bad "README embedding section (C, sh and text blocks) not found"
+fi
+
 # DESTDIR staging: files land under DESTDIR, gk.pc names PREFIX
 dest=$tmp/stage
 if $MAKE --no-print-directory -s install B="$B" PREFIX=/opt/gk DESTDIR="$dest" >"$tmp/install2.log" 2>&1; then

@@ -352,8 +352,8 @@ static void test_errors(void)
   E("a == b != c", SY, "1:8", "unexpected '!='");
   E("$", SY, "1:1", "unexpected character '$'");
   E("x = 1 $ 2", SY, "1:7", "unexpected character '$'");
-  E("x = !a", SY, "1:5", "unexpected character '!'");
-  E("a.b", SY, "1:2", "unexpected character '.'");
+  E("x = !a", SY, "1:5", "unexpected character '!'; gk writes 'not' (on bools)");
+  E("a.b", SY, "1:2", "unexpected character '.'; gk has no attributes or methods: write b(a), not a.b");
   E("\x01", SY, "1:1", "unexpected byte 0x01");
   E("a\rb", SY, "1:2", "unexpected byte 0x0d");
   E("x = 1 \xc3\x97 2", SY, "1:7", "unexpected character '\xc3\x97'");
