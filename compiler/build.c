@@ -384,11 +384,17 @@ static int check_size(cc_session *s, lang_loc loc, int ndim, const int64_t *shap
 
 /* ------------------------------------------------------------- builtins */
 
+#define BUILTIN_PARAMS 6   /* parameters of one builtin */
+
+/* A variadic builtin's parameters (concat's axis) are keyword-only: slot
+** KW_SLOT(k) for parameter k, after every positional slot. */
+#define KW_SLOT(k) (LANG_MAX_ARGS + (k))
+
 typedef struct bargs {
-  int n;                       /* positional + keyword slots filled (by parameter index) */
-  cval v[LANG_MAX_ARGS];
-  int have[LANG_MAX_ARGS];
-  lang_loc loc[LANG_MAX_ARGS];
+  int n;                       /* positional + keyword slots filled (by parameter index; not KW_SLOTs) */
+  cval v[LANG_MAX_ARGS + BUILTIN_PARAMS];
+  int have[LANG_MAX_ARGS + BUILTIN_PARAMS];
+  lang_loc loc[LANG_MAX_ARGS + BUILTIN_PARAMS];
   const ast *call;
 } bargs;
 
@@ -397,7 +403,7 @@ typedef int (*builtin_fn)(cc_session *s, int code, bargs *a, lang_loc loc, cval 
 typedef struct builtin {
   const char *name;
   int min, max;               /* positional arity; max -1 = variadic */
-  const char *params[5];      /* parameter names (keywords accepted), NULL-terminated */
+  const char *params[BUILTIN_PARAMS]; /* parameter names (keywords accepted), NULL-terminated when fewer */
   builtin_fn fn;
   int code;                   /* op or rop */
 } builtin;
@@ -1287,6 +1293,365 @@ static int b_searchsorted(cc_session *s, int code, bargs *a, lang_loc loc, cval 
   return GK_OK;
 }
 
+/* ------------------------------------------------------------- axis= (issue 13)
+** A builtin that names a parameter "axis" takes axis=k on an array of any
+** rank.  call_builtin moves axis k into a matrix the builtin already knows
+** how to treat per row or per column, runs the builtin on that view, and
+** moves the result back:
+**   - a 1-d array: the whole array (the builtin sees no view);
+**   - k the last axis: rows() of reshape(x, outer, len) -- contiguous rows;
+**   - any other k: cols() of reshape(permute(x, k first), len, outer*inner),
+**     whose columns are adjacent in memory (coalesced column reads).
+** A result of one value per row (column) loses axis k; a result with rows
+** (columns) of some length L' gets axis k back with length L' (softmax,
+** scan: L' = len; a top-k: L' = k).  So a builtin gets axis= by naming the
+** parameter and handling rows(m) / cols(m) of a matrix; nothing else. */
+
+typedef struct axmove {
+  int mode;                     /* AX_* */
+  int k, nd;                    /* the normalized axis, x's rank */
+  int64_t shape[GK_MAX_DIMS];   /* x's shape */
+  int perm[GK_MAX_DIMS];        /* AX_COLS: output dim i of the permuted x is x's dim perm[i] */
+  int64_t outer;                /* values per result: the product of the other dims */
+} axmove;
+enum { AX_WHOLE, AX_ROWS, AX_COLS };
+
+/* The axis named by argument slot i for an array of rank nd (negative
+** counts from the end), numpy's error when out of range. */
+static int axis_value(cc_session *s, bargs *a, int i, int nd, int *k) {
+  const cval *v = &a->v[i];
+  int64_t ax;
+  if (v->kind != K_ARRAY || v->x->n != 1 || v->x->ndim != 0 || rt_is_float(v->x->t) || v->x->t == GK_BOOL)
+    return cc_error(s, a->loc[i], GK_ETYPE, "axis must be an integer");
+  if (scalar_value(s, v, a->loc[i], "axis", NULL, &ax)) return s->err->status;
+  if (ax < -nd || ax >= nd)
+    return cc_error(s, a->loc[i], GK_EVALUE, "axis %lld is out of bounds for array of dimension %d", (long long)ax, nd);
+  *k = (int)(ax < 0 ? ax + nd : ax);
+  return GK_OK;
+}
+
+static rt_node *reshape_to(cc_session *s, rt_node *x, int nd, const int64_t *shape) {
+  if (!x) return NULL;
+  if (x->ndim == nd && !memcmp(x->shape, shape, sizeof(int64_t) * (size_t)nd)) return x;
+  if (x->op == RT_CONST) return mkconst(s, x->t, x->c.f, x->c.i, nd, shape);
+  rt_node r = blank(RT_RESHAPE, x->t, nd, shape);
+  r.nin = 1; r.in[0] = x;
+  return cc_node(s, &r);
+}
+
+
+/* x with axis k moved into a matrix view (see above); *m records how. */
+static int axis_in(cc_session *s, cval x, int k, lang_loc loc, axmove *m, cval *out) {
+  rt_node *v = x.x;
+  memset(m, 0, sizeof *m);
+  m->k = k; m->nd = v->ndim;
+  memcpy(m->shape, v->shape, sizeof(int64_t) * (size_t)v->ndim);
+  m->outer = 1;
+  for (int d = 0; d < v->ndim; d++) if (d != k) m->outer *= v->shape[d];
+  *out = x;
+  if (v->ndim == 1) { m->mode = AX_WHOLE; return GK_OK; }
+  int64_t sh[2];
+  if (k == v->ndim - 1) {
+    m->mode = AX_ROWS;
+    sh[0] = m->outer; sh[1] = v->shape[k];
+    out->x = reshape_to(s, v, 2, sh);
+    out->view = V_ROWS;
+  } else {
+    m->mode = AX_COLS;
+    m->perm[0] = k;
+    for (int d = 0, i = 1; d < v->ndim; d++) if (d != k) m->perm[i++] = d;
+    sh[0] = v->shape[k]; sh[1] = m->outer;
+    out->x = reshape_to(s, permute_view(s, v, m->perm), 2, sh);
+    out->view = V_COLS;
+  }
+  if (!out->x) return s->err->status;
+  return GK_OK;
+}
+
+/* A builtin's result on the view of axis_in, back in x's axes. */
+static int axis_out(cc_session *s, const axmove *m, lang_loc loc, const char *name, cval *y) {
+  if (m->mode == AX_WHOLE || y->kind != K_ARRAY) return GK_OK;
+  rt_node *r = y->x;
+  int64_t sh[GK_MAX_DIMS];
+  int nd = 0;
+  int lenpos = m->mode == AX_ROWS ? 1 : 0;   /* the dim of r along axis k */
+  int64_t other = m->mode == AX_ROWS ? (r->ndim ? r->shape[0] : -1) : (r->ndim == 2 ? r->shape[1] : r->ndim ? r->shape[0] : -1);
+  if (other != m->outer || r->ndim < 1 || r->ndim > 2)
+    return cc_error(s, loc, GK_EMISUSE, "internal error: '%s' with axis= gave shape of rank %d", name, r->ndim);
+  if (r->ndim == 1) {   /* one value per row / column: axis k is gone */
+    for (int d = 0; d < m->nd; d++) if (d != m->k) sh[nd++] = m->shape[d];
+    y->x = reshape_to(s, r, nd, sh);
+  } else if (m->mode == AX_ROWS) {
+    for (int d = 0; d < m->nd; d++) sh[nd++] = d == m->k ? r->shape[lenpos] : m->shape[d];
+    y->x = reshape_to(s, r, nd, sh);
+  } else {
+    /* r is (L', outer): reshape to the permuted dims, then permute back */
+    int inv[GK_MAX_DIMS];
+    sh[nd++] = r->shape[0];
+    for (int i = 1; i < m->nd; i++) sh[nd++] = m->shape[m->perm[i]];
+    for (int i = 0; i < m->nd; i++) inv[m->perm[i]] = i;
+    y->x = permute_view(s, reshape_to(s, r, nd, sh), inv);
+  }
+  if (!y->x) return s->err->status;
+  y->view = V_NONE;
+  y->weak = 0;
+  return GK_OK;
+}
+
+/* Runs builtin b on bound arguments a, lowering its axis= argument (if it
+** takes one and it was given) to a rows() / cols() view of its first. */
+static int call_builtin(cc_session *s, const builtin *b, bargs *a, lang_loc loc, cval *out) {
+  int slot = -1;
+  for (int i = 0; b->max >= 0 && i < BUILTIN_PARAMS && b->params[i]; i++) if (!strcmp(b->params[i], "axis")) slot = i;
+  if (slot < 0 || !a->have[slot]) return b->fn(s, b->code, a, loc, out);
+  if (need_array(s, &A(0), loc, b->name)) return s->err->status;
+  if (A(0).view)
+    return cc_error(s, a->loc[slot], GK_ETYPE, "'%s' takes axis= or a %s view, not both", b->name,
+                    A(0).view == V_ROWS ? "rows()" : "cols()");
+  int k = 0;
+  axmove m;
+  if (axis_value(s, a, slot, A(0).x->ndim, &k) || axis_in(s, A(0), k, loc, &m, &A(0))) return s->err->status;
+  a->have[slot] = 0;
+  if (b->fn(s, b->code, a, loc, out)) return s->err->status;
+  return axis_out(s, &m, loc, b->name, out);
+}
+
+/* ------------------------------------------------- gather, bincount, concat, stack (issue 13)
+** x[idx] / take(x, idx) is an RT_GATHER node: an index op like a view whose
+** map comes from idx's values, so x's producers run in its consumer's loads
+** and idx's too.  Indices are checked here, before the node exists (a min
+** and max pass over idx; the position of the first bad one only on error),
+** so the kernels never see one out of range.  concat is a chain of binary
+** RT_CONCAT nodes over [outer, inner] reshapes; stack is concat of reshapes
+** with a new axis of 1. */
+
+/* Position k of an index array as text: "3", or "[1, 2]" past one dim. */
+static void pos_str(const rt_node *q, int64_t k, char *buf, size_t len) {
+  if (q->ndim <= 1) { snprintf(buf, len, "%lld", (long long)k); return; }
+  int64_t co[GK_MAX_DIMS];
+  for (int d = q->ndim - 1; d >= 0; d--) { co[d] = k % q->shape[d]; k /= q->shape[d]; }
+  size_t o = (size_t)snprintf(buf, len, "[");
+  for (int d = 0; d < q->ndim && o < len; d++) o += (size_t)snprintf(buf + o, len - o, "%s%lld", d ? ", " : "", (long long)co[d]);
+  if (o < len) snprintf(buf + o, len - o, "]");
+}
+
+/* Whether integer array q (not empty) has an element outside [lo, hi]:
+** *pos and *val are the first one's.  Computes q. */
+static int first_outside(cc_session *s, rt_node *q, int64_t lo, int64_t hi, lang_loc loc, int *bad, int64_t *pos, int64_t *val) {
+  *bad = 0;
+  cval iv = arr(cast(s, q, GK_I64), V_NONE, 0), mn, mx;
+  if (!iv.x || reduce(s, ROP_MIN, iv, loc, "indexing", &mn) || reduce(s, ROP_MAX, iv, loc, "indexing", &mx)) return s->err->status;
+  rt_node *xs[2] = { mn.x, mx.x };
+  int64_t a, b;
+  if (cc_compute(s, xs, 2) || scalar_value(s, &mn, loc, "an index", NULL, &a) || scalar_value(s, &mx, loc, "an index", NULL, &b))
+    return s->err->status;
+  if (a >= lo && b <= hi) return GK_OK;
+  cval lt, gt, o, p;
+  if (binop(s, RT_LT, iv, arr(mkconst(s, GK_I64, 0, lo, 0, NULL), V_NONE, 0), loc, &lt) ||
+      binop(s, RT_GT, iv, arr(mkconst(s, GK_I64, 0, hi, 0, NULL), V_NONE, 0), loc, &gt) ||
+      binop(s, RT_OR, lt, gt, loc, &o) || reduce(s, ROP_ARGMAX, o, loc, "indexing", &p) ||
+      scalar_value(s, &p, loc, "a position", NULL, pos))
+    return s->err->status;
+  rt_node r = blank(RT_VIEW, GK_I64, 0, NULL);
+  r.nin = 1; r.in[0] = iv.x; r.voff = *pos;
+  cval e = arr(cc_node(s, &r), V_NONE, 0);
+  if (!e.x || scalar_value(s, &e, loc, "an index", NULL, val)) return s->err->status;
+  *bad = 1;
+  return GK_OK;
+}
+
+/* An integer index array: floats only when empty (`x[[]]`), bools for bincount. */
+static int index_array(cc_session *s, cval *q, lang_loc loc, const char *name) {
+  gk_dtype t = q->x->t;
+  if ((rt_is_float(t) && q->x->n == 0) || (t == GK_BOOL && !strcmp(name, "bincount"))) {   /* numpy counts bools as 0 / 1 */
+    q->x = cast(s, q->x, GK_I64);
+    return q->x ? GK_OK : s->err->status;
+  }
+  if ((rt_is_float(t) || t == GK_BOOL) && !strcmp(name, "indexing"))
+    return cc_error(s, loc, GK_ETYPE, "an index array must be of integer or bool type, got %s", tname(t));
+  if (rt_is_float(t) || t == GK_BOOL)
+    return cc_error(s, loc, GK_ETYPE, "'%s' needs integer indices, got %s", name, tname(t));
+  return GK_OK;
+}
+
+/* x[idx]: x's first-axis entries picked by integer array idx; shape idx's + x's others. */
+static int gather(cc_session *s, cval x, cval idx, lang_loc loc, const char *name, cval *out) {
+  if (need_array(s, &x, loc, name) || need_array(s, &idx, loc, name) || index_array(s, &idx, loc, name)) return s->err->status;
+  rt_node *d = x.x, *q = idx.x;
+  if (d->ndim == 0) return cc_error(s, loc, GK_ETYPE, "too many indices (1) for an array of shape []");
+  int64_t len = d->shape[0], shape[GK_MAX_DIMS];
+  int nd = q->ndim + d->ndim - 1;
+  if (nd > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "arrays have at most %d dimensions, got %d", GK_MAX_DIMS, nd);
+  memcpy(shape, q->shape, sizeof(int64_t) * (size_t)q->ndim);
+  memcpy(shape + q->ndim, d->shape + 1, sizeof(int64_t) * (size_t)(d->ndim - 1));
+  if (check_size(s, loc, nd, shape)) return s->err->status;
+  if (q->n) {
+    int bad; int64_t pos, v;
+    if (first_outside(s, q, -len, len - 1, loc, &bad, &pos, &v)) return s->err->status;
+    if (bad) {
+      char ps[160]; pos_str(q, pos, ps, sizeof ps);
+      return cc_error(s, loc, GK_EVALUE, "index %lld at position %s out of range for length %lld", (long long)v, ps, (long long)len);
+    }
+  }
+  rt_node *z;
+  if (d->op == RT_CONST) z = mkconst(s, d->t, d->c.f, d->c.i, nd, shape);
+  else {
+    rt_node r = blank(RT_GATHER, d->t, nd, shape);
+    r.nin = 2; r.in[0] = d; r.in[1] = q;
+    z = cc_node(s, &r);
+  }
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+static int b_take(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "take")) return s->err->status;
+  cval x = A(0);
+  x.view = V_NONE;
+  x.x = reshape_to(s, x.x, 1, &x.x->n);   /* numpy.take without an axis: the flattened array */
+  if (!x.x) return s->err->status;
+  return gather(s, x, A(1), loc, "take", out);
+}
+
+/* bincount(idx[, weights][, minlength=n]): counts (i64) or weight sums of
+** each value of non-negative integer vector idx, length max(idx) + 1 or
+** minlength.  Counts run on the histogram primitive (integer atomics);
+** weight sums as one row reduction per bin over (idx == bin) * weights, so
+** every sum is in index order, deterministic with no float atomics (work
+** bins x n: fine for the few hundred bins of a label count). */
+static int b_bincount(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "bincount") || index_array(s, &A(0), a->loc[0], "bincount")) return s->err->status;
+  rt_node *q = A(0).x;
+  if (q->ndim != 1) {
+    char sh[128]; cc_shape_str(q, sh, sizeof sh);
+    return cc_error(s, a->loc[0], GK_ETYPE, "'bincount' needs a vector, got shape %s", sh);
+  }
+  int64_t nb = 0;
+  if (a->have[2] && dim_value(s, &A(2), a->loc[2], "minlength", &nb)) return s->err->status;
+  cval w;
+  gk_dtype tw = GK_I64;
+  if (a->have[1]) {
+    if (need_array(s, &A(1), a->loc[1], "bincount")) return s->err->status;
+    w = A(1); w.view = V_NONE;
+    if (w.x->ndim != 1 || w.x->shape[0] != q->shape[0]) {
+      char sa[128], sb[128]; cc_shape_str(w.x, sa, sizeof sa); cc_shape_str(q, sb, sizeof sb);
+      return cc_error(s, a->loc[1], GK_ETYPE, "'bincount': weights of shape %s for indices of shape %s", sa, sb);
+    }
+    w = float_of(s, w);
+    if (!w.x) return s->err->status;
+    tw = w.x->t;
+  }
+  if (q->n) {
+    int bad; int64_t pos, v;
+    if (first_outside(s, q, 0, INT64_MAX, loc, &bad, &pos, &v)) return s->err->status;
+    if (bad) return cc_error(s, a->loc[0], GK_EVALUE, "'bincount' needs non-negative integers, got %lld at position %lld",
+                             (long long)v, (long long)pos);
+    cval mx;
+    int64_t m;
+    if (reduce(s, ROP_MAX, arr(cast(s, q, GK_I64), V_NONE, 0), loc, "bincount", &mx) ||
+        scalar_value(s, &mx, loc, "the largest index", NULL, &m))
+      return s->err->status;
+    if (m >= nb) nb = m + 1;
+  }
+  if (check_size(s, loc, 1, &nb)) return s->err->status;
+  rt_node *z;
+  if (!q->n || !nb) z = mkconst(s, tw, 0, 0, 1, &nb);
+  else if (!a->have[1]) {
+    rt_node r = blank(RT_HIST, GK_I64, 1, &nb);
+    r.nin = 3; r.in[0] = cast(s, q, GK_I64); r.in[1] = mkconst(s, GK_F64, 0, 0, 0, NULL);
+    r.in[2] = mkconst(s, GK_F64, (double)nb, 0, 0, NULL); r.nbins = nb;
+    if (!r.in[0] || !r.in[1] || !r.in[2]) return s->err->status;
+    z = cc_node(s, &r);
+  } else {
+    int64_t sh[2] = { nb, q->n };
+    rt_node ri = blank(RT_IOTA, GK_I64, 1, &nb);
+    rt_node *bins = bcast(s, cc_node(s, &ri), 2, sh, 1), *keys = bcast(s, cast(s, q, GK_I64), 2, sh, 0);
+    rt_node *eq = binop_node(s, RT_EQ, GK_BOOL, keys, bins);
+    rt_node r = blank(RT_WHERE, tw, 2, sh);
+    r.nin = 3; r.in[0] = eq; r.in[1] = bcast(s, w.x, 2, sh, 0); r.in[2] = mkconst(s, tw, 0, 0, 2, sh);
+    if (!r.in[0] || !r.in[1] || !r.in[2]) return s->err->status;
+    cval m = arr(cc_node(s, &r), V_ROWS, 0), sm;
+    if (!m.x || reduce(s, ROP_SUM, m, loc, "bincount", &sm)) return s->err->status;
+    z = sm.x;
+  }
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
+/* concat(a, b, ...[, axis=k]) / stack(a, b, ...[, axis=k]) (numpy's rules and words). */
+static int b_join(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  const char *name = code ? "stack" : "concat";
+  int n = 0;
+  for (int i = 0; i < a->n; i++) if (a->have[i]) n++;
+  if (!n) return cc_error(s, loc, GK_ETYPE, code ? "need at least one array to stack" : "need at least one array to concatenate");
+  for (int i = 0; i < n; i++) if (need_array(s, &a->v[i], a->loc[i], name)) return s->err->status;
+  rt_node *x0 = a->v[0].x;
+  if (!code && x0->ndim == 0) return cc_error(s, a->loc[0], GK_ETYPE, "zero-dimensional arrays cannot be concatenated");
+  int nd = x0->ndim + code, k = 0;
+  if (a->have[KW_SLOT(0)]) {
+    int64_t ax;
+    cval *v = &a->v[KW_SLOT(0)];
+    lang_loc al = a->loc[KW_SLOT(0)];
+    if (v->kind != K_ARRAY || v->x->n != 1 || v->x->ndim != 0 || rt_is_float(v->x->t) || v->x->t == GK_BOOL)
+      return cc_error(s, al, GK_ETYPE, "axis must be an integer");
+    if (scalar_value(s, v, al, "axis", NULL, &ax)) return s->err->status;
+    if (ax < -nd || ax >= nd) return cc_error(s, al, GK_EVALUE, "axis %lld is out of bounds for array of dimension %d", (long long)ax, nd);
+    k = (int)(ax < 0 ? ax + nd : ax);
+  }
+  /* dtype: promoted over all (weak literals adapt) */
+  rt_node tn = blank(RT_CONST, x0->t, 0, NULL);
+  cval acc = arr(&tn, V_NONE, a->v[0].weak);
+  for (int i = 1; i < n; i++) {
+    const rt_node *xi = a->v[i].x;
+    if (code) {
+      if (xi->ndim != x0->ndim || memcmp(xi->shape, x0->shape, sizeof(int64_t) * (size_t)x0->ndim))
+        return cc_error(s, a->loc[i], GK_ETYPE, "all input arrays must have the same shape");
+    } else {
+      if (xi->ndim != x0->ndim)
+        return cc_error(s, a->loc[i], GK_ETYPE, "all the input arrays must have same number of dimensions, but the array at index 0 has %d dimension(s) and the array at index %d has %d dimension(s)",
+                        x0->ndim, i, xi->ndim);
+      for (int d = 0; d < nd; d++)
+        if (d != k && xi->shape[d] != x0->shape[d])
+          return cc_error(s, a->loc[i], GK_ETYPE, "all the input array dimensions except for the concatenation axis must match exactly, but along dimension %d, the array at index 0 has size %lld and the array at index %d has size %lld",
+                          d, (long long)x0->shape[d], i, (long long)xi->shape[d]);
+    }
+    tn.t = promote(&acc, &a->v[i]);
+    acc.weak = acc.weak && a->v[i].weak;
+  }
+  gk_dtype t = tn.t;
+  /* result shape; every part as [outer, len_i * inner] */
+  int64_t shape[GK_MAX_DIMS], outer = 1, inner = 1, total = 0;
+  if (code) {
+    for (int d = 0; d < nd; d++) shape[d] = d == k ? 1 : x0->shape[d < k ? d : d - 1];
+  } else memcpy(shape, x0->shape, sizeof(int64_t) * (size_t)nd);
+  for (int d = 0; d < k; d++) outer *= shape[d];
+  for (int d = k + 1; d < nd; d++) inner *= shape[d];
+  rt_node *z = NULL;
+  for (int i = 0; i < n; i++) {
+    rt_node *xi = cast(s, a->v[i].x, t);
+    int64_t li = code ? 1 : a->v[i].x->shape[k];
+    total += li;
+    if (!xi) return s->err->status;
+    if (li == 0 || outer == 0 || inner == 0) continue;   /* an empty part adds nothing */
+    int64_t sh[2] = { outer, li * inner };
+    xi = reshape_to(s, strong_const(s, xi), 2, sh);
+    if (!xi) return s->err->status;
+    if (!z) { z = xi; continue; }
+    int64_t so[2] = { outer, z->shape[1] + sh[1] };
+    rt_node r = blank(RT_CONCAT, t, 2, so);
+    r.nin = 2; r.in[0] = z; r.in[1] = xi;
+    if (!(z = cc_node(s, &r))) return s->err->status;
+  }
+  shape[k] = total;
+  if (check_size(s, loc, nd, shape)) return s->err->status;
+  z = z ? reshape_to(s, z, nd, shape) : mkconst(s, t, 0, 0, nd, shape);
+  if (!z) return s->err->status;
+  *out = arr(z, V_NONE, 0);
+  return GK_OK;
+}
+
 /* ------------------------------------------------------------- the table */
 
 /* An RT_OPS row with flags OF_FN is the builtin of its name (flags 0: none). */
@@ -1299,7 +1664,7 @@ static int b_searchsorted(cc_session *s, int code, bargs *a, lang_loc loc, cval 
 /* An RT_ROPS row marked FN is the builtin reduction of its name. */
 #define ROP_BUILTIN(NAME, str, acc, fl, fn) ROP_BUILTIN_##fn(str, ROP_##NAME)
 #define ROP_BUILTIN_NOFN(str, rop)
-#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x" }, b_reduce, rop },
+#define ROP_BUILTIN_FN(str, rop) { str, 1, 1, { "x", "axis" }, b_reduce, rop },
 
 static const builtin builtins[] = {
   { "iota", 1, 1, { "n" }, b_iota, 0 },
@@ -1318,19 +1683,19 @@ static const builtin builtins[] = {
   { "i64", 1, 1, { "x" }, b_cast, GK_I64 },
   { "bool", 1, 1, { "x" }, b_cast, GK_BOOL },
   RT_ROPS(ROP_BUILTIN)   /* sum, prod, max, min, argmax, argmin, any, all: the FN rows of RT_ROPS */
-  { "mean", 1, 1, { "x" }, b_mean, 0 },
-  { "count", 1, 1, { "x" }, b_count, 0 },
-  { "norm", 1, 1, { "x" }, b_norm, 0 },
-  { "var", 1, 1, { "x" }, b_var, 0 },
-  { "std", 1, 1, { "x" }, b_var, 1 },
-  { "logsumexp", 1, 1, { "x" }, b_logsumexp, 0 },
+  { "mean", 1, 1, { "x", "axis" }, b_mean, 0 },
+  { "count", 1, 1, { "x", "axis" }, b_count, 0 },
+  { "norm", 1, 1, { "x", "axis" }, b_norm, 0 },
+  { "var", 1, 1, { "x", "axis" }, b_var, 0 },
+  { "std", 1, 1, { "x", "axis" }, b_var, 1 },
+  { "logsumexp", 1, 1, { "x", "axis" }, b_logsumexp, 0 },
   { "dot", 2, 2, { "a", "b" }, b_dot, 0 },
-  { "scan", 1, 2, { "x", "op" }, b_scan, 0 },
-  { "exscan", 1, 2, { "x", "op" }, b_scan, 1 },
-  { "softmax", 1, 1, { "x" }, b_softmax, 0 },
-  { "logsoftmax", 1, 1, { "x" }, b_softmax, 1 },
-  { "layernorm", 1, 3, { "x", "gamma", "beta", "eps" }, b_layernorm, 0 },
-  { "rmsnorm", 1, 2, { "x", "gamma", "eps" }, b_rmsnorm, 0 },
+  { "scan", 1, 2, { "x", "op", "axis" }, b_scan, 0 },
+  { "exscan", 1, 2, { "x", "op", "axis" }, b_scan, 1 },
+  { "softmax", 1, 1, { "x", "axis" }, b_softmax, 0 },
+  { "logsoftmax", 1, 1, { "x", "axis" }, b_softmax, 1 },
+  { "layernorm", 1, 3, { "x", "gamma", "beta", "eps", "axis" }, b_layernorm, 0 },
+  { "rmsnorm", 1, 2, { "x", "gamma", "eps", "axis" }, b_rmsnorm, 0 },
   { "filter", 2, 2, { "x", "mask" }, b_select, RT_FILTER },
   { "partition", 2, 2, { "x", "mask" }, b_select, RT_PARTITION },
   { "hist", 2, 4, { "x", "nbins", "lo", "hi" }, b_hist, 0 },
@@ -1345,6 +1710,10 @@ static const builtin builtins[] = {
   { "load", 1, 1, { "file" }, b_load, 0 },
   { "save", 2, 2, { "file", "x" }, b_save, 0 },
   { "print", 0, -1, { 0 }, b_print, 0 },
+  { "take", 2, 2, { "x", "idx" }, b_take, 0 },
+  { "bincount", 1, 2, { "idx", "weights", "minlength" }, b_bincount, 0 },
+  { "concat", 0, -1, { "axis" }, b_join, 0 },
+  { "stack", 0, -1, { "axis" }, b_join, 1 },
   { "sort", 1, 1, { "x" }, b_sort, 0 },
   { "argsort", 1, 1, { "x" }, b_sort, 1 },
   { "topk", 2, 2, { "x", "k" }, b_sort, 2 },
@@ -1515,6 +1884,7 @@ static int eval_index(cc_session *s, const ast *e, cval *out) {
     if (eval(s, e->kids[1], &iv)) return s->err->status;
     if (iv.kind == K_ARRAY && iv.x->t == GK_BOOL && iv.x->ndim > 0)
       return select_op(s, RT_FILTER, tv, iv, e->loc, "filter", out);
+    if (iv.kind == K_ARRAY && iv.x->ndim > 0) return gather(s, tv, iv, e->loc, "indexing", out);   /* x[idx], m[idx] */
   }
   if (npos > x->ndim) {
     char sh[128]; cc_shape_str(x, sh, sizeof sh);
@@ -1569,7 +1939,7 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   a->n = 0;
   a->call = e;
   int npos = 0, maxp = 0;
-  while (maxp < 5 && b->params[maxp]) maxp++;
+  while (maxp < BUILTIN_PARAMS && b->params[maxp]) maxp++;
   for (int i = 0; i < e->nkids; i++) if (!e->kwname || !e->kwname[i]) npos++;
   int nkw_req = 0;   /* keyword arguments naming a required parameter count towards the arity */
   for (int i = 0; i < e->nkids; i++)
@@ -1591,11 +1961,13 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
     if (e->kwname && e->kwname[i]) {
       slot = -1;
       for (int k = 0; k < maxp; k++) if (!strcmp(b->params[k], e->kwname[i])) slot = k;
+      if (b->max < 0 && slot >= 0) slot = KW_SLOT(slot);
       if (slot < 0 || slot < npos)
         return cc_error(s, e->loc, GK_ETYPE, slot < 0 ? "'%s' has no argument '%s'" : "'%s' got argument '%s' twice",
                         b->name, e->kwname[i]);
     }
-    if (slot >= LANG_MAX_ARGS) return cc_error(s, l, GK_ELIMIT, "too many arguments");
+    if (slot >= LANG_MAX_ARGS && !(b->max < 0 && e->kwname && e->kwname[i]))
+      return cc_error(s, l, GK_ELIMIT, "too many arguments");
     if (isscan && slot == 1 && e->kids[i]->kind == AST_NAME && rop_named(e->kids[i]->str) < 0 && !cc_findvar(s, e->kids[i]->str))
       return cc_error(s, l, GK_ETYPE, "'%s' takes an operator: sum, prod, max or min, got '%s'", b->name, e->kids[i]->str);
     if (isscan && slot == 1 && e->kids[i]->kind == AST_NAME && rop_named(e->kids[i]->str) >= 0) {
@@ -1605,7 +1977,7 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
     } else if (eval(s, e->kids[i], &a->v[slot])) return s->err->status;
     a->have[slot] = 1;
     a->loc[slot] = l;
-    if (slot + 1 > a->n) a->n = slot + 1;
+    if (slot + 1 > a->n && slot < LANG_MAX_ARGS) a->n = slot + 1;
   }
   return GK_OK;
 }
@@ -1655,7 +2027,7 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);
-  if (!rc) rc = b->fn(s, b->code, a, e->loc, out);
+  if (!rc) rc = call_builtin(s, b, a, e->loc, out);
   rt_free(s->mem, a, sizeof *a);
   return rc;
 }

@@ -124,9 +124,9 @@ static int same_index_path(planner *p, rt_node *x, rt_node *a) {
     rt_node *y = st[--sp];
     for (int i = 0; i < y->nin; i++) {
       rt_node *c = y->in[i];
-      if (c == a) { if (y->op == RT_VIEW || y->op == RT_RESHAPE) return 0; continue; }
+      if (c == a) { if (rt_op_info[y->op].cls == RC_IDX) return 0; continue; }   /* view, reshape, gather, concat */
       if (!is_pending(s, c) || G(c)->anchor) continue;
-      if (c->op == RT_VIEW || c->op == RT_RESHAPE) {
+      if (rt_op_info[c->op].cls == RC_IDX) {
         /* an index map: fine unless a lies below it */
         rt_node *st2[128]; int sp2 = 0;
         st2[sp2++] = c;

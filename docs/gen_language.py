@@ -157,29 +157,29 @@ BUILTINS = [
     ("elementwise", "i32", "i32(x)", "cast to i32 (floats truncate toward zero)", "i32([1.7, -1.7])"),
     ("elementwise", "i64", "i64(x)", "cast to i64", "i64(2.9)"),
     ("elementwise", "bool", "bool(x)", "cast to bool (nonzero is true)", "bool([0, 1, 2])"),
-    ("reduce", "sum", "sum(x)", "sum; ints and bools sum in i64; empty gives 0", "sum([1, 2, 3])"),
-    ("reduce", "prod", "prod(x)", "product; empty gives 1", "prod([1, 2, 3, 4])"),
-    ("reduce", "max", "max(x)", "largest; NaN if any NaN; empty is an error", "max([3, 9, 2])"),
-    ("reduce", "min", "min(x)", "smallest; NaN if any NaN; empty is an error", "min([3, 9, 2])"),
-    ("reduce", "any", "any(x)", "true if any element is nonzero", "any([false, true])"),
-    ("reduce", "all", "all(x)", "true if every element is nonzero", "all([false, true])"),
-    ("reduce", "argmax", "argmax(x)", "i64 index of the first maximum (of the first NaN if any)", "argmax([3, 9, 9])"),
-    ("reduce", "argmin", "argmin(x)", "i64 index of the first minimum", "argmin([3, 1, 1])"),
-    ("reduce", "mean", "mean(x)", "sum / count, float", "mean([1, 2, 3, 4])"),
-    ("reduce", "count", "count(x)", "number of nonzero (true) elements, i64", "count([0, 1, 2, 0])"),
-    ("reduce", "norm", "norm(x)", "Euclidean norm sqrt(sum(x*x))", "norm([3, 4])"),
-    ("reduce", "var", "var(x)", "population variance (numpy's ddof=0)", "var([1, 2, 3, 4])"),
-    ("reduce", "std", "std(x)", "population standard deviation", "std([1, 2, 3, 4])"),
-    ("reduce", "logsumexp", "logsumexp(x)", "log(sum(exp(x))), computed stably", "logsumexp([1, 2, 3])"),
+    ("reduce", "sum", "sum(x[, axis=k])", "sum; ints and bools sum in i64; empty gives 0", "sum([1, 2, 3])"),
+    ("reduce", "prod", "prod(x[, axis=k])", "product; empty gives 1", "prod([1, 2, 3, 4])"),
+    ("reduce", "max", "max(x[, axis=k])", "largest; NaN if any NaN; empty is an error", "max([3, 9, 2])"),
+    ("reduce", "min", "min(x[, axis=k])", "smallest; NaN if any NaN; empty is an error", "min([3, 9, 2])"),
+    ("reduce", "any", "any(x[, axis=k])", "true if any element is nonzero", "any([false, true])"),
+    ("reduce", "all", "all(x[, axis=k])", "true if every element is nonzero", "all([false, true])"),
+    ("reduce", "argmax", "argmax(x[, axis=k])", "i64 index of the first maximum (of the first NaN if any)", "argmax([3, 9, 9])"),
+    ("reduce", "argmin", "argmin(x[, axis=k])", "i64 index of the first minimum", "argmin([3, 1, 1])"),
+    ("reduce", "mean", "mean(x[, axis=k])", "sum / count, float", "mean([1, 2, 3, 4])"),
+    ("reduce", "count", "count(x[, axis=k])", "number of nonzero (true) elements, i64", "count([0, 1, 2, 0])"),
+    ("reduce", "norm", "norm(x[, axis=k])", "Euclidean norm sqrt(sum(x*x))", "norm([3, 4])"),
+    ("reduce", "var", "var(x[, axis=k])", "population variance (numpy's ddof=0)", "var([1, 2, 3, 4])"),
+    ("reduce", "std", "std(x[, axis=k])", "population standard deviation", "std([1, 2, 3, 4])"),
+    ("reduce", "logsumexp", "logsumexp(x[, axis=k])", "log(sum(exp(x))), computed stably", "logsumexp([1, 2, 3])"),
     ("reduce", "dot", "dot(a, b)", "sum(a * b) of two vectors of one length", "dot([1, 2, 3], [4, 5, 6])"),
-    ("scan", "scan", "scan(x[, op])", "inclusive prefix scan; op is sum (default), prod, max or min",
+    ("scan", "scan", "scan(x[, op][, axis=k])", "inclusive prefix scan; op is sum (default), prod, max or min",
      "scan([3, 1, 4, 1, 5], max)"),
-    ("scan", "exscan", "exscan(x[, op])", "exclusive prefix scan: starts at op's identity", "exscan([1, 2, 3, 4])"),
-    ("normalize", "softmax", "softmax(x)", "exp(x - max) / sum(exp(x - max))", "softmax([1.0, 2, 3])"),
-    ("normalize", "logsoftmax", "logsoftmax(x)", "x - logsumexp(x)", "logsoftmax([1.0, 2, 3])"),
-    ("normalize", "layernorm", "layernorm(x[, gamma, beta][, eps=1e-5])",
+    ("scan", "exscan", "exscan(x[, op][, axis=k])", "exclusive prefix scan: starts at op's identity", "exscan([1, 2, 3, 4])"),
+    ("normalize", "softmax", "softmax(x[, axis=k])", "exp(x - max) / sum(exp(x - max))", "softmax([1.0, 2, 3])"),
+    ("normalize", "logsoftmax", "logsoftmax(x[, axis=k])", "x - logsumexp(x)", "logsoftmax([1.0, 2, 3])"),
+    ("normalize", "layernorm", "layernorm(x[, gamma, beta][, eps=1e-5][, axis=k])",
      "(x - mean) / sqrt(var + eps), then * gamma + beta", "layernorm([1.0, 2, 3, 4])"),
-    ("normalize", "rmsnorm", "rmsnorm(x[, gamma][, eps=1e-5])", "x / sqrt(mean(x*x) + eps), then * gamma",
+    ("normalize", "rmsnorm", "rmsnorm(x[, gamma][, eps=1e-5][, axis=k])", "x / sqrt(mean(x*x) + eps), then * gamma",
      "rmsnorm([3.0, 4.0], gamma=[1.0, 2.0])"),
     ("data movement", "filter", "filter(x, mask)", "the elements where mask is true, in order (= x[mask])",
      "filter([1, 2, 3, 4], [true, false, true, false])"),
@@ -453,6 +453,25 @@ Without the view, a length-R vector does not broadcast over an R×C matrix
     w(err("m = [[1, 2], [3, 4]]\nrows(m) + cols(m)"))
     w(err("cols(iota(3))"))
     w("""
+## Axes
+
+Every reduction (`sum prod max min any all argmax argmin mean count norm var
+std logsumexp`), `scan`, `exscan`, `softmax`, `logsoftmax`, `layernorm` and
+`rmsnorm` takes `axis=k` (a keyword argument) on an array of any rank: the
+operation runs along axis k, once for every position of the other axes, and
+the result has numpy's shape (a reduction drops axis k; a scan or
+normalisation keeps the shape). Negative k counts from the end; an axis out
+of range is numpy's error. Of a matrix, `axis=1` is `rows(m)` and `axis=0`
+is `cols(m)` (the same kernels); a vector's only axis is the whole array.
+`layernorm`'s `gamma`/`beta` and `rmsnorm`'s `gamma` have axis k's length.
+`argmax`/`argmin` give the index along axis k.
+
+""")
+    w(ex("x = reshape(iota(24), 2, 3, 4)\nsum(x, axis=1)\nargmax(x, axis=0)\nshape(scan(x, axis=-1))\nmax(x, axis=-1)"))
+    w(ex("softmax(reshape(f32(iota(8)), 2, 2, 2), axis=0)"))
+    w(err("x = reshape(iota(6), 2, 3)\nmean(x, axis=2)"))
+    w(err("m = [[1, 2], [3, 4]]\nsum(rows(m), axis=0)"))
+    w("""
 ## Indexing
 
 | form | gives |
@@ -493,7 +512,8 @@ and its type as `gk_shape` reports it. Builtins take keyword arguments after
 the positional ones, by the names in the signature (`layernorm(x,
 eps=1e-6)`, `scan(x, op=max)`). The reductions, scans and normalisations
 work on the whole array (a matrix is read in C order; `scan` of a matrix
-scans it flattened), or per row / column of a `rows(m)` / `cols(m)` view.
+scans it flattened), or per row / column of a `rows(m)` / `cols(m)` view,
+or along `axis=k` of any rank (see Axes).
 """)
     w(table_builtins())
     w("""
@@ -799,6 +819,12 @@ In words:
 5. **`filter`** needs its output length before its output can be allocated,
    so it is two kernels: a count (a reduction of the fused predicate), then
    one pass of predicate, scan and scatter.
+6. **`axis=k`** is not an op of its own: the checker moves axis k into a
+   matrix view -- `rows()` of a reshape when k is the last axis, `cols()` of
+   a reshaped permuted view otherwise -- so a reduction, scan or
+   normalisation along any axis of any rank fuses exactly as `rows(m)` /
+   `cols(m)` do (softmax along axis 1 of a 3-d array is one row kernel),
+   and the producer's maps go into its loads through the view.
 
 What does **not** fuse, and why:
 

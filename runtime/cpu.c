@@ -276,6 +276,48 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     o = (void *)ev(c, x->in[0], ix);
     if (!o) return NULL;
     break;
+  case RT_GATHER: {
+    /* element j is in0's element idx[j / inner] * inner + j % inner, where
+    ** inner is in0's count per index along its first axis and idx = in1
+    ** (checked in range by the compiler; negative counts from the end) */
+    const rt_node *d = x->in[0], *q = x->in[1];
+    int64_t L = d->shape[0], inner = L ? d->n / L : 1;
+    int64_t *qi = scratch(c, (size_t)n * sizeof(int64_t)), *si = scratch(c, (size_t)n * sizeof(int64_t));
+    if (!qi || !si) return NULL;
+    for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
+    ixset qs = make_ixset(qi, n);
+    const void *pq = ev(c, q, &qs);
+    if (!pq) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
+      if (v < 0) v += L;
+      si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+    }
+    ixset ss = make_ixset(si, n);
+    o = (void *)ev(c, d, &ss);
+    if (!o) return NULL;
+    break;
+  }
+  case RT_CONCAT: {
+    /* element (r, k) of [R, A+B] is in0's (r, k) when k < A, else in1's (r, k - A) */
+    int64_t A = x->in[0]->shape[1], W = x->shape[1], na = 0, nb = 0;
+    int64_t *ia = scratch(c, (size_t)n * sizeof(int64_t)), *ib = scratch(c, (size_t)n * sizeof(int64_t));
+    if (!ia || !ib || !(o = scratch(c, (size_t)n * s))) return NULL;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t f = ix->idx ? ix->idx[j] : ix->start + j, r = f / W, k = f % W;
+      if (k < A) ia[na++] = r * A + k; else ib[nb++] = r * (W - A) + k - A;
+    }
+    ixset sa = make_ixset(ia, na), sb = make_ixset(ib, nb);
+    const char *pa = na ? ev(c, x->in[0], &sa) : NULL, *pb = nb ? ev(c, x->in[1], &sb) : NULL;
+    if ((na && !pa) || (nb && !pb)) return NULL;
+    int64_t qa = 0, qb = 0;
+    for (int64_t j = 0; j < n; j++) {
+      int64_t f = ix->idx ? ix->idx[j] : ix->start + j;
+      if (f % W < A) memcpy((char *)o + j * s, pa + (qa++) * s, s);
+      else memcpy((char *)o + j * s, pb + (qb++) * s, s);
+    }
+    break;
+  }
   case RT_WHERE: {
     const void *pc = ev(c, x->in[0], ix), *pa = ev(c, x->in[1], ix), *pb = ev(c, x->in[2], ix);
     if (!pc || !pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;

@@ -490,6 +490,61 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     return memo_put(L, x, ix->s, r);
   }
   if (x->op == RT_RESHAPE) return memo_put(L, x, ix->s, emit_val(L, x->in[0], ix));
+  if (x->op == RT_GATHER) {   /* in0's element idx[j / inner] * inner + j % inner (runtime/cpu.c) */
+    const rt_node *d = x->in[0];
+    int64_t len = d->shape[0], inner = len ? d->n / len : 1;
+    ixv qi = *ix, si;
+    if (inner != 1) {
+      fmt_buf q; fmt_init(&q);
+      divmod(L, &q, ix->s, x, P_DIV, P_DIVM, P_DIVS, inner, 1);
+      snprintf(qi.s, LW_NAME, "j%d", L->ntmp++);
+      fmt_printf(L->o, "    const I %s = %s;\n", qi.s, q.data ? q.data : "0");
+      if (q.status) lw_fail(L, "out of memory");
+      fmt_free(&q);
+      qi.tag = TAG_OTHER;
+    }
+    const char *v = emit_val(L, x->in[1], &qi);
+    const char *ln = prm(L, x, P_LEN, len);
+    snprintf(si.s, LW_NAME, "j%d", L->ntmp++);
+    si.tag = TAG_OTHER;
+    fmt_printf(L->o, "    const I %s = ((I)%s < 0 ? (I)%s + (I)%s : (I)%s)", si.s, v, v, ln, v);
+    if (inner != 1) {
+      fmt_buf r; fmt_init(&r);
+      divmod(L, &r, ix->s, x, P_SHAPE, P_SHM, P_SHS, inner, 0);
+      fmt_printf(L->o, " * (I)%s + %s", prm(L, x, P_SHAPE, inner), r.data ? r.data : "0");
+      if (r.status) lw_fail(L, "out of memory");
+      fmt_free(&r);
+    }
+    fmt_puts(L->o, ";\n");
+    return memo_put(L, x, ix->s, emit_val(L, d, &si));
+  }
+  if (x->op == RT_CONCAT) {   /* [R, A] beside [R, B]: a branch per side, each side's values scoped to it */
+    int64_t A = x->in[0]->shape[1], W = x->shape[1];
+    fmt_buf fr, fk; fmt_init(&fr); fmt_init(&fk);
+    divmod(L, &fr, ix->s, x, P_DIV, P_DIVM, P_DIVS, W, 1);
+    divmod(L, &fk, ix->s, x, P_SHAPE + 1, P_SHM + 1, P_SHS + 1, W, 0);
+    char rv[24], kv[24];
+    snprintf(rv, sizeof rv, "j%d", L->ntmp++);
+    snprintf(kv, sizeof kv, "j%d", L->ntmp++);
+    fmt_printf(L->o, "    const I %s = %s;\n    const I %s = %s;\n", rv, fr.data ? fr.data : "0", kv, fk.data ? fk.data : "0");
+    if (fr.status || fk.status) lw_fail(L, "out of memory");
+    fmt_free(&fr); fmt_free(&fk);
+    const char *pa = prm(L, x, P_SHAPE, A), *pb = prm(L, x, P_LEN, W - A);
+    snprintf(v, sizeof v, "t%d", L->ntmp++);
+    fmt_printf(L->o, "    %s %s;\n    if (%s < (I)%s) {\n", T, v, kv, pa);
+    int saved = L->nmemo;
+    ixv sa, sb;
+    sa.tag = sb.tag = TAG_OTHER;
+    snprintf(sa.s, LW_NAME, "(%s * (I)%s + %s)", rv, pa, kv);
+    const char *va = emit_val(L, x->in[0], &sa);
+    fmt_printf(L->o, "    %s = %s;\n    } else {\n", v, va);
+    L->nmemo = saved;
+    snprintf(sb.s, LW_NAME, "(%s * (I)%s + %s - (I)%s)", rv, pb, kv, pa);
+    const char *vb = emit_val(L, x->in[1], &sb);
+    fmt_printf(L->o, "    %s = %s;\n    }\n", v, vb);
+    L->nmemo = saved;
+    return memo_put(L, x, ix->s, v);
+  }
   /* operands first */
   const char *a[3] = {"", "", ""};
   for (int q = 0; q < x->nin; q++) a[q] = emit_val(L, x->in[q], ix);

@@ -54,6 +54,8 @@ typedef enum {
   X(RANDN,   "randn",   0, RC_SRC, RR_NONE, 0, "randn", 0, 0, 0, 0)  /* N(0,1) f32: gk_randn(seed, offset + i) */ \
   X(VIEW,    "view",    1, RC_IDX, RR_NONE, 0, "view", 0, 0, 0, 0)   /* in index = voff + sum_d coord_d * vstride[d] */ \
   X(RESHAPE, "reshape", 1, RC_IDX, RR_NONE, 0, "reshape", 0, 0, 0, 0) /* same flat index, new shape */ \
+  X(GATHER,  "gather",  2, RC_IDX, RR_NONE, 0, "gather", 0, 0, 0, 0)  /* in0 rows picked by in1 (ints in range, negative from the end): see cpu.c */ \
+  X(CONCAT,  "concat",  2, RC_IDX, RR_NONE, 0, "concat", 0, 0, 0, 0)  /* [R,A] and [R,B] side by side: [R,A+B] (A, B > 0) */ \
   X(CAST,    "cast",    1, RC_MAP, RR_NONE, 0, "cast", a, a, a, a)   /* rt_cast_loop; float -> int is gk_f2i32/gk_f2i64 */ \
   X(NEG,     "neg",     1, RC_MAP, RR_ARITH, 0, "-", (-a), (-a), ((T)((U)0 - (U)a)), a) \
   X(NOT,     "not",     1, RC_MAP, RR_LOGIC, 0, "not", a, a, a, ((gk_u8)!a)) \

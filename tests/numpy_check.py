@@ -501,6 +501,169 @@ def tensor_group(D, shape, dt):
     return ("tensor %s %s" % (dn, shape), {"t": t}, C)
 
 
+def axis_group(D, shape, dt):
+    """axis=k (every k, negative too) of every reduction, scan and
+    normalisation on an array of any rank, also of a pending value and of a
+    permuted view (issue 13 item 4)."""
+    dn = NAME[dt]
+    t, tp, tq = D.signed(shape, dt), D.positive(shape, dt), D.near_one(shape, dt)
+    nd = len(shape)
+    tb = D.mask(shape)
+    inp = {"t": t, "tp": tp, "tq": tq, "tb": tb}
+    C = []
+    isf = dt.kind == "f"
+    cv, sd = conv(dt), sum_dt(dt)
+    M = "float"
+    tag = "x".join(map(str, shape))
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("axis/%s/%s/%s" % (dn, tag, name), expr, ref, dtype, kind, tol))
+
+    def acc(op, a, k, dtype=None):
+        """numpy's accumulate along k, in the dtype gk uses."""
+        return op.accumulate(a, axis=k, dtype=dtype)
+
+    def exscan(a, k, ident, op):
+        r = op.accumulate(a, axis=k)
+        r = np.moveaxis(r, k, -1)
+        out = np.empty_like(r)
+        if out.size == 0:
+            return np.moveaxis(out, -1, k)
+        out[..., 0] = ident
+        out[..., 1:] = r[..., :-1]
+        return np.moveaxis(out, -1, k)
+
+    for k in range(-nd, nd):
+        if k >= 0 and nd > 2 and k % 2:
+            continue   # keep the count down: every axis once, half of them also negative
+        K = ", axis=%d" % k
+        nonempty = all(shape)
+        add("sum%d" % k, "sum(tp%s)" % K, lambda e, k=k: np.sum(f64(e["tp"]), k) if sd.kind == "f"
+            else np.sum(e["tp"], k, dtype=I64), sd, M, 1e-6)
+        add("prod%d" % k, "prod(tq%s)" % K, lambda e, k=k: np.prod(f64(e["tq"]), k) if sd.kind == "f"
+            else np.prod(e["tq"], k, dtype=I64), sd, M, 1e-4)
+        if nonempty:
+            add("max%d" % k, "max(t%s)" % K, lambda e, k=k: np.max(e["t"], k), dt)
+            add("min%d" % k, "min(t%s)" % K, lambda e, k=k: np.min(e["t"], k), dt)
+            add("argmax%d" % k, "argmax(t%s)" % K, lambda e, k=k: np.argmax(e["t"], k).astype(I64), I64)
+            add("argmin%d" % k, "argmin(t%s)" % K, lambda e, k=k: np.argmin(e["t"], k).astype(I64), I64)
+        add("mean%d" % k, "mean(tp%s)" % K, lambda e, k=k: np.mean(f64(e["tp"]), k), cv, M, 1e-6)
+        add("var%d" % k, "var(t%s)" % K, lambda e, k=k: np.var(f64(e["t"]), k), cv, M, 1e-5)
+        add("std%d" % k, "std(t%s)" % K, lambda e, k=k: np.std(f64(e["t"]), k), cv, M, 1e-5)
+        add("norm%d" % k, "norm(t%s)" % K, lambda e, k=k: np.sqrt(np.sum(f64(e["t"]) ** 2, k)), cv, M, 1e-6)
+        add("count%d" % k, "count(tb%s)" % K, lambda e, k=k: np.count_nonzero(e["tb"], k).astype(I64), I64)
+        add("any%d" % k, "any(t > 0%s)" % K, lambda e, k=k: np.any(e["t"] > 0, k), B_)
+        add("all%d" % k, "all(t > 0%s)" % K, lambda e, k=k: np.all(e["t"] > 0, k), B_)
+        add("logsumexp%d" % k, "logsumexp(t%s)" % K,
+            lambda e, k=k: np.log(np.sum(np.exp(f64(e["t"])), k)), cv, M, 1e-5)
+        add("scan%d" % k, "scan(tp%s)" % K, lambda e, k=k: np.cumsum(f64(e["tp"]), k) if sd.kind == "f"
+            else np.cumsum(e["tp"], k, dtype=I64), sd, M, 1e-4)
+        add("scan_max%d" % k, "scan(t, max%s)" % K, lambda e, k=k: acc(np.maximum, e["t"], k), dt)
+        add("exscan%d" % k, "exscan(tp%s)" % K, lambda e, k=k: exscan(
+            f64(e["tp"]) if sd.kind == "f" else e["tp"].astype(I64), k, 0, np.add), sd, M, 1e-4)
+        add("exscan_prod%d" % k, "exscan(tq, prod%s)" % K, lambda e, k=k: exscan(
+            f64(e["tq"]) if sd.kind == "f" else e["tq"].astype(I64), k, 1, np.multiply), sd, M, 1e-4)
+        # of a pending value, and the result consumed by a map
+        add("sum_pending%d" % k, "sum(tp * 2 + 1%s) - 1" % K, lambda e, k=k: np.sum(f64(e["tp"]) * 2 + 1, k) - 1
+            if sd.kind == "f" else np.sum(e["tp"].astype(I64) * 2 + 1, k) - 1, sd, M, 1e-6)
+        if isf:
+            sm = lambda a, k: a if a.size == 0 else \
+                np.exp(a - a.max(k, keepdims=True)) / np.exp(a - a.max(k, keepdims=True)).sum(k, keepdims=True)
+            add("softmax%d" % k, "softmax(t%s)" % K, lambda e, k=k: sm(f64(e["t"]), k), dt, M, 1e-5)
+            add("logsoftmax%d" % k, "logsoftmax(t%s)" % K, lambda e, k=k: np.log(sm(f64(e["t"]), k)), dt, M, 1e-5)
+            add("softmax_pending%d" % k, "softmax(t * 0.5 - 1%s) * 2" % K,
+                lambda e, k=k: sm(f64(e["t"]) * 0.5 - 1, k) * 2, dt, M, 1e-5)
+
+            def ln(a, k, g=None, b=None, eps=1e-5):
+                mu = a.mean(k, keepdims=True)
+                y = (a - mu) / np.sqrt(((a - mu) ** 2).mean(k, keepdims=True) + eps)
+                sh = [1] * a.ndim
+                sh[k] = a.shape[k]
+                if g is not None:
+                    y = y * g.reshape(sh)
+                if b is not None:
+                    y = y + b.reshape(sh)
+                return y
+            add("layernorm%d" % k, "layernorm(t%s)" % K, lambda e, k=k: ln(f64(e["t"]), k), dt, M, 1e-5)
+            n = shape[k]
+            add("layernorm_gb%d" % k, "layernorm(t, %s(iota(%d)) / %d + 0.5, -%s(iota(%d))%s)" % (dn, n, max(n, 1), dn, n, K),
+                lambda e, k=k, n=n: ln(f64(e["t"]), k, np.arange(n) / max(n, 1) + 0.5, -np.arange(n, dtype=F64)),
+                dt, M, 1e-5)
+            add("rmsnorm%d" % k, "rmsnorm(t, eps=1e-4%s)" % K,
+                lambda e, k=k: f64(e["t"]) / np.sqrt((f64(e["t"]) ** 2).mean(k, keepdims=True) + 1e-4), dt, M, 1e-5)
+    if nd >= 2:
+        # axis= of a permuted view of a pending value
+        perm = tuple(range(nd))[::-1]
+        add("permuted_sum", "sum(permute(tp + 1, %s), axis=1)" % ", ".join(map(str, perm)),
+            lambda e: np.sum(f64(np.transpose(e["tp"], perm)) + 1, 1) if sd.kind == "f"
+            else np.sum(np.transpose(e["tp"], perm).astype(I64) + 1, 1), sd, M, 1e-6)
+    return ("axis %s %s" % (dn, shape), inp, C)
+
+
+def words_group(D, n, dt):
+    """Gather (x[idx], take, m[idx]), bincount, concat and stack (issue 13
+    items 2 and 3) on fresh data of length n, also of pending values and views."""
+    dn = NAME[dt]
+    rng = D.rng
+    x, y = D.signed(n, dt), D.signed(n, dt)
+    r = max(1, n // 33) if n > 33 else n
+    c = max(1, n // r)
+    m = D.signed((r, c), dt)
+    m2 = D.signed((r, c), dt)
+    idx = rng.integers(-n, n, size=n + 2, dtype=np.int64)
+    idx32 = rng.integers(-n, n, size=max(1, n // 2), dtype=np.int64).astype(np.int32)
+    ridx = rng.integers(-r, r, size=(2, r + 1), dtype=np.int64)
+    K = min(n, 50)
+    lab = rng.integers(0, K, size=n, dtype=np.int64)
+    w = D.signed(n, dt) if dt.kind == "f" else D.signed(n, F32)
+    inp = {"x": x, "y": y, "m": m, "m2": m2, "idx": idx, "idx32": idx32, "ridx": ridx, "lab": lab, "w": w}
+    C = []
+    isf = dt.kind == "f"
+    sd = sum_dt(dt)
+    M = "float"
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("words/%s/n=%d/%s" % (dn, n, name), expr, ref, dtype, kind, tol))
+
+    add("gather", "x[idx]", lambda e: e["x"][e["idx"]], dt)
+    add("gather_i32", "x[idx32]", lambda e: e["x"][e["idx32"]], dt)
+    add("take", "take(m, idx32 %% %d)" % (r * c), lambda e: np.take(e["m"], e["idx32"] % (r * c)), dt)
+    add("gather_pending", "(x * 2 - y)[idx] * 3", lambda e: (e["x"] * 2 - e["y"])[e["idx"]] * 3, dt
+        if dt != B_ else I64)
+    add("gather_pending_idx", "x[(idx * 7 + 3) %% %d]" % n, lambda e: e["x"][(e["idx"] * 7 + 3) % n], dt)
+    add("gather_view", "x[::-1][idx]", lambda e: e["x"][::-1][e["idx"]], dt)
+    add("gather_sum", "sum(x[idx] * 2)", lambda e: np.sum(f64(e["x"][e["idx"]]) * 2) if isf
+        else np.sum(e["x"][e["idx"]].astype(I64) * 2), sd, M, 1e-6)
+    add("rows", "m[ridx]", lambda e: e["m"][e["ridx"]], dt)
+    add("rows_pending", "(m + m2)[ridx[0]]", lambda e: (e["m"].astype(sd) + e["m2"].astype(sd))[e["ridx"][0]]
+        if dt == B_ else (e["m"] + e["m2"])[e["ridx"][0]], dt if dt != B_ else I64)
+    add("rows_sum", "sum(rows(m[ridx[1]]))", lambda e: np.sum(f64(e["m"][e["ridx"][1]]), 1) if isf
+        else np.sum(e["m"][e["ridx"][1]].astype(I64), 1), sd, M, 1e-6)
+    add("transposed_rows", "transpose(m)[idx32 %% %d]" % c, lambda e: e["m"].T[e["idx32"] % c], dt)
+    add("bincount", "bincount(lab)", lambda e: np.bincount(e["lab"]).astype(I64), I64)
+    add("bincount_min", "bincount(lab, minlength=%d)" % (K + 5), lambda e: np.bincount(e["lab"], minlength=K + 5)
+        .astype(I64), I64)
+    add("bincount_w", "bincount(lab, w)", lambda e: np.bincount(e["lab"], f64(e["w"])), conv(w.dtype), M, 1e-6)
+    add("bincount_pending", "bincount((lab * 3) % 7, w * 2)", lambda e: np.bincount((e["lab"] * 3) % 7, f64(e["w"]) * 2),
+        conv(w.dtype), M, 1e-6)
+    add("concat", "concat(x, y)", lambda e: np.concatenate([e["x"], e["y"]]), dt)
+    add("concat3_pending", "concat(x * 2, y[::-1], x[:1])", lambda e: np.concatenate(
+        [e["x"] * 2, e["y"][::-1], e["x"][:1]]), dt if dt != B_ else I64)
+    add("concat_sum", "sum(concat(x, y[::2]))", lambda e: np.sum(f64(np.concatenate([e["x"], e["y"][::2]]))) if isf
+        else np.sum(np.concatenate([e["x"], e["y"][::2]]).astype(I64)), sd, M, 1e-6)
+    add("concat_map", "concat(x, y) * 2 + 1", lambda e: np.concatenate([e["x"], e["y"]]) * 2 + 1,
+        dt if dt != B_ else I64)
+    for ax in (0, 1, -1):
+        add("concat_m%d" % ax, "concat(m, m2 * 2, m, axis=%d)" % ax,
+            lambda e, ax=ax: np.concatenate([e["m"], e["m2"] * 2, e["m"]], axis=ax), dt if dt != B_ else I64)
+        add("concat_m_rows%d" % ax, "max(rows(concat(m, transpose(transpose(m2)), axis=%d)))" % ax,
+            lambda e, ax=ax: np.max(np.concatenate([e["m"], e["m2"]], axis=ax), 1), dt)
+        add("stack%d" % ax, "stack(m, m2, axis=%d)" % ax, lambda e, ax=ax: np.stack([e["m"], e["m2"]], axis=ax), dt)
+    add("stack_vec", "stack(x, y, x)", lambda e: np.stack([e["x"], e["y"], e["x"]]), dt)
+    add("stack_vec1", "stack(x, y, axis=1)", lambda e: np.stack([e["x"], e["y"]], axis=1), dt)
+    return ("words %s n=%d" % (dn, n), inp, C)
+
+
 def promotion_group(D, n):
     inp, C = {}, []
     for nm, dt in DTYPES.items():
@@ -735,6 +898,15 @@ def main():
             groups.append(lambda shape=shape, dt=dt: tensor_group(D, shape, dt))
     for n in [1, 33, 1000] + ([] if args.quick else [1000003]):
         groups.append(lambda n=n: promotion_group(D, n))
+    ashapes = [(1,), (31,), (33,), (1, 1), (31, 33), (33, 1), (1, 31), (0, 3), (2, 3, 4), (31, 1, 33),
+               (1, 33, 31), (2, 3, 4, 5), (3, 1, 5, 2)] + \
+        ([] if args.quick else [(1000003,), (1000003, 1), (1, 1000003), (100, 101, 99), (7, 1000, 3, 11)])
+    for n in [1, 31, 33, 1000] + ([] if args.quick else [1000003]):
+        for dt in DTYPES.values():
+            groups.append(lambda n=n, dt=dt: words_group(D, n, dt))
+    for shape in ashapes:
+        for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
+            groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
     sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0)] + \
         ([] if args.quick else [1000003, 2 ** 20 + 1, (64, 4097), (3, 100003)])
     for shape in sort_shapes:
