@@ -772,6 +772,20 @@ def sort_group(D, shape, dt):
                 for q in (0.0, 0.3, 0.5, 0.75, 1.0):
                     add(pre + "quantile%g" % q, "quantile(%s, %r)" % (V("s"), q),
                         lambda e, nax=nax, q=q: np.quantile(e["s"], q, axis=nax), st)
+    for k in (range(-1, x.ndim) if x.ndim >= 2 else []):   # axis=k of every rank (words' axis= plumbing)
+        L = x.shape[k]
+        add("sort_axis%d" % k, "sort(s, axis=%d)" % k, lambda e, k=k: np.sort(e["s"], axis=k, kind="stable"), dt)
+        add("argsort_axis%d" % k, "argsort(s, axis=%d)" % k,
+            lambda e, k=k: np.argsort(e["s"], axis=k, kind="stable").astype(I64), I64)
+        kk = min(2, L)
+        if x.size: add("argtopk_axis%d" % k, "argtopk(s, %d, axis=%d)" % (kk, k), lambda e, k=k, kk=kk, L=L: np.moveaxis(
+            topk_ref(np.moveaxis(e["s"], k, -1).reshape(-1, L), kk, 1).reshape(
+                np.moveaxis(e["s"], k, -1).shape[:-1] + (kk,)), -1, k), I64)
+        if L > 0 and x.size > 0:
+            add("median_axis%d" % k, "median(s, axis=%d)" % k, lambda e, k=k: np.median(e["s"], axis=k), st)
+            if dt != B_:
+                add("quantile_axis%d" % k, "quantile(s, 0.3, axis=%d)" % k,
+                    lambda e, k=k: np.quantile(e["s"], 0.3, axis=k), st)
     if x.ndim == 1:
         add("unique", "unique(s)", lambda e: np.unique(e["s"]), dt)
         add("searchsorted", "searchsorted(a, s)", lambda e: np.searchsorted(e["a"], e["s"]).astype(I64), I64)
@@ -907,7 +921,8 @@ def main():
     for shape in ashapes:
         for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
             groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
-    sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0)] + \
+    sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0),
+                   (3, 1, 5, 2), (31, 1, 33)] + \
         ([] if args.quick else [1000003, 2 ** 20 + 1, (64, 4097), (3, 100003)])
     for shape in sort_shapes:
         for dt in DTYPES.values():
