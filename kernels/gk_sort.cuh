@@ -23,7 +23,10 @@
 **
 **   gk_sort_block   one block per segment (L <= GK_SORT_TILE): 4-bit digits,
 **                   per-thread digit counts, a block scan, a shared-memory
-**                   scatter per pass.
+**                   scatter per pass (gk_sort_pairs).
+**   gk_topk_select  top-k (k <= GK_SORT_TILE) of a long segment, one block
+**                   each: radix select of the k-th key, then a block sort
+**                   of the k chosen.
 **   gk_sort_up / gk_sort_scan / gk_sort_scatter
 **                   one global pass over digit PASS (8 bits): per-tile digit
 **                   histograms, an exclusive scan per digit over the tiles,
@@ -104,13 +107,53 @@ template <class I, bool COLS> GK_DEV I gk_sort_in(I s, I j, I L, I nseg) { retur
 template <class I, bool COLS> GK_DEV I gk_sort_seg(I i, I L, I nseg) { return COLS ? i % nseg : i / L; }
 template <class I, bool COLS> GK_DEV I gk_sort_pos(I i, I L, I nseg) { return COLS ? i / nseg : i % L; }
 
+/* ---- one block: a stable 4-bit LSD sort of 256 x ITEMS (key, index) pairs -
+** held in blocked order (thread t has items t*ITEMS ..), sorted by (key,
+** index): ibits passes over the index first (0 when the items are in index
+** order already: the sort is stable), then kbits over the key.  Shared
+** scratch: keys and indices of 256 x ITEMS, counts of 16 x 256. */
+template <class KT, int ITEMS>
+GK_DEV void gk_sort_pairs(KT (&k)[ITEMS], int (&ix)[ITEMS], int ibits, int kbits, KT *skey, int *sidx, int *cnt) {
+  const int t = threadIdx.x;
+  for (int pass = 0, bit = 0; bit < ibits + kbits; pass++, bit += 4) {
+    const bool onidx = bit < ibits;
+    const int sh = onidx ? bit : bit - ibits;
+#pragma unroll
+    for (int d = 0; d < 16; d++) cnt[d * GK_SORT_THREADS + t] = 0;
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++)
+      cnt[(int)(onidx ? ((unsigned)ix[q] >> sh) & 15u : (unsigned)((k[q] >> sh) & 15)) * GK_SORT_THREADS + t]++;
+    __syncthreads();
+    int loc[16], sum = 0, total;
+#pragma unroll
+    for (int e = 0; e < 16; e++) { loc[e] = sum; sum += cnt[t * 16 + e]; }
+    const int ex = gk_sort_bscan<int>(sum, &total);
+#pragma unroll
+    for (int e = 0; e < 16; e++) cnt[t * 16 + e] = loc[e] + ex;
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++) {
+      const int d = (int)(onidx ? ((unsigned)ix[q] >> sh) & 15u : (unsigned)((k[q] >> sh) & 15));
+      const int p = cnt[d * GK_SORT_THREADS + t]++;
+      skey[p] = k[q];
+      sidx[p] = ix[q];
+    }
+    __syncthreads();
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++) {
+      k[q] = skey[t * ITEMS + q];
+      ix[q] = sidx[t * ITEMS + q];
+    }
+    __syncthreads();
+  }
+}
+
 /* ---- one block per segment ----------------------------------------------- */
 template <class F, class I, bool DESC, bool COLS>
 GK_DEV void gk_sort_block(const F &f, I L, I nseg, I m) {
   typedef typename gk_sort_kt<typename F::X>::T KT;
-  const int BITS = gk_sort_kt<typename F::X>::BITS;
   __shared__ KT skey[GK_SORT_TILE];
-  __shared__ gk_u16 sidx[GK_SORT_TILE];
+  __shared__ int sidx[GK_SORT_TILE];
   __shared__ int cnt[16 * GK_SORT_THREADS];
   const int t = threadIdx.x;
   for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
@@ -122,38 +165,88 @@ GK_DEV void gk_sort_block(const F &f, I L, I nseg, I m) {
       ix[q] = j;
       k[q] = j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
     }
-    for (int bit = 0; bit < BITS; bit += 4) {
-#pragma unroll
-      for (int d = 0; d < 16; d++) cnt[d * GK_SORT_THREADS + t] = 0;
-#pragma unroll
-      for (int q = 0; q < GK_SORT_ITEMS; q++) cnt[(int)((k[q] >> bit) & 15) * GK_SORT_THREADS + t]++;
-      __syncthreads();
-      int loc[16], sum = 0, total;
-#pragma unroll
-      for (int e = 0; e < 16; e++) { loc[e] = sum; sum += cnt[t * 16 + e]; }
-      const int ex = gk_sort_bscan<int>(sum, &total);
-#pragma unroll
-      for (int e = 0; e < 16; e++) cnt[t * 16 + e] = loc[e] + ex;
-      __syncthreads();
-#pragma unroll
-      for (int q = 0; q < GK_SORT_ITEMS; q++) {
-        const int p = cnt[(int)((k[q] >> bit) & 15) * GK_SORT_THREADS + t]++;
-        skey[p] = k[q];
-        sidx[p] = (gk_u16)ix[q];
-      }
-      __syncthreads();
-#pragma unroll
-      for (int q = 0; q < GK_SORT_ITEMS; q++) {
-        k[q] = skey[t * GK_SORT_ITEMS + q];
-        ix[q] = sidx[t * GK_SORT_ITEMS + q];
-      }
-      __syncthreads();
-    }
+    gk_sort_pairs<KT, GK_SORT_ITEMS>(k, ix, 0, gk_sort_kt<typename F::X>::BITS, skey, sidx, cnt);
 #pragma unroll
     for (int q = 0; q < GK_SORT_ITEMS; q++) {
       const I r = (I)(t * GK_SORT_ITEMS + q);
       if (r < L && r < m) f.put(COLS ? r * nseg + s : s * m + r, gk_sort_in<I, COLS>(s, (I)ix[q], L, nseg), (I)ix[q]);
     }
+  }
+}
+
+/* ---- top-k of long segments: radix select, one block per segment ----------
+** (k <= 256 x ITEMS, L < 2^31.)  Complemented keys (smaller is larger), 8
+** bits a pass from the top: a histogram of the elements that match the
+** prefix found so far picks the digit holding the k-th, until the k-th key
+** K is known and how many elements equal to it are taken (the first ones by
+** index).  One more pass collects the elements below K (in any order) and
+** those first equal ones; gk_sort_pairs orders the k of them by (key,
+** index).  The segment is read BITS/8 + 1 times (from L2 when it fits). */
+template <class F, class I, bool COLS, int ITEMS>
+GK_DEV void gk_topk_select(const F &f, I L, I nseg, I m) {
+  typedef typename gk_sort_kt<typename F::X>::T KT;
+  const int BITS = gk_sort_kt<typename F::X>::BITS;
+  __shared__ KT skey[GK_SORT_THREADS * ITEMS];
+  __shared__ int sidx[GK_SORT_THREADS * ITEMS];
+  __shared__ int cnt[16 * GK_SORT_THREADS];
+  __shared__ int h[256];
+  __shared__ KT s_prefix;
+  __shared__ int s_need, s_nless;
+  const int t = threadIdx.x;
+  int ibits = 0;
+  while (ibits < 31 && ((I)1 << ibits) <= L) ibits += 4;   /* index bits, padding index L included */
+  for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
+    KT prefix = 0, mask = 0;
+    int need = (int)m;
+    for (int shift = BITS - 8; shift >= 0; shift -= 8) {
+      h[t] = 0;
+      __syncthreads();
+      for (I j = t; j < L; j += GK_SORT_THREADS) {
+        const KT kk = gk_sort_load_key<F, true>(f, (long long)gk_sort_in<I, COLS>(s, j, L, nseg));
+        if ((kk & mask) == prefix) atomicAdd(&h[(int)((kk >> shift) & 255)], 1);
+      }
+      __syncthreads();
+      const int c = h[t];
+      int total;
+      const int ex = gk_sort_bscan<int>(c, &total);
+      if (c > 0 && ex < need && need <= ex + c) { s_prefix = prefix | ((KT)t << shift); s_need = need - ex; }
+      __syncthreads();
+      prefix = s_prefix; need = s_need;
+      mask |= (KT)255 << shift;
+      __syncthreads();
+    }
+    if (t == 0) s_nless = 0;
+    __syncthreads();
+    const int nless = (int)m - need;
+    int eqbase = 0;
+    for (I base = 0; base < L; base += GK_SORT_THREADS) {
+      const I j = base + t;
+      const bool ok = j < L;
+      const KT kk = ok ? gk_sort_load_key<F, true>(f, (long long)gk_sort_in<I, COLS>(s, j, L, nseg)) : (KT)0;
+      if (ok && kk < prefix) { const int p = atomicAdd(&s_nless, 1); skey[p] = kk; sidx[p] = (int)j; }
+      const bool eq = ok && kk == prefix;
+      int total;
+      const int r = gk_sort_bscan<int>(eq ? 1 : 0, &total);
+      if (eq && eqbase + r < need) { skey[nless + eqbase + r] = kk; sidx[nless + eqbase + r] = (int)j; }
+      eqbase += total;
+    }
+    __syncthreads();
+    KT k[ITEMS];
+    int ix[ITEMS];
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++) {
+      const int r = t * ITEMS + q;
+      k[q] = r < (int)m ? skey[r] : (KT)~(KT)0;
+      ix[q] = r < (int)m ? sidx[r] : (int)L;
+    }
+    __syncthreads();
+    gk_sort_pairs<KT, ITEMS>(k, ix, ibits, BITS, skey, sidx, cnt);
+#pragma unroll
+    for (int q = 0; q < ITEMS; q++) {
+      const I r = (I)(t * ITEMS + q);
+      if (r < m) f.put(COLS ? r * nseg + s : s * m + r, gk_sort_in<I, COLS>(s, (I)ix[q], L, nseg), (I)ix[q]);
+    }
+    __syncthreads();
   }
 }
 

@@ -1703,7 +1703,8 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
 
 /* ------------------------------------------------------------ sort family
 ** SORT / ARGSORT / TOPK / ARGTOPK: kernels/gk_sort.cuh.  Segments of at most
-** GK_SORT_TILE elements: one block per segment (one launch).  Longer ones:
+** GK_SORT_TILE elements: one block per segment (one launch); so is a top-k
+** of at most GK_SORT_TILE of longer ones (radix select).  Longer ones:
 ** global LSD passes, 8 bits each, over the key bytes and then over the
 ** bytes of the segment number (none for a whole array), three launches a
 ** pass (histogram, scan, scatter), kernels _u<p>, _s, _c<p> of one source.
@@ -1718,12 +1719,19 @@ static void sort_shape(const rt_node *x, int64_t *len, int64_t *nseg, int64_t *m
   *m = x->op == RT_TOPK || x->op == RT_ARGTOPK ? x->nbins : *len;
 }
 
+/* A top-k of long segments by radix select (gk_topk_select): k fits one block. */
+static int sort_select(const rt_node *x) {
+  int64_t len, nseg, m; int cols;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  return (x->op == RT_TOPK || x->op == RT_ARGTOPK) && len > GK_SORT_TILE && m <= GK_SORT_TILE && len < INT32_MAX;
+}
+
 /* Key passes and segment passes of the global path (0, 0: one block per segment). */
 static void sort_passes(const rt_node *x, int *kp, int *sp) {
   int64_t len, nseg, m; int cols;
   sort_shape(x, &len, &nseg, &m, &cols);
   *kp = *sp = 0;
-  if (len <= GK_SORT_TILE) return;
+  if (len <= GK_SORT_TILE || sort_select(x)) return;
   gk_dtype t = x->in[0]->t;
   *kp = t == GK_BOOL ? 1 : (int)rt_dtype_size(t);
   for (uint64_t v = (uint64_t)(nseg - 1); v; v >>= 8) (*sp)++;
@@ -1808,7 +1816,9 @@ static int lower_sort(lw *L, fmt_buf *src) {
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
+    if (sort_select(x))
+      fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
+    else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
     sort_step(P, "_b", gk_min64(nseg, 1 << 20));
     return L->fail ? -1 : 0;
   }

@@ -922,7 +922,7 @@ def main():
         for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
             groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
     sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0),
-                   (3, 1, 5, 2), (31, 1, 33)] + \
+                   (3, 1, 5, 2), (31, 1, 33), 5000, (2, 5000)] + \
         ([] if args.quick else [1000003, 2 ** 20 + 1, (64, 4097), (3, 100003)])
     for shape in sort_shapes:
         for dt in DTYPES.values():
