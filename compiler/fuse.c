@@ -3,7 +3,7 @@
 ** one kernel, in what order, and running the plan on the backend.
 **
 ** Anchors are the nodes a group is built around: heavy ops (reduce, scan,
-** filter, partition, hist, matmul) and the values asked for.  Elementwise
+** filter, partition, hist, matmul, the sort family) and the values asked for.  Elementwise
 ** nodes are never anchors when fusion is on: they are inlined into every
 ** group that reads them (their producer's stores and consumer's loads).
 ** Groups then merge (docs/fusion.md):
