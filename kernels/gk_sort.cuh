@@ -68,10 +68,15 @@ template <> struct gk_sort_kt<double> { typedef gk_u64 T; enum { BITS = 64 }; };
 template <> struct gk_sort_kt<gk_i64> { typedef gk_u64 T; enum { BITS = 64 }; };
 template <> struct gk_sort_kt<gk_u8> { typedef gk_u32 T; enum { BITS = 8 }; };   /* ~0 / ~1 differ in the low byte */
 
+/* The key of element i; DESC: its complement within the type's BITS (bool:
+** 0xff / 0xfe, so that a radix select over 8 bits sees the whole key). */
 template <class F, bool DESC>
 GK_DEV typename gk_sort_kt<typename F::X>::T gk_sort_load_key(const F &f, long long i) {
-  typename gk_sort_kt<typename F::X>::T k = gk_sort_key(f.load(i));
-  return DESC ? (typename gk_sort_kt<typename F::X>::T)~k : k;
+  typedef typename gk_sort_kt<typename F::X>::T KT;
+  const int BITS = gk_sort_kt<typename F::X>::BITS;
+  const KT k = gk_sort_key(f.load(i));
+  const KT all = BITS >= 8 * (int)sizeof(KT) ? (KT)~(KT)0 : (KT)(((KT)1 << (BITS & (8 * (int)sizeof(KT) - 1))) - 1);
+  return DESC ? (KT)(~k & all) : k;
 }
 
 /* Exclusive block scan of v (all GK_SORT_THREADS threads); *total = the sum. */

@@ -143,7 +143,7 @@ class TorchPeer:
     def perm201(self, t): return t.permute(2, 0, 1).contiguous()
     def sort(self, x): return self.torch.sort(x, stable=True).values
     def argsort(self, x): return self.torch.sort(x, stable=True).indices
-    def sort_rows(self, m): return self.torch.sort(m, 1, stable=True).values
+    def sort_rows(self, m): return self.torch.sort(m, dim=1, stable=True).values
     def topk1_rows(self, m): return self.torch.topk(m, 1, 1).values
     def topk8_rows(self, m): return self.torch.topk(m, 8, 1).values
     def topk64_rows(self, m): return self.torch.topk(m, 64, 1).values
