@@ -31,7 +31,8 @@
 **                   one global pass over digit PASS (8 bits): per-tile digit
 **                   histograms, an exclusive scan per digit over the tiles,
 **                   then a stable scatter (warp match ranks within a round of
-**                   256 elements, rounds and warps in order).  Key passes
+**                   256 elements, rounds and warps in order; the tile staged
+**                   in shared memory by digit and written out in runs).  Key passes
 **                   first, then passes over the segment number of the
 **                   element's index, so segments come out contiguous.
 ** Integer atomics only (shared histogram counts): results are exact and the
@@ -334,51 +335,85 @@ GK_DEV void gk_sort_scan(I n, I nb, char *tmp) {
   if (t == 0) b.tot[d] = carry;
 }
 
+/* The scatter of pass PASS over tile blk: every element's position within
+** the tile sorted by digit (stable: warp match ranks within a round of 256,
+** rounds and warps in order), the tile staged in shared memory in that
+** order, then written out -- a digit's elements of one tile are one run of
+** the output, so the writes are coalesced: keys first, then indices
+** through the same stage.  The tile's count of digit d is the difference of
+** two scanned counts (the next tile's offset, or the digit's total). */
 template <class F, class I, bool DESC, bool COLS, int PASS, int KP, bool LAST>
 GK_DEV void gk_sort_scatter(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef typename gk_sort_kt<typename F::X>::T KT;
   gk_sort_bufs<KT, I> b(tmp, n, nb);
   __shared__ int wc[GK_SORT_WARPS][256];
-  __shared__ I woff[GK_SORT_WARPS][256];
-  __shared__ I run[256];
+  __shared__ int woff[GK_SORT_WARPS][256];
+  __shared__ int run[256], ls[256];
+  __shared__ I gb[256];
+  __shared__ gk_u64 stage[GK_SORT_TILE];
+  __shared__ unsigned char sd[GK_SORT_TILE];
   const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
   I total;
   const I dbase = gk_sort_bscan<I>(b.tot[t], &total);   /* digit t's first position */
 #pragma unroll
   for (int q = 0; q < GK_SORT_WARPS; q++) wc[q][t] = 0;
   for (I blk = blockIdx.x; blk < nb; blk += gridDim.x) {
-    run[t] = dbase + b.cnt[(I)t * nb + blk];
-    __syncthreads();
+    KT k[GK_SORT_ITEMS];
+    I ix[GK_SORT_ITEMS];
+    int d[GK_SORT_ITEMS], pos[GK_SORT_ITEMS];
+#pragma unroll
     for (int r = 0; r < GK_SORT_ITEMS; r++) {
       const I e = blk * GK_SORT_TILE + (I)(r * GK_SORT_THREADS + t);
-      const bool ok = e < n;
-      KT k = 0; I ix = 0;
-      int d = 256;
-      if (ok) { gk_sort_elem<F, I, DESC, PASS>(f, b, e, k, ix); d = gk_sort_digit<I, COLS, PASS, KP>(k, ix, L, nseg); }
-      const unsigned peers = __match_any_sync(GK_FULL_MASK, d);
+      k[r] = 0; ix[r] = 0; d[r] = 256; pos[r] = 0;
+      if (e < n) { gk_sort_elem<F, I, DESC, PASS>(f, b, e, k[r], ix[r]); d[r] = gk_sort_digit<I, COLS, PASS, KP>(k[r], ix[r], L, nseg); }
+    }
+    const I c0 = b.cnt[(I)t * nb + blk];
+    const int c = (int)((blk + 1 < nb ? b.cnt[(I)t * nb + blk + 1] : b.tot[t]) - c0);
+    int ctot;
+    const int lstart = gk_sort_bscan<int>(c, &ctot);
+    ls[t] = lstart; run[t] = lstart; gb[t] = dbase + c0;
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < GK_SORT_ITEMS; r++) {
+      const bool ok = d[r] < 256;
+      const unsigned peers = __match_any_sync(GK_FULL_MASK, d[r]);
       const int rank = __popc(peers & ((1u << lane) - 1u)), leader = __ffs(peers) - 1;
-      if (ok && lane == leader) wc[w][d] = __popc(peers);
+      if (ok && lane == leader) wc[w][d[r]] = __popc(peers);
       __syncthreads();
       {
-        I acc = run[t];
+        int acc = run[t];
 #pragma unroll
-        for (int q = 0; q < GK_SORT_WARPS; q++) { woff[q][t] = acc; acc += (I)wc[q][t]; }
+        for (int q = 0; q < GK_SORT_WARPS; q++) { woff[q][t] = acc; acc += wc[q][t]; }
         run[t] = acc;
       }
       __syncthreads();
       if (ok) {
-        const I p = woff[w][d] + (I)rank;
-        if (LAST) {
-          const I s = p / L, rr = p - s * L;
-          if (rr < m) f.put(COLS ? rr * nseg + s : s * m + rr, ix, gk_sort_pos<I, COLS>(ix, L, nseg));
-        } else {
-          b.k[(PASS + 1) & 1][p] = k;
-          b.ix[(PASS + 1) & 1][p] = ix;
-        }
-        if (lane == leader) wc[w][d] = 0;
+        pos[r] = woff[w][d[r]] + rank;
+        stage[pos[r]] = (gk_u64)k[r];
+        sd[pos[r]] = (unsigned char)d[r];
+        if (lane == leader) wc[w][d[r]] = 0;
       }
       __syncthreads();
     }
+    const int ntile = (int)(n - blk * GK_SORT_TILE < (I)GK_SORT_TILE ? n - blk * GK_SORT_TILE : (I)GK_SORT_TILE);
+    if (!LAST)
+      for (int j = t; j < ntile; j += GK_SORT_THREADS) {
+        const int dd = sd[j];
+        b.k[(PASS + 1) & 1][gb[dd] + (I)(j - ls[dd])] = (KT)stage[j];
+      }
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < GK_SORT_ITEMS; r++) if (d[r] < 256) stage[pos[r]] = (gk_u64)ix[r];
+    __syncthreads();
+    for (int j = t; j < ntile; j += GK_SORT_THREADS) {
+      const int dd = sd[j];
+      const I p = gb[dd] + (I)(j - ls[dd]), src = (I)stage[j];
+      if (LAST) {
+        const I sg = p / L, rr = p - sg * L;
+        if (rr < m) f.put(COLS ? rr * nseg + sg : sg * m + rr, src, gk_sort_pos<I, COLS>(src, L, nseg));
+      } else b.ix[(PASS + 1) & 1][p] = src;
+    }
+    __syncthreads();
   }
 }
 
