@@ -206,6 +206,23 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
   fmt_free(&b);
 }
 
+/* A view that permutes its input's elements (no broadcast, no offset,
+** every element once): the strides are a permutation of the input's. */
+static int axis_perm(const rt_node *v) {
+  if (v->n != v->in[0]->n || v->ndim != v->in[0]->ndim) return 0;
+  int used[GK_MAX_DIMS] = {0};
+  for (int i = 0; i < v->ndim; i++) {
+    int64_t st = 1;
+    int found = 0;
+    for (int d = v->ndim - 1; d >= 0; d--) {
+      if (!used[d] && v->vstride[i] == st && v->shape[i] == v->in[0]->shape[d]) { used[d] = 1; found = 1; break; }
+      st *= v->in[0]->shape[d];
+    }
+    if (!found) return 0;
+  }
+  return 1;
+}
+
 static int red_kind(const rt_node *x) { return x->op == RT_REDUCE ? (x->axis < 0 ? 1 : 2) : 0; }
 
 /* Group kind from its anchors. */
@@ -710,9 +727,15 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
         if (!((tk == 1 && t->in[0]->n == len) || (!tk && rt_op_info[t->op].cls != RC_HEAVY && t->n == 1))) continue;
       } else {
         /* row program: a map of the matrix shape, or a row reduction of it, or a per-row scalar epilogue */
-        int same = t->ndim == 2 && t->shape[0] == r0 && t->shape[1] == c0;
+        /* axis=k moves its result back with a reshape, and off the last axis a
+        ** permuting view (compiler/build.c, axis_out): the matrix behind them */
+        const rt_node *tb = t;
+        while (!tk && tb->nin == 1 && !tb->in[0]->val && tb->in[0]->n == t->n && (tb->op == RT_RESHAPE ||
+               (tb->op == RT_VIEW && tb->voff == 0 && axis_perm(tb))))
+          tb = tb->in[0];
+        int same = tb->ndim == 2 && tb->shape[0] == r0 && tb->shape[1] == c0;
         int rowred = tk == 2 && t->in[0]->shape[0] == r0 && t->in[0]->shape[1] == c0 && t->axis == len;
-        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && t->ndim == 1 && t->shape[0] == (len == 1 ? r0 : c0);
+        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && tb->ndim == 1 && tb->shape[0] == (len == 1 ? r0 : c0);
         if (!(same && rt_op_info[t->op].cls != RC_HEAVY) && !rowred && !perrow) continue;
       }
       for (j = 0; j < n; j++) if (seen[j]) uf_join(&p, i, j);

@@ -224,12 +224,22 @@ BUILTINS = [
      "save(\"/tmp/gk_doc.npy\", iota(3))"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),
+    ("gather", "take", "take(x, idx)",
+     "the elements of x (flattened) at integer array idx, negative counting from the end: `reshape(x, -1)[idx]`",
+     "take([[1, 2], [3, 4]], [3, 0, -1])"),
+    ("gather", "bincount", "bincount(idx[, weights][, minlength=n])",
+     "i64 count of each value of a non-negative integer (or bool) vector; with weights, their float sums; "
+     "length max(idx) + 1 or minlength", "bincount([1, 1, 3], minlength=5)"),
+    ("gather", "concat", "concat(a, b, ...[, axis=0])", "joins arrays along an existing axis (numpy.concatenate)",
+     "concat([[1, 2]], [[3, 4], [5, 6]])"),
+    ("gather", "stack", "stack(a, b, ...[, axis=0])", "joins arrays of one shape along a new axis (numpy.stack)",
+     "stack([1, 2], [3, 4], axis=1)"),
 ]
 
 
 FAMILY = {"make": "Making arrays", "elementwise": "Elementwise", "reduce": "Reductions", "scan": "Scans",
           "normalize": "Normalisations", "data movement": "Data movement", "sort": "Sorting", "shape": "Shape and views",
-          "I/O": "I/O"}
+          "I/O": "I/O", "gather": "Gather and join"}
 
 
 def library_builtins():
@@ -505,14 +515,20 @@ default) and `median`/`quantile`/`unique` take the flattened array.
 | `m[i]` | row i of a matrix |
 | `m[i, j]`, `m[i, a:b]`, `m[:, j]` | one index or slice per axis |
 | `x[mask]` | `filter(x, mask)` for a bool array of x's shape |
+| `x[idx]`, `m[idx]` | gather: for an integer array idx (any shape), the entries of x's first axis at idx -- elements of a vector, rows of a matrix; the result's shape is idx's followed by x's other dims; negative entries count from the end |
 
-Indices and slice bounds must be integers.
+Indices and slice bounds must be integers. An index array is checked before
+anything runs: an entry out of range is an error naming the first one and
+its position in idx. A gather fuses with what produces x and idx and with
+what reads the result (it is an index map, like a view).
 
 """)
     w(ex("x = iota(10)\nprint(x[2], x[-1], x[2:8:2], x[::-1], x[7:100])\nx[x % 3 == 0]"))
     w(ex("m = reshape(iota(6), 2, 3)\nprint(m[1], m[1, 2], m[-1, 0:2], m[:, 1])"))
     w(err("x = [1, 2, 3]\nx[5]"))
     w(err("x = iota(5)\nx[1.5]"))
+    w(ex("x = iota(10) * 10\nm = reshape(iota(6), 3, 2)\nprint(x[[0, -1, 3]], take(m, [5, 0]))\nm[[2, 0]]"))
+    w(err("x = iota(5)\nx[[1, 7, 2, 9]]"))
     w("""
 ## Functions
 
@@ -553,6 +569,16 @@ Notes:
   axis: per column of `rows(m)`, per row of `cols(m)`.
 - `hist` with no range uses [min(x), max(x)]; values outside `[lo, hi]` are
   ignored; the last bin includes `hi`.
+- `bincount` with weights gives the weights' float type (f32 weights sum to
+  f32, accumulated in double; numpy always gives f64); ints and bools as
+  weights become floats (i32/bool f32, i64 f64). Counts are exact; weighted
+  sums are in index order, so run to run identical (no float atomics), with
+  work proportional to bins x elements.
+- `concat` and `stack` follow numpy's shape rules and error messages, and
+  promote their operands' dtypes like a binary operator. Empty parts add
+  nothing. The joined array is an index map: `sum(concat(a, b))` or
+  `concat(a, b) * 2` reads a and b where they are, without building the
+  joined array first.
 - `transpose`, `permute`, slices and `rows`/`cols` are views: no copy is made
   until a kernel reads them.
 - Scans, normalisations and reductions of views:
@@ -843,13 +869,21 @@ In words:
 5. **`filter`** needs its output length before its output can be allocated,
    so it is two kernels: a count (a reduction of the fused predicate), then
    one pass of predicate, scan and scatter.
-6. **`axis=k`** is not an op of its own: the checker moves axis k into a
+6. **Gather and concat are index maps**: `x[idx]` / `take` and `concat` /
+   `stack` are, like a view, evaluated inside whatever kernel reads them:
+   the producers of x and idx (or of each part) are inlined at the gathered
+   (concatenated) index, and the consumer -- a map, a reduction, a scan's
+   prologue -- reads the gathered or joined value without it being
+   materialised. The index check of a gather is one reduction kernel (min
+   and max of idx) before the gather runs. `bincount` counts run on the
+   histogram primitive; weighted sums are a row kernel (one row per bin).
+7. **`axis=k`** is not an op of its own: the checker moves axis k into a
    matrix view -- `rows()` of a reshape when k is the last axis, `cols()` of
    a reshaped permuted view otherwise -- so a reduction, scan or
    normalisation along any axis of any rank fuses exactly as `rows(m)` /
    `cols(m)` do (softmax along axis 1 of a 3-d array is one row kernel),
    and the producer's maps go into its loads through the view.
-7. **Sorts** (`sort`, `argsort`, `topk`, `argtopk`, and the sorts inside
+8. **Sorts** (`sort`, `argsort`, `topk`, `argtopk`, and the sorts inside
    `unique`, `median`, `quantile`; `searchsorted`) are one group each,
    kind `sort`, several launches when a segment is longer than one block
    (radix passes). The elementwise producer of the sorted array runs in

@@ -1151,6 +1151,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
 /* --------------------------------------------------- row fast path */
 
 static int same_rc(const rt_node *x, int64_t R, int64_t C) {
+  while (x->op == RT_RESHAPE && x->n == R * C) x = x->in[0];   /* axis=k's result: the row matrix, reshaped back */
   return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
 }
 

@@ -639,7 +639,7 @@ def words_group(D, n, dt):
         if dt == B_ else (e["m"] + e["m2"])[e["ridx"][0]], dt if dt != B_ else I64)
     add("rows_sum", "sum(rows(m[ridx[1]]))", lambda e: np.sum(f64(e["m"][e["ridx"][1]]), 1) if isf
         else np.sum(e["m"][e["ridx"][1]].astype(I64), 1), sd, M, 1e-6)
-    add("transposed_rows", "transpose(m)[idx32 %% %d]" % c, lambda e: e["m"].T[e["idx32"] % c], dt)
+    add("transposed_rows", "transpose(m)[lab[:5] %% %d]" % c, lambda e: e["m"].T[e["lab"][:5] % c], dt)
     add("bincount", "bincount(lab)", lambda e: np.bincount(e["lab"]).astype(I64), I64)
     add("bincount_min", "bincount(lab, minlength=%d)" % (K + 5), lambda e: np.bincount(e["lab"], minlength=K + 5)
         .astype(I64), I64)

@@ -103,6 +103,16 @@ def render(n):
         return "%s(%s)" % (op, ", ".join(map(str, at["dims"])))
     if op == "list":
         return at["text"]
+    if op == "gather":
+        lst = "[%s]" % ", ".join(map(str, at["idx"]))
+        return "take(%s, %s)" % (R(A[0]), lst) if at.get("take") else "%s[%s]" % (R(A[0]), lst)
+    if op == "join":
+        s = [R(a) for a in A]
+        if at.get("axis") is not None:
+            s.append("axis=%d" % at["axis"])
+        return "%s(%s)" % (at["fn"], ", ".join(s))
+    if op == "redax":
+        return "%s(%s, axis=%d)" % (at["fn"], R(A[0]), at["axis"])
     raise ValueError(op)
 
 
@@ -188,6 +198,21 @@ def evaluate(n, env):
     if op == "list":
         a = at["value"]
         return V(a.dtype, a.astype(F64) if a.dtype.kind == "f" else a)
+    if op == "gather":
+        x = ev[0]
+        if at.get("take"):
+            x = M.reshape(x, (x.size,))
+        return M.gather(x, at["idx"])
+    if op == "join":
+        return M.join(at["fn"], ev, at.get("axis") or 0)
+    if op == "redax":
+        x = M.plain(ev[0])
+        k = at["axis"] + len(x.shape) if at["axis"] < 0 else at["axis"]
+        if len(x.shape) == 1 and k == 0:
+            return M.reduce(at["fn"], x)
+        if len(x.shape) != 2 or k not in (0, 1):
+            raise Reject("axis")
+        return M.reduce(at["fn"], M.rowscols("rows" if k == 1 else "cols", x))
     raise ValueError(op)
 
 
@@ -433,7 +458,7 @@ class Gen:
             (10, self.g_arith), (5, self.g_cmp), (6, self.g_unary), (3, self.g_cast),
             (8, self.g_reduce), (7, self.g_scan), (7, self.g_norm), (6, self.g_same),
             (4, self.g_filter), (3, self.g_where), (2, self.g_move), (1, self.g_hist),
-            (1, self.g_dot), (1, self.g_shapefn), (2, self.g_constcast),
+            (1, self.g_dot), (1, self.g_shapefn), (2, self.g_constcast), (3, self.g_words),
         ]
         tot = sum(w for w, _ in ops)
         x = k * tot
@@ -705,6 +730,28 @@ class Gen:
         if r.random() < 0.3:
             return N("index", [x], spec=[r.randrange(-n, n)])
         return N("index", [x], spec=[slice(a, b, s)])
+
+    def g_words(self, d, shape):
+        """Gather, concat, stack and axis= reductions (issue 13)."""
+        r = self.r
+        k = r.randrange(5)
+        if k == 0:
+            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.6 else self.matrix(d - 1)
+            L = vx.shape[0]
+            if L == 0:
+                raise Reject("empty")
+            idx = [r.randrange(-L, L) for _ in range(r.randint(1, 6))]
+            return N("gather", [x], idx=idx, take=len(vx.shape) == 1 and r.random() < 0.3)
+        if k in (1, 2):
+            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.5 else self.matrix(d - 1)
+            parts = [x] + [self.expr(d - 1, vx.shape)[0] for _ in range(r.randint(1, 2))]
+            fn = "concat" if k == 1 else "stack"
+            nd = len(vx.shape) + (fn == "stack")
+            ax = r.choice([None, 0, nd - 1, -1])
+            return N("join", parts, fn=fn, axis=ax)
+        x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.3 else self.matrix(d - 1)
+        nd = len(vx.shape)
+        return N("redax", [x], fn=r.choice(REDS), axis=r.randrange(-nd, nd))
 
     def g_hist(self, d, shape):
         r = self.r

@@ -975,3 +975,34 @@ def rowscols(kind, x):
     v = mk(x, x.hi, x.e)
     v.view = kind
     return v
+
+
+def gather(x, idx):
+    """x[idx] / take(x, idx) of a literal index list (issue 13 item 2)."""
+    plain(x)
+    if not x.shape:
+        raise Reject("gather of a scalar")
+    n = x.shape[0]
+    if any(not -n <= i < n for i in idx):
+        raise Reject("index out of range")
+    ii = np.array(idx, dtype=np.int64)
+    return mk(x, x.hi[ii], x.e[ii])
+
+
+def join(kind, xs, axis):
+    """concat / stack (issue 13 item 3): numpy's shapes, a binary op's dtypes."""
+    for x in xs:
+        plain(x)
+    t = xs[0].dt
+    for x in xs[1:]:
+        t = promote(t, x.dt)
+    ys = [as_dt(x, t) for x in xs]
+    f = np.concatenate if kind == "concat" else np.stack
+    try:
+        hi = f([y.hi for y in ys], axis=axis)
+        e = f([np.broadcast_to(y.e, y.shape) for y in ys], axis=axis)
+    except (ValueError, np.exceptions.AxisError if hasattr(np, "exceptions") else ValueError):
+        raise Reject("join shapes")
+    if t in INTS:
+        return V(t, hi)
+    return V(t, hi, e, all(y.exact for y in ys))
