@@ -1256,6 +1256,204 @@ static int b_print(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   return print_values(s, a->v, a->n, loc);
 }
 
+/* ------------------------------------------------------------- sort family
+** sort, argsort, topk, argtopk run along segments: a 1-d array whole, the
+** rows of rows(m), the columns of cols(m), the last axis of an array of
+** higher rank (numpy's default axis=-1).  unique, median and quantile take
+** the flattened array (numpy's axis=None), or one segment per row / column
+** of a view.  A sort node's input is 1-d (axis -1) or 2-d (axis 1 or 0). */
+
+/* The segments of x: the node to sort (1-d or 2-d), its axis, the segment
+** length and count.  flat: no view flattens (unique, median, quantile);
+** else the last axis of an array of rank > 1. */
+static int sort_segments(cc_session *s, cval x, lang_loc loc, const char *name, int flat, rt_node **in, int *axis,
+                         int64_t *len, int64_t *nseg) {
+  rt_node *v = x.x;
+  if (x.view) {
+    if (v->ndim != 2) {
+      char sh[128]; cc_shape_str(v, sh, sizeof sh);
+      return cc_error(s, loc, GK_ETYPE, "'%s' of a %s view needs a matrix, got %s %s", name,
+                      x.view == V_ROWS ? "rows()" : "cols()", tname(v->t), sh);
+    }
+    *axis = x.view == V_ROWS ? 1 : 0;
+    *len = v->shape[*axis];
+    *nseg = v->shape[1 - *axis];
+    *in = v;
+    return GK_OK;
+  }
+  if (v->ndim == 0 && !flat) return cc_error(s, loc, GK_ETYPE, "'%s' needs an array of at least one dimension, got a scalar", name);
+  if (v->ndim == 1) { *in = v; *axis = -1; *len = v->n; *nseg = 1; return GK_OK; }
+  rt_node r;
+  if (flat || v->ndim == 0) {
+    r = blank(RT_RESHAPE, v->t, 1, &v->n);
+    *axis = -1; *len = v->n; *nseg = 1;
+  } else {
+    int64_t sh[2] = { v->shape[v->ndim - 1] ? v->n / v->shape[v->ndim - 1] : 1, v->shape[v->ndim - 1] };
+    for (int d = 0; d < v->ndim - 1; d++) if (!v->shape[d]) sh[0] = 0;
+    r = blank(RT_RESHAPE, v->t, 2, sh);
+    *axis = 1; *len = sh[1]; *nseg = sh[0];
+  }
+  r.nin = 1; r.in[0] = v;
+  *in = cc_node(s, &r);
+  return *in ? GK_OK : s->err->status;
+}
+
+/* A sort-family node of op over in's segments; k: topk's count. */
+static rt_node *sort_node(cc_session *s, int op, rt_node *in, int axis, int64_t k) {
+  rt_node r = blank(op, op == RT_ARGSORT || op == RT_ARGTOPK ? GK_I64 : in->t, in->ndim, in->shape);
+  if (op == RT_TOPK || op == RT_ARGTOPK) { r.shape[axis == 0 ? 0 : in->ndim - 1] = k; r.nbins = k; }
+  r.nin = 1; r.in[0] = in; r.axis = (int8_t)axis;
+  return cc_node(s, &r);
+}
+
+/* sort(x), argsort(x) (code 0 / 1), topk(x, k), argtopk(x, k) (2 / 3). */
+static int b_sort(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  static const int ops[] = { RT_SORT, RT_ARGSORT, RT_TOPK, RT_ARGTOPK };
+  const char *name = a->call->str;
+  if (need_array(s, &A(0), loc, name)) return s->err->status;
+  rt_node *in; int axis; int64_t len, nseg, k = 0;
+  if (sort_segments(s, A(0), loc, name, 0, &in, &axis, &len, &nseg)) return s->err->status;
+  if (code >= 2) {
+    if (dim_value(s, &A(1), a->loc[1], "k", &k)) return s->err->status;
+    if (k > len) return cc_error(s, a->loc[1], GK_EVALUE, "'%s': k = %lld is out of range for a length of %lld", name,
+                                 (long long)k, (long long)len);
+  }
+  rt_node *z = sort_node(s, ops[code], in, axis, k);
+  if (!z) return s->err->status;
+  rt_node *x = A(0).x;
+  if (!A(0).view && x->ndim > 2) {   /* back to x's shape (the last axis k long for topk) */
+    rt_node r = blank(RT_RESHAPE, z->t, x->ndim, x->shape);
+    r.shape[x->ndim - 1] = z->shape[1];
+    r.nin = 1; r.in[0] = z;
+    if (!(z = cc_node(s, &r))) return s->err->status;
+  }
+  *out = arr(z, A(0).view, 0);
+  return GK_OK;
+}
+
+/* Position j of every segment of sorted s (axis as sort_segments'): 0-d for
+** a whole array, else one element per row / column. */
+static cval sort_pick(cc_session *s, rt_node *srt, int axis, int64_t j) {
+  rt_node r;
+  if (axis < 0) { r = blank(RT_VIEW, srt->t, 0, NULL); r.voff = j; }
+  else {
+    int64_t n = srt->shape[1 - axis];
+    r = blank(RT_VIEW, srt->t, 1, &n);
+    r.voff = axis == 1 ? j : j * srt->shape[1];
+    r.vstride[0] = axis == 1 ? srt->shape[1] : 1;
+  }
+  r.nin = 1; r.in[0] = srt;
+  return arr(cc_node(s, &r), V_NONE, 0);
+}
+
+/* Sorted values of x's segments for median / quantile, with the checks. */
+static int sort_stat(cc_session *s, cval x, lang_loc loc, const char *name, rt_node **srt, int *axis, int64_t *len) {
+  int64_t nseg;
+  if (need_array(s, &x, loc, name)) return s->err->status;
+  if (x.x->t == GK_BOOL && strcmp(name, "median")) return cc_error(s, loc, GK_ETYPE, "'%s' needs a numeric array, got bool", name);
+  rt_node *in;
+  if (sort_segments(s, x, loc, name, 1, &in, axis, len, &nseg)) return s->err->status;
+  if (*len == 0 && nseg > 0) return cc_error(s, loc, GK_EVALUE, "'%s' of an empty array", name);
+  if (in->t == GK_BOOL) in = cast(s, in, GK_I64);
+  *srt = in ? sort_node(s, RT_SORT, in, *axis, 0) : NULL;
+  return *srt ? GK_OK : s->err->status;
+}
+
+/* numpy: NaN where a segment holds one (it sorts last). */
+static int nan_if_any(cc_session *s, rt_node *srt, int axis, int64_t len, cval r, lang_loc loc, cval *out) {
+  if (!rt_is_float(srt->t) || len == 0) { *out = r; return GK_OK; }
+  cval last = sort_pick(s, srt, axis, len - 1), bad;
+  if (!last.x) return s->err->status;
+  bad = arr(unop(s, RT_ISNAN, GK_BOOL, last.x), V_NONE, 0);
+  if (!bad.x) return s->err->status;
+  bargs w; memset(&w, 0, sizeof w);
+  w.v[0] = bad; w.v[1] = konst(s, r.x->t, NAN); w.v[2] = r;
+  return b_where(s, 0, &w, loc, out);
+}
+
+/* numpy.median: the middle element, or the mean of the middle two (in the
+** float dtype; ints in f64). */
+static int b_median(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  rt_node *srt; int axis; int64_t len;
+  if (sort_stat(s, A(0), loc, "median", &srt, &axis, &len)) return s->err->status;
+  gk_dtype ft = rt_is_float(srt->t) ? srt->t : GK_F64;
+  cval lo = sort_pick(s, srt, axis, len ? (len - 1) / 2 : 0), r;
+  if (!lo.x || !(lo.x = cast(s, lo.x, ft))) return s->err->status;
+  if (len % 2 == 1 || len == 0) r = lo;
+  else {
+    cval hi = sort_pick(s, srt, axis, len / 2), sm;
+    if (!hi.x || !(hi.x = cast(s, hi.x, ft))) return s->err->status;
+    if (binop(s, RT_ADD, lo, hi, loc, &sm) || binop(s, RT_DIV, sm, konst(s, ft, 2), loc, &r)) return s->err->status;
+  }
+  return nan_if_any(s, srt, axis, len, r, loc, out);
+}
+
+/* numpy.quantile(x, q), method 'linear': i = (n-1)*q, a = s[floor i],
+** b = s[floor i + 1] (both s[n-1] past the end, where numpy's gamma is
+** i + 1), g = i - floor; a + (b-a)*g, or b - (b-a)*(1-g) when g >= 0.5
+** (numpy's _lerp, in x's float dtype; ints: b-a in their dtype, then f64). */
+static int b_quantile(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  double q;
+  if (need_array(s, &A(0), loc, "quantile")) return s->err->status;
+  if (scalar_value(s, &A(1), a->loc[1], "q", &q, NULL)) return s->err->status;
+  if (!(q >= 0 && q <= 1)) {
+    char buf[64]; snprintf(buf, sizeof buf, "%g", q);
+    if (q != q) snprintf(buf, sizeof buf, "nan");
+    return cc_error(s, a->loc[1], GK_EVALUE, "'quantile': q must be in [0, 1], got %s", buf);
+  }
+  rt_node *srt; int axis; int64_t len;
+  if (sort_stat(s, A(0), loc, "quantile", &srt, &axis, &len)) return s->err->status;
+  double vi = (double)(len - 1) * q, prev = floor(vi);
+  int64_t ilo = (int64_t)prev, ihi = ilo + 1;
+  if (vi >= (double)(len - 1)) { ilo = ihi = len - 1; prev = -1; }
+  if (len == 0) ilo = ihi = 0;
+  double g = vi - prev;
+  gk_dtype ft = rt_is_float(srt->t) ? srt->t : GK_F64;
+  cval lo = sort_pick(s, srt, axis, ilo), hi = sort_pick(s, srt, axis, ihi), d, t, r;
+  if (!lo.x || !hi.x || binop(s, RT_SUB, hi, lo, loc, &d)) return s->err->status;
+  if (!(d.x = cast(s, d.x, ft)) || !(lo.x = cast(s, lo.x, ft)) || !(hi.x = cast(s, hi.x, ft))) return s->err->status;
+  if (g >= 0.5) {
+    if (binop(s, RT_MUL, d, konst(s, ft, 1 - g), loc, &t) || binop(s, RT_SUB, hi, t, loc, &r)) return s->err->status;
+  } else if (binop(s, RT_MUL, d, konst(s, ft, g), loc, &t) || binop(s, RT_ADD, lo, t, loc, &r)) return s->err->status;
+  return nan_if_any(s, srt, axis, len, r, loc, out);
+}
+
+/* numpy.unique: the sorted distinct values of the flattened array (NaNs one). */
+static int b_unique(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  if (need_array(s, &A(0), loc, "unique")) return s->err->status;
+  if (A(0).view) return cc_error(s, loc, GK_ETYPE, "'unique' takes a whole array, not a %s view", A(0).view == V_ROWS ? "rows()" : "cols()");
+  rt_node *in; int axis; int64_t len, nseg;
+  if (sort_segments(s, A(0), loc, "unique", 1, &in, &axis, &len, &nseg)) return s->err->status;
+  rt_node *srt = sort_node(s, RT_SORT, in, -1, 0);
+  if (!srt) return s->err->status;
+  if (len == 0) { *out = arr(srt, V_NONE, 0); return GK_OK; }
+  rt_node r = blank(RT_RUNS, GK_BOOL, 1, &len);
+  r.nin = 1; r.in[0] = srt;
+  rt_node *m = cc_node(s, &r);
+  if (!m) return s->err->status;
+  return select_op(s, RT_FILTER, arr(srt, V_NONE, 0), arr(m, V_NONE, 0), loc, "unique", out);
+}
+
+/* numpy.searchsorted(a, v) (side='left'): for each v, the number of a's
+** elements that sort before it (NaN after everything), in their common dtype. */
+static int b_searchsorted(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
+  cval x = A(0), v = A(1);
+  if (need_array(s, &x, loc, "searchsorted") || need_array(s, &v, loc, "searchsorted")) return s->err->status;
+  if (x.x->ndim != 1) {
+    char sh[128]; cc_shape_str(x.x, sh, sizeof sh);
+    return cc_error(s, a->loc[0], GK_ETYPE, "'searchsorted' needs a 1-d sorted array, got %s %s", tname(x.x->t), sh);
+  }
+  gk_dtype t = promote(&x, &v);
+  rt_node *xa = cast(s, x.x, t), *va = cast(s, v.x, t);
+  if (!xa || !va) return s->err->status;
+  rt_node r = blank(RT_SEARCH, GK_I64, va->ndim, va->shape);
+  r.nin = 2; r.in[0] = xa; r.in[1] = va;
+  rt_node *z = cc_node(s, &r);
+  if (!z) return s->err->status;
+  *out = arr(z, v.view, 0);
+  return GK_OK;
+}
+
 /* ------------------------------------------------------------- axis= (issue 13)
 ** A builtin that names a parameter "axis" takes axis=k on an array of any
 ** rank.  call_builtin moves axis k into a matrix the builtin already knows
@@ -1680,6 +1878,14 @@ static const builtin builtins[] = {
   { "concat", 0, -1, { "axis" }, b_join, 0 },
   { "stack", 0, -1, { "axis" }, b_join, 1 },
   { "plot", 1, 2, { "x", "y" }, b_plot, 0 },
+  { "sort", 1, 1, { "x", "axis" }, b_sort, 0 },
+  { "argsort", 1, 1, { "x", "axis" }, b_sort, 1 },
+  { "topk", 2, 2, { "x", "k", "axis" }, b_sort, 2 },
+  { "argtopk", 2, 2, { "x", "k", "axis" }, b_sort, 3 },
+  { "unique", 1, 1, { "x" }, b_unique, 0 },
+  { "median", 1, 1, { "x", "axis" }, b_median, 0 },
+  { "quantile", 2, 2, { "x", "q", "axis" }, b_quantile, 0 },
+  { "searchsorted", 2, 2, { "a", "v" }, b_searchsorted, 0 },
 };
 
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };

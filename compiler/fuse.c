@@ -3,7 +3,7 @@
 ** one kernel, in what order, and running the plan on the backend.
 **
 ** Anchors are the nodes a group is built around: heavy ops (reduce, scan,
-** filter, partition, hist, matmul) and the values asked for.  Elementwise
+** filter, partition, hist, matmul, the sort family) and the values asked for.  Elementwise
 ** nodes are never anchors when fusion is on: they are inlined into every
 ** group that reads them (their producer's stores and consumer's loads).
 ** Groups then merge (docs/fusion.md):
@@ -177,7 +177,7 @@ static int same_index_path(planner *p, rt_node *x, rt_node *a) {
 
 static const char *prim_name(rt_group_kind k) {
   static const char *const names[] = { "map", "grid_reduce", "row_kernel", "lookback_scan", "select",
-                                       "select", "histogram", "gemm", "tiled_transpose" };
+                                       "select", "histogram", "gemm", "tiled_transpose", "radix_sort" };
   return names[k];
 }
 
@@ -211,6 +211,10 @@ static void print_group(cc_session *s, const rt_group *g, int64_t number) {
     switch (x->op) {
     case RT_REDUCE: fmt_printf(&b, "%s%s", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
     case RT_SCAN: fmt_printf(&b, "%s%s%s", x->excl ? "exscan." : "scan.", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
+    case RT_SORT: case RT_ARGSORT: case RT_TOPK: case RT_ARGTOPK:
+      fmt_printf(&b, "%s%s", rt_op_info[x->op].name, x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : "");
+      if (x->op == RT_TOPK || x->op == RT_ARGTOPK) fmt_printf(&b, " k=%lld", (long long)x->nbins);
+      break;
     case RT_CAST: fmt_printf(&b, "%s", rt_dtype_name(x->t)); break;
     case RT_CONST: fmt_puts(&b, "fill "); break;
     default: fmt_puts(&b, rt_op_info[x->op].name); break;
@@ -314,6 +318,7 @@ static rt_group_kind kind_of_group(rt_node **anc, int n) {
     case RT_FILTER: return RG_FILTER;
     case RT_PARTITION: return RG_PARTITION;
     case RT_SCAN: return RG_SCAN;
+    case RT_SORT: case RT_ARGSORT: case RT_TOPK: case RT_ARGTOPK: case RT_RUNS: case RT_SEARCH: return RG_SORT;
     case RT_REDUCE: if (x->axis >= 0) k = RG_ROWS; else if (k != RG_ROWS) k = RG_REDUCE; break;
     }
   }
@@ -486,7 +491,7 @@ static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node *
     sig_size(s, b, x->n);
     if (x->op == RT_CONST) sig_const(s, b, x);
     if (x->op == RT_VIEW) { sig_size(s, b, x->voff); for (int d = 0; d < x->ndim; d++) sig_size(s, b, x->vstride[d]); }
-    if (x->op == RT_HIST) sig_size(s, b, x->nbins);
+    if (x->op == RT_HIST || x->op == RT_TOPK || x->op == RT_ARGTOPK) sig_size(s, b, x->nbins);
     for (int k = 0; k < x->nin; k++) {
       rt_node *c = x->in[k];
       if (is_pending(s, c)) { sig_push(s, b, (uint64_t)G(c)->post); continue; }

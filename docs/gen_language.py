@@ -193,6 +193,25 @@ BUILTINS = [
      "reshape(iota(6), -1, 2)"),
     ("data movement", "permute", "permute(x, axes...)", "output axis i is input axis axes[i]",
      "shape(permute(zeros(2, 3, 4), 2, 0, 1))"),
+    ("sort", "sort", "sort(x[, axis=k])",
+     "ascending, stable, NaN last, -0.0 equal to 0.0 (numpy's order); along the last axis, each row of rows(m), "
+     "each column of cols(m)", "sort([3.0, 0 / 0, -1, 2])"),
+    ("sort", "argsort", "argsort(x[, axis=k])", "i64 positions that sort x (stable: ties keep their order)",
+     "argsort([3, 1, 2, 1])"),
+    ("sort", "topk", "topk(x, k[, axis=k])", "the k largest, descending; ties to the lower index; NaN counts as largest",
+     "topk([3, 1, 4, 1, 5], 2)"),
+    ("sort", "argtopk", "argtopk(x, k[, axis=k])", "i64 positions of topk's values", "argtopk([3, 7, 4, 7], 2)"),
+    ("sort", "unique", "unique(x)", "the sorted distinct values of the flattened array (NaNs count as one)",
+     "unique([3, 1, 3, 2, 1])"),
+    ("sort", "median", "median(x[, axis=k])",
+     "numpy.median: the middle value, or the mean of the two middle ones; float; NaN if any NaN; empty is an error",
+     "median([4, 1, 3, 2])"),
+    ("sort", "quantile", "quantile(x, q[, axis=k])",
+     "numpy.quantile's default (linear) method, q a number in [0, 1]; float; NaN if any NaN",
+     "quantile([1, 2, 3, 4], 0.25)"),
+    ("sort", "searchsorted", "searchsorted(a, v)",
+     "i64 insertion points of v in sorted 1-d a: the first position not below v (numpy's side='left'; NaN last)",
+     "searchsorted([1, 3, 5], [0, 3, 4])"),
     ("shape", "len", "len(x)", "length of the first axis", "len([[1, 2], [3, 4], [5, 6]])"),
     ("shape", "size", "size(x)", "number of elements", "size([[1, 2], [3, 4], [5, 6]])"),
     ("shape", "shape", "shape(x)", "the dims as an i64 vector", "shape([[1, 2], [3, 4], [5, 6]])"),
@@ -225,8 +244,8 @@ BUILTINS = [
 
 
 FAMILY = {"make": "Making arrays", "elementwise": "Elementwise", "reduce": "Reductions", "scan": "Scans",
-          "normalize": "Normalisations", "data movement": "Data movement", "shape": "Shape and views", "I/O": "I/O",
-          "gather": "Gather and join"}
+          "normalize": "Normalisations", "data movement": "Data movement", "sort": "Sorting", "shape": "Shape and views",
+          "I/O": "I/O", "gather": "Gather and join"}
 
 
 # ---------------------------------------------------------------- help
@@ -273,6 +292,9 @@ DTYPE_RULE = {
     "take": "x's dtype (idx: an integer array)",
     "bincount": "i64 counts; with weights, their float dtype (f32 weights give f32, where numpy gives f64)",
     "concat": "numpy's promotion of the operands", "stack": "numpy's promotion of the operands",
+    "sort": "x's dtype", "argsort": "i64", "topk": "x's dtype", "argtopk": "i64", "unique": "x's dtype",
+    "median": "a float (f64 from ints, as numpy; f32 stays f32)",
+    "quantile": "a float (f64 from ints, as numpy; f32 stays f32)", "searchsorted": "i64",
 }
 
 
@@ -562,6 +584,10 @@ the result has numpy's shape (a reduction drops axis k; a scan or
 normalisation keeps the shape). Negative k counts from the end; an axis out
 of range is numpy's error. Of a matrix, `axis=1` is `rows(m)` and `axis=0`
 is `cols(m)` (the same kernels); a vector's only axis is the whole array.
+The sort family takes it too: `sort`, `argsort`, `topk`, `argtopk` keep the
+shape (a top-k's axis k becomes k long), `median` and `quantile` drop axis
+k; without `axis=`, `sort`/`argsort`/`topk` run along the last axis (numpy's
+default) and `median`/`quantile`/`unique` take the flattened array.
 `layernorm`'s `gamma`/`beta` and `rmsnorm`'s `gamma` have axis k's length.
 `argmax`/`argmin` give the index along axis k.
 
@@ -904,7 +930,7 @@ nodes to a lazy graph; when a value is needed (printed, saved, read by
 `gk_get`, a data-dependent size such as `filter`'s), the pending graph is cut
 into *groups*, and each group runs as one kernel that instantiates a
 primitive from `kernels/` (`map`, `grid_reduce`, `row_kernel`,
-`lookback_scan`, `select`, `histogram`, `gemm`, `tiled_transpose`) with
+`lookback_scan`, `select`, `histogram`, `gemm`, `tiled_transpose`, `radix_sort`) with
 generated load, combine and store code. The cpu backend runs the same
 groups, so `--plan` means the same on both backends.
 
@@ -970,6 +996,13 @@ In words:
    normalisation along any axis of any rank fuses exactly as `rows(m)` /
    `cols(m)` do (softmax along axis 1 of a 3-d array is one row kernel),
    and the producer's maps go into its loads through the view.
+8. **Sorts** (`sort`, `argsort`, `topk`, `argtopk`, and the sorts inside
+   `unique`, `median`, `quantile`; `searchsorted`) are one group each,
+   kind `sort`, several launches when a segment is longer than one block
+   (radix passes). The elementwise producer of the sorted array runs in
+   the sort's loads (`sort(x * 2)` reads x, never a temporary x * 2);
+   consumers read the sorted result: `median` and `quantile` are views of
+   it plus a scalar epilogue map, `unique` a run mask then a `filter`.
 
 What does **not** fuse, and why:
 
@@ -1043,6 +1076,12 @@ printing is a third, tiny map.)
 
 """)
     L.append(plan("seed(0); x = randn(100000); f = filter(x*2, x > 0); f[0:4]"))
+    L.append("""
+### `sort(x * 2)` and `median(x)`: the map in the sort's loads
+
+""")
+    L.append(plan("seed(0); x = randn(100000); s = sort(x * 2); s[0:2]"))
+    L.append(plan("seed(0); x = randn(1001); median(x)"))
     L.append("""
 ### Without fusion
 

@@ -850,6 +850,31 @@ static int run_matmul(rt_backend *b, rt_node *x) {
   return rc;
 }
 
+/* ------------------------------------------------------------ sort family */
+
+/* sort, argsort, topk, argtopk along x's axis (-1: its 1-d input whole);
+** runs (unique's mask) and searchsorted: runtime/host_sort.c. */
+static int run_sort(rt_backend *b, rt_node *x) {
+  rt_node *in = x->in[0];
+  void *v = NULL, *w = NULL; int ov = 0, ow = 0;
+  int rc = materialize(b, in, &v, &ov);
+  if (!rc && x->op == RT_SEARCH) rc = materialize(b, x->in[1], &w, &ow);
+  if (!rc) {
+    if (x->op == RT_RUNS) host_runs(in->t, v, in->n, x->val->host);
+    else if (x->op == RT_SEARCH) host_searchsorted(in->t, v, in->n, w, x->in[1]->n, x->val->host);
+    else {
+      static const int code[] = { [RT_SORT - RT_SORT] = 0, [RT_ARGSORT - RT_SORT] = 1, [RT_TOPK - RT_SORT] = 2,
+                                  [RT_ARGTOPK - RT_SORT] = 3 };
+      int64_t R = x->axis < 0 ? 1 : in->shape[0], C = x->axis < 0 ? in->n : in->shape[1];
+      rc = host_sort(in->t, v, R, C, x->axis == 0, code[x->op - RT_SORT], x->nbins, x->val->host);
+      if (rc) rt_seterr(&b->err, rc, "out of memory sorting");
+    }
+  }
+  if (ov) rt_free(b->mem, v, (size_t)in->n * esz(in->t));
+  if (ow) rt_free(b->mem, w, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  return rc;
+}
+
 /* ------------------------------------------------------------ the backend */
 
 static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
@@ -920,6 +945,7 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
     case RT_FILTER: case RT_PARTITION: rc = run_select(b, x); break;
     case RT_HIST: rc = run_hist(b, x); break;
     case RT_MATMUL: rc = run_matmul(b, x); break;
+    case RT_SORT: case RT_ARGSORT: case RT_TOPK: case RT_ARGTOPK: case RT_RUNS: case RT_SEARCH: rc = run_sort(b, x); break;
     }
   }
   for (i = 0; i < g->nout && !rc; i++) {

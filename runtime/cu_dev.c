@@ -55,7 +55,8 @@ struct cu_fn {
   size_t srclen;       /* strlen(src) */
   char *src;           /* copy of the source text */
   char *name;          /* kernel name */
-  CUmodule mod;        /* module holding it (one per kernel) */
+  CUmodule mod;        /* module holding it (one per source) */
+  int borrowed;        /* mod is another kernel's of the same source (a sort's passes): not unloaded with this one */
   CUfunction f;
   unsigned smem;       /* dynamic shared memory opted in so far */
 };
@@ -382,7 +383,7 @@ void cu_close(cu_dev *d) {
   for (size_t i = 0; i < d->kcap; i++) {
     cu_fn *f = d->ktab[i];
     if (!f) continue;
-    if (f->mod && d->ctx) CU_CALL(d, drv, cuModuleUnload, f->mod);
+    if (f->mod && !f->borrowed && d->ctx) CU_CALL(d, drv, cuModuleUnload, f->mod);
     free(f->src);
     free(f->name);
     free(f);
@@ -734,12 +735,17 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
   f->hash = h;
   f->srclen = n;
 
+  /* another kernel of this source is loaded: its module holds this one too */
+  for (size_t i = 0; i < d->kcap && !mod; i++) {
+    const cu_fn *o = d->ktab[i];
+    if (o && o->mod && o->srclen == n && memcmp(o->src, src, n) == 0) { mod = o->mod; f->borrowed = 1; }
+  }
   key.hash = h;
   key.hash2 = cu_hash64(name, nl, cu_hash64(src, n, d->seed ^ SEED2));
   key.arch = (uint32_t)d->arch;
   key.nvrtc = (uint32_t)d->nvrtc;
   key.kind = d->kind;
-  if (d->disk && cu_cache_read(d->cache_dir, &key, &payload, &plen)) {
+  if (!mod && d->disk && cu_cache_read(d->cache_dir, &key, &payload, &plen)) {
     if (CU_CALL(d, drv, cuModuleLoadData, &mod, payload) == 0) {
       d->ks.disk_hits++;
       if (d->debug & CU_DEBUG_CACHE)
@@ -799,7 +805,7 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
 nomem:
   rc = cu_fail(d, GK_ENOMEM, "out of host memory loading kernel %s", name);
 fail:
-  if (mod) CU_CALL(d, drv, cuModuleUnload, mod);
+  if (mod && !(f && f->borrowed)) CU_CALL(d, drv, cuModuleUnload, mod);
   if (f) {
     free(f->src);
     free(f->name);

@@ -1823,6 +1823,157 @@ static int lower_matmul(lw *L, fmt_buf *src, int tf32) {
 
 /* ---------------------------------------------------------------- entry */
 
+/* ------------------------------------------------------------ sort family
+** SORT / ARGSORT / TOPK / ARGTOPK: kernels/gk_sort.cuh.  Segments of at most
+** GK_SORT_TILE elements: one block per segment (one launch); so is a top-k
+** of at most GK_SORT_TILE of longer ones (radix select).  Longer ones:
+** global LSD passes, 8 bits each, over the key bytes and then over the
+** bytes of the segment number (none for a whole array), three launches a
+** pass (histogram, scan, scatter), kernels _u<p>, _s, _c<p> of one source.
+** RUNS and SEARCH are one elementwise kernel each. */
+
+/* The segments of sort node x: length, count, per-segment outputs, columns. */
+static void sort_shape(const rt_node *x, int64_t *len, int64_t *nseg, int64_t *m, int *cols) {
+  const rt_node *in = x->in[0];
+  *cols = x->axis == 0;
+  *len = x->axis < 0 ? in->n : x->axis == 1 ? in->shape[1] : in->shape[0];
+  *nseg = x->axis < 0 ? 1 : x->axis == 1 ? in->shape[0] : in->shape[1];
+  *m = x->op == RT_TOPK || x->op == RT_ARGTOPK ? x->nbins : *len;
+}
+
+/* A top-k of long segments by radix select (gk_topk_select): k fits one block. */
+static int sort_select(const rt_node *x) {
+  int64_t len, nseg, m; int cols;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  return (x->op == RT_TOPK || x->op == RT_ARGTOPK) && len > GK_SORT_TILE && m <= GK_SORT_TILE && len < INT32_MAX;
+}
+
+/* Key passes and segment passes of the global path (0, 0: one block per segment). */
+static void sort_passes(const rt_node *x, int *kp, int *sp) {
+  int64_t len, nseg, m; int cols;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  *kp = *sp = 0;
+  if (len <= GK_SORT_TILE || sort_select(x)) return;
+  gk_dtype t = x->in[0]->t;
+  *kp = t == GK_BOOL ? 1 : (int)rt_dtype_size(t);
+  for (uint64_t v = (uint64_t)(nseg - 1); v; v >>= 8) (*sp)++;
+}
+
+static int sort_launches(const rt_node *x) {
+  int kp, sp;
+  if (x->op == RT_RUNS || x->op == RT_SEARCH) return 1;
+  sort_passes(x, &kp, &sp);
+  return kp ? 3 * (kp + sp) : 1;
+}
+
+static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
+  cu_step *s = &p->step[p->nstep++];
+  memset(s, 0, sizeof *s);
+  s->op = CU_STEP_KERNEL;
+  snprintf(s->kname, sizeof s->kname, "%s", suffix);
+  s->grid[0] = (uint32_t)grid; s->grid[1] = s->grid[2] = 1;
+  s->block[0] = GK_SORT_THREADS; s->block[1] = s->block[2] = 1;
+}
+
+static int lower_sort(lw *L, fmt_buf *src) {
+  rt_group *g = L->g;
+  const rt_node *x = NULL;
+  for (int i = 0; i < g->nnodes && !x; i++)
+    if (g->nodes[i]->op >= RT_SORT && g->nodes[i]->op <= RT_SEARCH && in_index(g, g->nodes[i]) < 0) x = g->nodes[i];
+  if (!x || g->nout != 1 || g->outs[0] != x) { lw_fail(L, "sort group shape"); return -1; }
+  const rt_node *in = x->in[0];
+  const char *X = ctype(in->t);
+  fmt_buf ld; fmt_init(&ld);
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
+  ixv ix = {"i", TAG_BASE};
+  fmt_printf(&ld, "    return %s;\n", emit_val(L, in, &ix));
+  if (x->op == RT_RUNS || x->op == RT_SEARCH) {
+    fmt_buf lv; fmt_init(&lv);
+    const rt_node *v = x->op == RT_SEARCH ? x->in[1] : NULL;
+    if (v) { L->o = &lv; scope_reset(L); fmt_printf(&lv, "    return %s;\n", emit_val(L, v, &ix)); }
+    int64_t n = x->n;
+    if (n == 0) L->p->nokernel = 1;
+    const char *pN = prm(L, x, P_N, n), *pA = prm(L, x, P_LEN, in->n);
+    head(L, src, "gk_sort.cuh", 0);
+    fmt_printf(src, "struct K {\n  typedef %s X;\n", X);
+    members(L, src);
+    fmt_printf(src, "  __device__ X load(I i) const {\n%s  }\n", ld.data ? ld.data : "");
+    if (v) fmt_printf(src, "  __device__ X value(I i) const {\n%s  }\n", lv.data ? lv.data : "");
+    fmt_puts(src, "};\n");
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%s; i += (I)gridDim.x * blockDim.x) {\n", pN);
+    if (v)   /* numpy side='left': the first position whose key is not below v's */
+      fmt_printf(src, "    const auto kv = gk_sort_key(k.value(i));\n    I lo = 0, hi = (I)%s;\n"
+                 "    while (lo < hi) { const I mid = lo + (hi - lo) / 2; if (gk_sort_key(k.load(mid)) < kv) lo = mid + 1; else hi = mid; }\n"
+                 "    out0[i] = (gk_i64)lo;\n  }\n}\n", pA);
+    else fmt_puts(src, "    out0[i] = (gk_u8)(i == 0 || gk_sort_key(k.load(i)) != gk_sort_key(k.load(i - 1)));\n  }\n}\n");
+    set_launch(L->p, gk_max64(1, gk_min64(gk_cdiv64(n, 256), 65535)), 1, 1, 256, 1, 0);
+    fmt_free(&ld); fmt_free(&lv);
+    return L->fail ? -1 : 0;
+  }
+  int64_t len, nseg, m; int cols, kp, sp;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  sort_passes(x, &kp, &sp);
+  int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
+  int64_t n = in->n, nb = gk_cdiv64(n, GK_SORT_TILE);
+  const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
+             *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
+  head(L, src, "gk_sort.cuh", 0);
+  fmt_printf(src, "struct K {\n  typedef %s X;\n", X);
+  members(L, src);
+  fmt_printf(src, "  __device__ X load(I i) const {\n%s  }\n", ld.data ? ld.data : "");
+  if (arg) fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = (gk_i64)j; }\n};\n");
+  else fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = load(src); }\n};\n");
+  fmt_free(&ld);
+  const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false";
+  rt_prep *P = L->p;
+  P->nokernel = 1;    /* the steps are this group's own (sort_step) */
+  P->multi = 1;
+  if (n == 0 || m == 0) { fmt_puts(src, "/* nothing to sort */\n"); return L->fail ? -1 : 0; }
+  if (!kp) {
+    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_b(");
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    if (sort_select(x))
+      fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
+    else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
+    sort_step(P, "_b", gk_min64(nseg, 1 << 20));
+    return L->fail ? -1 : 0;
+  }
+  const char *KT = kp == 8 ? "gk_u64" : "gk_u32";
+  int np = kp + sp;
+  int64_t grid = gk_min64(nb, 1 << 20);
+  for (int p = 0; p < np; p++) {
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_u%d(", p);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_sort_up<K, I, %s, %s, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", D, Cl, p, kp, pN, pL, pS, pB);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_c%d(", p);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_sort_scatter<K, I, %s, %s, %d, %d, %s>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", D, Cl, p,
+               kp, p == np - 1 ? "true" : "false", pN, pL, pS, pM, pB);
+  }
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_s(");
+  params(L, src);
+  fmt_printf(src, ") {\n  gk_sort_scan<%s, I>((I)%s, (I)%s, tmp);\n}\n", KT, pN, pB);
+  for (int p = 0; p < np; p++) {
+    char sfx[16];
+    snprintf(sfx, sizeof sfx, "_u%d", p); sort_step(P, sfx, grid);
+    sort_step(P, "_s", 256);
+    snprintf(sfx, sizeof sfx, "_c%d", p); sort_step(P, sfx, grid);
+  }
+  int64_t isz = L->i64 ? 8 : 4;
+  P->temp_bytes = gk_align16(2 * n * (kp == 8 ? 8 : 4)) + (2 * n + 256 * nb + 256) * isz;
+  return L->fail ? -1 : 0;
+}
+
 static uint64_t fnv64(const char *s, size_t n) {
   uint64_t h = 1469598103934665603ULL;
   for (size_t i = 0; i < n; i++) { h ^= (unsigned char)s[i]; h *= 1099511628211ULL; }
@@ -1928,6 +2079,7 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_HIST: rc = lower_hist(&L, &src); break;
   case RG_TRANSPOSE: rc = lower_transpose(&L, &src); break;
   case RG_MATMUL: rc = lower_matmul(&L, &src, tf32); break;
+  case RG_SORT: rc = lower_sort(&L, &src); break;
   }
   free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
   for (int k = 0; k < L.nprm; k++) free(L.prm[k]);
@@ -1942,9 +2094,14 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   /* name = hash of the text written with the zero name */
   char name[32];
   snprintf(name, sizeof name, "gk_%016llx", (unsigned long long)cu_hash64(src.data, src.len, 0));
-  char *q = strstr(src.data, "gk_0000000000000000");
-  if (q) memcpy(q, name, 19);
+  for (char *q = strstr(src.data, "gk_0000000000000000"); q; q = strstr(q + 19, "gk_0000000000000000"))
+    memcpy(q, name, 19);   /* every kernel of the source (a sort's passes: gk_<hash>_<step>) */
   snprintf(P->kname, sizeof P->kname, "%s", name);
+  for (int k = 0; P->multi && k < P->nstep; k++) {   /* steps named by their suffix */
+    char full[32];
+    snprintf(full, sizeof full, "%s%s", name, P->step[k].kname);
+    memcpy(P->step[k].kname, full, sizeof full);
+  }
   /* the launch list: the kernel, then the gemm */
   if (!P->nokernel) { P->step[P->nstep] = P->kl; snprintf(P->step[P->nstep].kname, 32, "%s", name); P->nstep++; }
   if (P->gemm) P->step[P->nstep++] = P->gm;
@@ -2035,7 +2192,7 @@ static void nvrtc_summary(void) {
 
 static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   const rt_prep *p = g->prep;
-  if (!p || !p->src || p->nokernel) return;
+  if (!p || !p->src || (p->nokernel && !p->nstep)) return;
   if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
   if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
   uint64_t h = fnv64(p->src, p->srclen);
@@ -2069,6 +2226,9 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
 ** --plan counts the same on every backend: a float matmul with a computed
 ** operand is a prologue kernel and the gemm. */
 static int group_launches(const rt_group *g) {
+  if (g->kind == RG_SORT)
+    for (int i = 0; i < g->nnodes; i++)
+      if (g->nodes[i]->op >= RT_SORT && g->nodes[i]->op <= RT_SEARCH && in_index(g, g->nodes[i]) < 0) return sort_launches(g->nodes[i]);
   const rt_node *x = g->kind == RG_MATMUL ? the_heavy(g, RT_MATMUL) : NULL;
   if (x && isf(x->t) && (in_index(g, x->in[0]) < 0 || in_index(g, x->in[1]) < 0)) return 2;
   return 1;

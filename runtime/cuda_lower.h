@@ -21,7 +21,7 @@
 
 #define RT_MAX_SCAL 128    /* per-launch scalar parameters of one kernel: random streams, then sizes */
 #define RT_MAX_RAND 32     /* of them for random streams (16) */
-#define CU_MAX_STEPS 4     /* launches of one group */
+#define CU_MAX_STEPS 40    /* launches of one group (a sort of 8-byte keys in 2^32 segments: 3 x 12 passes) */
 
 /* One launch of a group's launch list. */
 enum { CU_STEP_KERNEL, CU_STEP_GEMM };
@@ -55,6 +55,7 @@ struct rt_prep {
   uint64_t scal[RT_MAX_SCAL];
   /* while lowering: the kernel launch and the gemm the steps are made of */
   uint8_t nokernel, gemm;
+  uint8_t multi;           /* the lowering wrote step[] itself, each kname a suffix of the source's name (sort passes) */
   cu_step kl, gm;
 };
 

@@ -218,4 +218,20 @@ int64_t host_count(const uint8_t *mask, int64_t n);
 int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, int64_t N,
                 int64_t K);
 
+/* ==================================================================== sort
+** host_sort.c.  host_sort_key: x's order-preserving unsigned key (numpy's
+** order: NaN after +inf, all NaNs equal, -0.0 == 0.0).  host_sort: along
+** the rows (cols = 0: R segments of C) or columns (cols = 1: C segments of
+** R, stride C) of an R x C matrix, op 0 sort / 1 argsort (i64 index within
+** the segment) / 2 topk / 3 argtopk (the k largest, descending, ties by
+** lower index, NaN largest): out is R x m (rows) or m x C (cols), m = C or
+** R, or k.  Stable; parallel over segments.  GK_ENOMEM without scratch.
+** host_runs: out[i] = i == 0 or key(x[i]) != key(x[i-1]).
+** host_searchsorted: out[i] = the first position of sorted a whose key is
+** not below v[i]'s (numpy's side='left'). */
+uint64_t host_sort_key(gk_dtype t, const void *p);
+int host_sort(gk_dtype t, const void *x, int64_t R, int64_t C, int cols, int op, int64_t k, void *out);
+void host_runs(gk_dtype t, const void *x, int64_t n, uint8_t *out);
+void host_searchsorted(gk_dtype t, const void *a, int64_t na, const void *v, int64_t nv, int64_t *out);
+
 #endif /* GK_RUNTIME_HOST_H */

@@ -111,7 +111,13 @@ typedef enum {
   X(FILTER,  "filter",  2, RC_HEAVY, RR_NONE, 0, "filter", 0, 0, 0, 0) /* in0 values, in1 bool mask; n = number of trues */ \
   X(PARTITION,"partition",2,RC_HEAVY, RR_NONE, 0, "partition", 0, 0, 0, 0) /* trues first (stable), then falses (stable) */ \
   X(HIST,    "hist",    3, RC_HEAVY, RR_NONE, 0, "hist", 0, 0, 0, 0)   /* in0 values, in1 lo, in2 hi (0-d f64); nbins; i64 counts */ \
-  X(MATMUL,  "matmul",  2, RC_HEAVY, RR_NONE, 0, "@", 0, 0, 0, 0)      /* [M,K] @ [K,N] */
+  X(MATMUL,  "matmul",  2, RC_HEAVY, RR_NONE, 0, "@", 0, 0, 0, 0)      /* [M,K] @ [K,N] */ \
+  X(SORT,    "sort",    1, RC_HEAVY, RR_NONE, 0, "sort", 0, 0, 0, 0)   /* ascending, stable, NaN last; axis -1 whole 1-d, 1 per row, 0 per column */ \
+  X(ARGSORT, "argsort", 1, RC_HEAVY, RR_NONE, 0, "argsort", 0, 0, 0, 0) /* SORT's permutation: i64 index within the row / column */ \
+  X(TOPK,    "topk",    1, RC_HEAVY, RR_NONE, 0, "topk", 0, 0, 0, 0)   /* the nbins (= k) largest per segment, descending, ties by lower index, NaN largest */ \
+  X(ARGTOPK, "argtopk", 1, RC_HEAVY, RR_NONE, 0, "argtopk", 0, 0, 0, 0) /* TOPK's i64 indices */ \
+  X(RUNS,    "runs",    1, RC_HEAVY, RR_NONE, 0, "runs", 0, 0, 0, 0)   /* 1-d sorted in: bool, i == 0 or in[i] differs from in[i-1] (NaNs equal): unique's mask */ \
+  X(SEARCH,  "searchsorted", 2, RC_HEAVY, RR_NONE, 0, "searchsorted", 0, 0, 0, 0) /* in0 sorted 1-d a, in1 v: i64 count of a's elements before v (numpy side=left) */
 
 #define RT_STR_(x) #x
 #define RT_STR(x) RT_STR_(x)   /* an expression column as text (no macro expansion inside: operands stay a, b, c) */

@@ -29,4 +29,4 @@ const char *rt_dtype_name(gk_dtype t) { return (unsigned)t < RT_NDTYPES ? rt_dty
 
 /* ORDER: rt_group_kind */
 const char *const rt_group_name[] = { "map", "reduce", "rows", "scan", "filter", "partition", "hist",
-                                      "matmul", "transpose" };
+                                      "matmul", "transpose", "sort" };

@@ -80,7 +80,7 @@ typedef struct rt_node {
   uint64_t seed, offset;         /* RAND / RANDN stream */
   int64_t voff;                  /* VIEW: offset into the input */
   int64_t vstride[GK_MAX_DIMS];  /* VIEW: input stride per output dim (0 = broadcast) */
-  int64_t nbins;                 /* HIST */
+  int64_t nbins;                 /* HIST; TOPK / ARGTOPK: k */
   int id;                        /* stable number for plan printing */
   rt_value *val;                 /* the value once materialized, else NULL */
   void *aux;                     /* owner's use (the compiler's graph entry) */
@@ -96,7 +96,8 @@ typedef enum {
   RG_PARTITION,  /* stable partition */
   RG_HIST,       /* histogram */
   RG_MATMUL,     /* matrix product */
-  RG_TRANSPOSE   /* materialized permutation of an input */
+  RG_TRANSPOSE,  /* materialized permutation of an input */
+  RG_SORT        /* one sort-family node (sort, argsort, topk, argtopk, runs, searchsorted): radix passes */
 } rt_group_kind;
 extern const char *const rt_group_name[];
 

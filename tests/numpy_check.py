@@ -707,6 +707,106 @@ def promotion_group(D, n):
 # ------------------------------------------------------------- running
 
 
+# ------------------------------------------------------------- sort family
+
+
+def sort_data(D, shape, dt):
+    """Ties, NaNs, -0.0, infinities and extreme integers, among wide values."""
+    r = D.rng
+    if dt == B_:
+        return r.random(shape) < 0.5
+    if dt.kind == "f":
+        x = np.where(r.random(shape) < 0.5, r.integers(-4, 5, shape) * 0.5, r.standard_normal(shape) * 1e3)
+        u = r.random(shape)
+        x = np.where(u < 0.03, np.nan, x)
+        x = np.where((u >= 0.03) & (u < 0.06), -0.0, x)
+        x = np.where((u >= 0.06) & (u < 0.07), np.inf, x)
+        x = np.where((u >= 0.07) & (u < 0.08), -np.inf, x)
+        return x.astype(dt)
+    info = np.iinfo(dt)
+    x = np.where(r.random(shape) < 0.5, r.integers(-5, 6, shape), r.integers(info.min, info.max, shape, dtype=dt,
+                                                                            endpoint=True))
+    u = r.random(shape)
+    x = np.where(u < 0.02, info.min, np.where(u > 0.98, info.max, x))
+    return x.astype(dt)
+
+
+def topk_ref(x, k, axis):
+    """The k largest along axis, descending, ties by lower index, NaN largest:
+    a stable ascending sort of the reversed segment, reversed."""
+    n = x.shape[axis]
+    o = n - 1 - np.argsort(np.flip(x, axis), axis=axis, kind="stable")
+    o = np.flip(o, axis)
+    o = o[:, :k] if axis == 1 and x.ndim == 2 else (o[:k] if x.ndim == 1 or axis == 0 else o[..., :k])
+    return o.astype(I64)
+
+
+def sort_group(D, shape, dt):
+    dn = NAME[dt]
+    x = sort_data(D, shape, dt)
+    n = x.shape[-1] if x.ndim else 1
+    a = np.sort(sort_data(D, max(n // 3, 1), dt), kind="stable")
+    inp = {"s": x, "a": a}
+    C = []
+    label = "x".join(map(str, x.shape))
+    isf = dt.kind == "f"
+    st = F64 if dt in INTS else dt
+
+    def add(name, expr, ref, dtype):
+        C.append(Check("sort/%s/%s/%s" % (dn, label, name), expr, ref, dtype))
+
+    views = [("", -1)] if x.ndim != 2 else [("rows", 1), ("cols", 0)]
+    for view, ax in views:
+        V = (lambda e, view=view: "%s(%s)" % (view, e)) if view else (lambda e: e)
+        pre = (view + "_") if view else ""
+        L = x.shape[ax]
+        add(pre + "sort", "sort(%s)" % V("s"), lambda e, ax=ax: np.sort(e["s"], axis=ax, kind="stable"), dt)
+        add(pre + "argsort", "argsort(%s)" % V("s"),
+            lambda e, ax=ax: np.argsort(e["s"], axis=ax, kind="stable").astype(I64), I64)
+        if dt != B_:
+            add(pre + "sort_pending", "sort(%s)" % V("s + s"), lambda e, ax=ax: np.sort(e["s"] + e["s"], axis=ax,
+                                                                                       kind="stable"), dt)
+        for k in sorted({0, min(1, L), min(8, L), L}):
+            add(pre + "topk%d" % k, "topk(%s, %d)" % (V("s"), k), lambda e, ax=ax, k=k: np.take_along_axis(
+                e["s"], topk_ref(e["s"], k, ax), ax), dt)
+            add(pre + "argtopk%d" % k, "argtopk(%s, %d)" % (V("s"), k), lambda e, ax=ax, k=k: topk_rref(e, k, ax), I64)
+        if L > 0 and (x.ndim <= 2):
+            nax = None if not view else ax
+            add(pre + "median", "median(%s)" % V("s"), lambda e, nax=nax: np.median(e["s"], axis=nax), st)
+            if dt != B_:
+                for q in (0.0, 0.3, 0.5, 0.75, 1.0):
+                    add(pre + "quantile%g" % q, "quantile(%s, %r)" % (V("s"), q),
+                        lambda e, nax=nax, q=q: np.quantile(e["s"], q, axis=nax), st)
+    for k in (range(-1, x.ndim) if x.ndim >= 2 else []):   # axis=k of every rank (words' axis= plumbing)
+        L = x.shape[k]
+        add("sort_axis%d" % k, "sort(s, axis=%d)" % k, lambda e, k=k: np.sort(e["s"], axis=k, kind="stable"), dt)
+        add("argsort_axis%d" % k, "argsort(s, axis=%d)" % k,
+            lambda e, k=k: np.argsort(e["s"], axis=k, kind="stable").astype(I64), I64)
+        kk = min(2, L)
+        if x.size: add("argtopk_axis%d" % k, "argtopk(s, %d, axis=%d)" % (kk, k), lambda e, k=k, kk=kk, L=L: np.moveaxis(
+            topk_ref(np.moveaxis(e["s"], k, -1).reshape(-1, L), kk, 1).reshape(
+                np.moveaxis(e["s"], k, -1).shape[:-1] + (kk,)), -1, k), I64)
+        if L > 0 and x.size > 0:
+            add("median_axis%d" % k, "median(s, axis=%d)" % k, lambda e, k=k: np.median(e["s"], axis=k), st)
+            if dt != B_:
+                add("quantile_axis%d" % k, "quantile(s, 0.3, axis=%d)" % k,
+                    lambda e, k=k: np.quantile(e["s"], 0.3, axis=k), st)
+    if x.ndim == 1:
+        add("unique", "unique(s)", lambda e: np.unique(e["s"]), dt)
+        add("searchsorted", "searchsorted(a, s)", lambda e: np.searchsorted(e["a"], e["s"]).astype(I64), I64)
+        add("searchsorted_self", "searchsorted(sort(s), s)",
+            lambda e: np.searchsorted(np.sort(e["s"]), e["s"]).astype(I64), I64)
+    if x.ndim == 2:
+        add("unique", "unique(s)", lambda e: np.unique(e["s"]), dt)
+        if x.size:
+            add("median", "median(s)", lambda e: np.median(e["s"]), st)
+    return ("sort %s %s" % (dn, label), inp, C)
+
+
+def topk_rref(e, k, ax):
+    return topk_ref(e["s"], k, ax)
+
+
 def find_gk():
     b = os.environ.get("B", "build")
     for base in (os.getcwd(), ROOT):
@@ -826,6 +926,12 @@ def main():
     for shape in ashapes:
         for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
             groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
+    sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0),
+                   (3, 1, 5, 2), (31, 1, 33), 5000, (2, 5000)] + \
+        ([] if args.quick else [1000003, 2 ** 20 + 1, (64, 4097), (3, 100003)])
+    for shape in sort_shapes:
+        for dt in DTYPES.values():
+            groups.append(lambda shape=shape, dt=dt: sort_group(D, shape, dt))
 
     tmp = tempfile.mkdtemp(prefix="gk_numpy_check_")
     built = [g() for g in groups]          # the random data, drawn in order: replayable

@@ -44,7 +44,7 @@ ROWS = [(65536, 1024), (32768, 768), (4096, 50257), (8192, 8192), (1024, 65536),
         (2000000, 10)]
 ROWS_Q = [(65536, 1024), (4096, 50257), (262144, 32)]
 COLS = [(8192, 8192), (4096, 50257)]
-CUB = {"copy": 0, "sum": 1, "max": 2, "min": 3, "argmax": 4, "scan": 5, "select": 6, "hist": 7}
+CUB = {"copy": 0, "sum": 1, "max": 2, "min": 3, "argmax": 4, "scan": 5, "select": 6, "hist": 7, "sort": 8}
 DTC = {"f32": 0, "f64": 1, "i32": 2}
 SIZE = {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}
 TOL = {"f32": 1e-5, "f64": 1e-12, "i32": 0}
@@ -120,6 +120,17 @@ def cases(quick):
     for op, shape, src, peer in moves:
         cs.append(Case(op, "move", shape, "f32", "r = " + src, peer, tol=0, ref="same", cub="copy",
                        target=("copy", 0.8), compile=op != "transpose" or shape == (8191, 8193)))
+    # sort family (issue 13): targets >= 1.0x torch.sort / torch.topk; CUB DeviceRadixSort::SortKeys beside the 1-d sorts
+    sorts = [("sort", "1d", [N28], "r = sort({x})", "sort", "sort"),
+             ("argsort", "1d", [1 << 26], "r = argsort({x})", "argsort", None),
+             ("sort", "rows", (8192, 8192), "r = sort(rows({x}))", "sort_rows", None)]
+    if quick: sorts = sorts[:1]
+    for op, fam, shape, src, peer, cub in sorts:
+        cs.append(Case(op, fam, shape, "f32", src, peer, tol=0, ref="same", cub=cub, target=("torch", 1.0)))
+    if not quick: cs.append(Case("sort", "1d", [N28], "i32", "r = sort({x})", "sort", tol=0, ref="same", cub="sort"))
+    for k in ((1, 8, 64) if not quick else (8,)):
+        cs.append(Case("topk%d" % k, "rows", (4096, 50257), "f32", "r = topk(rows({x}), %d)" % k, "topk%d_rows" % k,
+                       tol=0, ref="same", target=("torch", 1.0)))
     return cs
 
 def shrink(shape):
@@ -180,8 +191,8 @@ def cub_peer(cx, c, sets, refs, reps, warm):
         return {"name": "cudaMemcpy", "us": median(ts), "ok": same, "err": "copy of the input bytes",
                 "bytes": 2 * nb}
     odt = {"sum": "i64" if dt == "i32" else dt, "max": dt, "min": dt, "argmax": dt,
-           "scan": "i64" if dt == "i32" else dt, "select": "f32", "hist": "i32"}[c.cub]
-    nout = {"scan": n, "select": n, "hist": 256}.get(c.cub, 1)
+           "scan": "i64" if dt == "i32" else dt, "select": "f32", "hist": "i32", "sort": dt}[c.cub]
+    nout = {"scan": n, "select": n, "hist": 256, "sort": n}.get(c.cub, 1)
     out = P.empty(nout, odt)
     out2 = P.empty(1, "i64")
     def once(a):
@@ -201,7 +212,7 @@ def cub_peer(cx, c, sets, refs, reps, warm):
         got, ref, tol = out[:k], refs[0], 0
     elif c.cub == "hist":
         got, ref, tol = out, refs[0], c.tol
-    elif c.cub == "scan":
+    elif c.cub in ("scan", "sort"):
         got, ref, tol = out.reshape(refs[0].shape), refs[0], c.tol
     else:
         got, ref, tol = out.reshape(refs[0].shape), refs[0], c.tol
@@ -211,8 +222,9 @@ def cub_peer(cx, c, sets, refs, reps, warm):
     if min(ts) < 0: raise RuntimeError("CUB %s failed in the loop" % c.cub)
     inb = nbytes_of(x)
     name = {"sum": "CUB Sum", "max": "CUB Max", "min": "CUB Min", "argmax": "CUB ArgMax", "scan": "CUB InclusiveSum",
-            "select": "CUB Select::If", "hist": "CUB HistogramEven"}[c.cub]
-    outb = {"scan": n * SIZE[odt], "select": (int(out2[0].item()) * 4 + 8), "hist": 256 * 4}.get(c.cub, SIZE[odt])
+            "select": "CUB Select::If", "hist": "CUB HistogramEven", "sort": "CUB RadixSort::SortKeys"}[c.cub]
+    outb = {"scan": n * SIZE[odt], "select": (int(out2[0].item()) * 4 + 8), "hist": 256 * 4,
+            "sort": n * SIZE[odt]}.get(c.cub, SIZE[odt])
     return {"name": name, "us": median(ts), "ok": ok, "err": err, "bytes": inb + outb}
 
 def gk_check(g, P, ref, tol, name="r"):

@@ -15,7 +15,8 @@
 // algo: 0 copy (cudaMemcpyAsync device to device, n bytes), 1 DeviceReduce::Sum,
 // 2 ::Max, 3 ::Min, 4 ::ArgMax (out = value, out2 = int64 index),
 // 5 DeviceScan::InclusiveSum, 6 DeviceSelect::If (x > lo; out2 = int64 count),
-// 7 DeviceHistogram::HistogramEven (nbins bins over [lo, hi), int32 counts).
+// 7 DeviceHistogram::HistogramEven (nbins bins over [lo, hi), int32 counts),
+// 8 DeviceRadixSort::SortKeys (ascending, out = the sorted keys).
 // dtype: 0 f32, 1 f64, 2 i32 (sums and scans of i32 write int64).
 #include <cub/cub.cuh>
 #include <cuda_runtime.h>
@@ -82,6 +83,8 @@ double run_typed(int algo, const void *in_, void *out, void *out2, int64_t n, in
     });
   case 5:
     return timed([&](void *t, size_t &b) { return cub::DeviceScan::InclusiveSum(t, b, in, static_cast<S *>(out), n); });
+  case 8:
+    return timed([&](void *t, size_t &b) { return cub::DeviceRadixSort::SortKeys(t, b, in, static_cast<T *>(out), n); });
   default:
     return -1000;
   }

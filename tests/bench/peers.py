@@ -141,6 +141,12 @@ class TorchPeer:
     def nchw_nhwc(self, t): return t.permute(0, 2, 3, 1).contiguous()
     def nhwc_nchw(self, t): return t.permute(0, 3, 1, 2).contiguous()
     def perm201(self, t): return t.permute(2, 0, 1).contiguous()
+    def sort(self, x): return self.torch.sort(x, stable=True).values
+    def argsort(self, x): return self.torch.sort(x, stable=True).indices
+    def sort_rows(self, m): return self.torch.sort(m, dim=1, stable=True).values
+    def topk1_rows(self, m): return self.torch.topk(m, 1, 1).values
+    def topk8_rows(self, m): return self.torch.topk(m, 8, 1).values
+    def topk64_rows(self, m): return self.torch.topk(m, 64, 1).values
 
     def hist_ref(self, x):
         t = self.torch
@@ -253,6 +259,13 @@ class NumpyPeer:
     def nchw_nhwc(self, t): return self.np.ascontiguousarray(t.transpose(0, 2, 3, 1))
     def nhwc_nchw(self, t): return self.np.ascontiguousarray(t.transpose(0, 3, 1, 2))
     def perm201(self, t): return self.np.ascontiguousarray(t.transpose(2, 0, 1))
+    def sort(self, x): return self.np.sort(x, kind="stable")
+    def argsort(self, x): return self.np.argsort(x, kind="stable")
+    def sort_rows(self, m): return self.np.sort(m, 1, kind="stable")
+    def _topk(self, m, k): return -self.np.sort(-m, 1, kind="stable")[:, :k]
+    def topk1_rows(self, m): return self._topk(m, 1)
+    def topk8_rows(self, m): return self._topk(m, 8)
+    def topk64_rows(self, m): return self._topk(m, 64)
 
     def hist_ref(self, x):
         b = self.np.clip(self.np.floor(x.astype(self.np.float64) * 256), 0, 255).astype(self.np.int64)
