@@ -319,7 +319,8 @@ static cval float_of(cc_session *s, cval a) {
 }
 
 static cval konst(cc_session *s, gk_dtype t, double v) {
-  return arr(mkconst(s, t, v, (int64_t)v, 0, NULL), V_NONE, 1);
+  int64_t i = v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : 0;   /* -inf, nan: no integer value (UB to cast) */
+  return arr(mkconst(s, t, v, i, 0, NULL), V_NONE, 1);
 }
 
 

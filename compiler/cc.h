@@ -22,6 +22,7 @@
 #define CC_MAX_VARS 100000     /* variables in one session */
 #define CC_PLAN_CACHE 32       /* plans remembered per session: a gk_step loop or a REPL's repeated statements replan nothing */
 #define CC_MAX_FUSE_DEPTH 256  /* elementwise ops chained into one kernel: evaluation and code generation recurse on it */
+#define CC_MAX_VIEW_PATHS 16   /* distinct chains of views a fused node is read under in one kernel: each is a copy of its code */
 
 typedef struct cc_session cc_session;
 
