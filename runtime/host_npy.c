@@ -322,11 +322,13 @@ fail:
 
 /* ------------------------------------------------------------------- save */
 
-/* write() all of buf, retrying short writes and EINTR; 0 or -1. */
+/* write() all of buf, retrying short writes and EINTR; 0, -1 (errno), or 1
+** when interrupted (host_stopped, checked every 16 MiB). */
 static int write_all(int fd, const void *buf, size_t n) {
   const char *p = buf;
   while (n > 0) {
-    size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+    if (host_stopped()) return 1;
+    size_t chunk = n > ((size_t)1 << 24) ? ((size_t)1 << 24) : n;
     ssize_t w = write(fd, p, chunk);
     if (w < 0) {
       if (errno == EINTR) continue;
@@ -422,7 +424,10 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
     tmp[0] = 0;
     goto fail;
   }
-  if (write_all(fd, hdr, total) != 0 || (bytes && write_all(fd, data, bytes) != 0)) {
+  int wr = write_all(fd, hdr, total);
+  if (!wr && bytes) wr = write_all(fd, data, bytes);
+  if (wr > 0) { rc = GK_EINTERRUPT; snprintf(err, errlen, "interrupted"); goto fail; }   /* the old file stays */
+  if (wr) {
     npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
     goto fail;
   }
