@@ -315,7 +315,7 @@ typedef struct job {
   int64_t chunk;         /* elements per chunk */
   int64_t n;             /* total elements */
   void *part;            /* per-chunk partials */
-  int failed;
+  _Atomic int failed;   /* written by any worker (an interrupt, out of memory) */
   void (*fn)(struct job *j, evctx *c, int64_t k);   /* one chunk */
   /* reduce geometry */
   int64_t rows, cols;
