@@ -1633,7 +1633,13 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
     ** the old binding stays (docs/language.md, "When errors appear") */
     if (!rc && !v.x->val)
       for (gnode *g = s->stmt_nodes; g; g = g->snext)
-        if (may_fail(&g->r)) { s->errloc = st->kids[0]->loc; rc = cc_compute(s, &v.x, 1); break; }
+        if (may_fail(&g->r)) {
+          s->errloc = st->kids[0]->loc;
+          rc = cc_compute(s, &v.x, 1);
+          /* a device kernel reports its error at the next sync: take it now */
+          if (!rc && s->be->sync && (rc = s->be->sync(s->be))) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
+          break;
+        }
     if (!rc && stopped(s)) rc = cc_error(s, st->loc, GK_EINTERRUPT, "interrupted");   /* binds nothing */
     if (!rc) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, st->str, v); }
     break;
