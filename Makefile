@@ -9,6 +9,9 @@
 #   make golden       regenerate the generated golden cases (tests/gen_golden.py; hand-written ones untouched)
 #   make bench        gk vs torch, torch.compile, CUB on a GPU machine (tests/bench/)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
+#   make tsan         the thread and interrupt API tests under TSan (part of make test)
+#   make fuzz         libFuzzer over the front end, the whole pipeline and .npy files
+#                     (clang; FUZZ_SECONDS each, default 1800; corpora in build/fuzz)
 #   make python       the Python package installed in a venv, build/pyenv (docs/python.md)
 #   make test-python  its pytest suite on the cpu backend (part of make test)
 #   make install PREFIX=/usr/local DESTDIR=
@@ -44,11 +47,13 @@ GEN_SRC  := $(G)/lexer.c $(G)/grammar.c $(G)/kernels_embed.c
 LIB_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(LIB_SRC)) $(patsubst $(G)/%.c,$(B)/obj/gen/%.o,$(GEN_SRC))
 CLI_OBJ  := $(patsubst %.c,$(B)/obj/%.o,$(wildcard cli/*.c))
 UNIT_BIN := $(patsubst tests/unit/%.c,$(B)/tests/%,$(wildcard tests/unit/test_*.c))
+comma := ,
+FUZZ_BIN := $(patsubst tests/fuzz/fuzz_%.c,$(B)/tests/test_fuzz_%,$(wildcard tests/fuzz/fuzz_*.c))
 API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: golden all run test test-gpu test-nvrtc asan debug install deps clean unit bench python test-python
+.PHONY: golden all run test test-gpu test-nvrtc asan tsan fuzz debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -145,7 +150,12 @@ $(B)/tests/api_%: tests/api/%.c $(B)/libgk.a gk.h
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -o $@ $< $(B)/libgk.a $(LDLIBS)
 
-unit: $(UNIT_BIN) $(API_BIN) $(B)/embed
+# The fuzz targets' corpora and crashes replayed without libFuzzer (tests/fuzz/replay.c).
+$(B)/tests/test_fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay.c tests/fuzz/fuzz_common.h $(B)/libgk.a
+	@mkdir -p $(dir $@)
+	$(CC) $(ALL_CFLAGS) '-DFZ_DIRS="tests/fuzz/corpus/$*", "tests/fuzz/crashes/$*"$(if $(filter lang,$*),$(comma) "tests/fuzz/corpus/gk")' -o $@ $< tests/fuzz/replay.c $(B)/libgk.a $(LDLIBS)
+
+unit: $(UNIT_BIN) $(API_BIN) $(FUZZ_BIN) $(B)/embed
 
 # The benchmark (GPU machine with torch and nvcc): libgkbench.so holds its
 # host-clock loops (its gk_* calls resolve against libgk.so, which the driver
@@ -207,6 +217,33 @@ asan:
 	  SANFLAGS="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" \
 	  build/asan/gk unit >/dev/null
 	@ASAN_OPTIONS=detect_leaks=1 B=build/asan sh tests/run_all.sh --asan
+
+tsan:
+	@$(MAKE) --no-print-directory B=build/tsan OPT=-O1 SANFLAGS="-fsanitize=thread" \
+	  build/tsan/tests/api_threads build/tsan/tests/api_hang >/dev/null
+	@TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" build/tsan/tests/api_threads && \
+	 TSAN_OPTIONS="halt_on_error=1 report_signal_unsafe=0" build/tsan/tests/api_hang
+
+# libFuzzer (clang): each target for FUZZ_SECONDS into build/fuzz/corpus_NAME,
+# seeded with tests/fuzz/corpus/NAME; a crash is written to build/fuzz/art_NAME/
+# (add it to tests/fuzz/crashes/NAME once fixed: make test replays it).
+FUZZ_CC      ?= clang
+FUZZ_SECONDS ?= 1800
+FUZZ_SRC = $(LIB_SRC) $(GEN_SRC)
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) | $(G)/grammar.c
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -DNDEBUG \
+	  -I. -I$(G) -pthread -o $@ $< $(if $(filter build/fuzz/fuzz_lang,$@),lang/ast.c lang/parse.c $(G)/lexer.c $(G)/grammar.c,$(FUZZ_SRC)) -ldl -lm
+
+fuzz: build/fuzz/fuzz_lang build/fuzz/fuzz_gk build/fuzz/fuzz_npy
+	@for t in lang gk npy; do \
+	   mkdir -p build/fuzz/corpus_$$t build/fuzz/art_$$t; \
+	   [ -d tests/fuzz/corpus/$$t ] && cp -n tests/fuzz/corpus/$$t/* build/fuzz/corpus_$$t/ 2>/dev/null; \
+	   TMPDIR=$${TMPDIR:-/tmp} build/fuzz/fuzz_$$t build/fuzz/corpus_$$t -max_total_time=$(FUZZ_SECONDS) -max_len=4096 \
+	     -timeout=20 -rss_limit_mb=2560 -dict=tests/fuzz/gk.dict -artifact_prefix=build/fuzz/art_$$t/ \
+	     > build/fuzz/fuzz_$$t.log 2>&1 & \
+	 done; wait; grep -h 'stat::number_of_executed_units\|ERROR' build/fuzz/fuzz_*.log; \
+	 ! ls build/fuzz/art_*/* >/dev/null 2>&1 || { echo "crashes in build/fuzz/art_*"; exit 1; }
 
 debug:
 	@$(MAKE) --no-print-directory B=build/debug OPT=-O0 all unit

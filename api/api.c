@@ -131,6 +131,7 @@ static void begin(gk_ctx *g) {
   g->status = GK_OK;
   g->msg[0] = 0;
   atomic_store_explicit(&g->interrupt, 0, memory_order_relaxed);
+  host_interrupt(&g->interrupt);   /* the host loops this thread runs poll it (runtime/host.h) */
   if (atomic_load_explicit(&g->has_released, memory_order_acquire)) drain_exports(g);
 }
 
@@ -213,6 +214,7 @@ gk_ctx *gk_open(const char *backend) {
 
 void gk_close(gk_ctx *g) {
   if (!g) return;
+  host_interrupt(NULL);   /* no dangling flag for this thread's host loops */
   while (g->stmts) gk_finalize(g->stmts);
   cc_close(g->cc);         /* may release imports of gk's own exports: they queue */
   g->cc = NULL;
@@ -295,8 +297,11 @@ static int run_program(gk_ctx *g, const char *src, size_t len, const char *name,
   for (int i = 0; i < prog->nstmts && !rc; i++) {
     rt_err e; rt_err_clear(&e);
     lang_loc loc;
-    rc = cc_exec(g->cc, prog->stmts[i], &e, &loc);
-    if (atomic_load_explicit(&g->interrupt, memory_order_relaxed) && !rc) rc = rt_seterr(&e, GK_EINTERRUPT, "interrupted");
+    /* an interrupt stops the next statement; one that lands after a statement's
+    ** last check lets it finish (and bind): it never fails a done statement */
+    memset(&loc, 0, sizeof loc);
+    if (atomic_load_explicit(&g->interrupt, memory_order_relaxed)) rc = rt_seterr(&e, GK_EINTERRUPT, "interrupted");
+    else rc = cc_exec(g->cc, prog->stmts[i], &e, &loc);
     if (rc) {
       if (rc == GK_EINTERRUPT) snprintf(e.msg, sizeof e.msg, "interrupted");
       if (loc.line == 0) loc = prog->stmts[i]->loc;

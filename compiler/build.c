@@ -319,7 +319,8 @@ static cval float_of(cc_session *s, cval a) {
 }
 
 static cval konst(cc_session *s, gk_dtype t, double v) {
-  return arr(mkconst(s, t, v, (int64_t)v, 0, NULL), V_NONE, 1);
+  int64_t i = v >= -0x1p63 && v < 0x1p63 ? (int64_t)v : 0;   /* -inf, nan: no integer value (UB to cast) */
+  return arr(mkconst(s, t, v, i, 0, NULL), V_NONE, 1);
 }
 
 
@@ -786,6 +787,12 @@ static int b_hist(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
     if (!(fl <= fh) || !isfinite(fl) || !isfinite(fh))
       return cc_error(s, a->loc[2], GK_EVALUE, "'hist' range [%g, %g] must be finite with lo <= hi",
                       isnan(fl) ? fabs(fl) : fl, isnan(fh) ? fabs(fh) : fh);   /* "nan", never "-nan" */
+    /* numpy refuses bins without a finite width (the arithmetic is float32 for f32 data) */
+    double w = fl == fh ? 1.0 : fh - fl;
+    volatile float fw = (float)fh - (float)fl;
+    if (!isfinite(w) || !(w / (double)nb > 0) || (x.x->t == GK_F32 && fl != fh && !(isfinite(fw) && fw / (float)nb > 0)))
+      return cc_error(s, a->loc[2], GK_EVALUE, "hist: too many bins for the data range [%g, %g]: cannot create %lld finite-sized bins",
+                      fl, fh, (long long)nb);
     lo = mkconst(s, GK_F64, fl, 0, 0, NULL);
     hi = mkconst(s, GK_F64, fh, 0, 0, NULL);
   } else if (x.x->n == 0) {
@@ -1921,6 +1928,17 @@ static _Thread_local frame *cur_frame;   /* per call of cc_eval_expr; see eval_c
 
 static int eval(cc_session *s, const ast *e, cval *out);
 
+/* gk_interrupt was called (the flag the backend polls too). */
+static int stopped(cc_session *s) {
+  return s->be && s->be->interrupt && atomic_load_explicit(s->be->interrupt, memory_order_relaxed);
+}
+
+/* A histogram whose range is known only from data: it can fail when it runs
+** (a range that is not finite, bins without a finite width). */
+static int may_fail(const rt_node *x) {
+  return x->op == RT_HIST && !x->val && (x->excl ? x->in[0]->n > 0 : x->in[1]->op != RT_CONST || x->in[2]->op != RT_CONST);
+}
+
 static int op_of(ast_op op) {
   switch (op) {
   case AST_OP_ADD: return RT_ADD; case AST_OP_SUB: return RT_SUB; case AST_OP_MUL: return RT_MUL;
@@ -2201,6 +2219,10 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
 }
 
 static int eval(cc_session *s, const ast *e, cval *out) {
+  if (++s->steps > CC_MAX_STEPS)
+    return cc_error(s, e->loc, GK_ELIMIT, "statement too large to expand (limit %d steps): user functions are inlined at every call",
+                    CC_MAX_STEPS);
+  if (!(s->steps & 4095) && stopped(s)) return cc_error(s, e->loc, GK_EINTERRUPT, "interrupted");
   if (++s->depth > CC_MAX_EVAL_DEPTH) {
     s->depth--;
     return cc_error(s, e->loc, GK_ELIMIT, "expression nested too deeply (limit %d)", LANG_MAX_DEPTH);
@@ -2341,6 +2363,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
   s->err = err;
   memset(&s->errloc, 0, sizeof s->errloc);
   s->depth = 0;
+  s->steps = 0;
   cur_frame = NULL;
   uint64_t seed0 = s->seed, off0 = s->rng_offset;
   int rc = GK_OK;
@@ -2352,6 +2375,18 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
       rc = cc_error(s, st->kids[0]->loc, GK_ETYPE, "cannot assign %s to '%s'", kind_name(&v), st->str);
     if (!rc && (find_builtin(st->str) || cc_findfn(s, st->str)))
       rc = cc_error(s, st->loc, GK_ETYPE, "'%s' is a function; choose another variable name", st->str);
+    /* a value that can fail is computed now, so that the statement fails and
+    ** the old binding stays (docs/language.md, "When errors appear") */
+    if (!rc && !v.x->val)
+      for (gnode *g = s->stmt_nodes; g; g = g->snext)
+        if (may_fail(&g->r)) {
+          s->errloc = st->kids[0]->loc;
+          rc = cc_compute(s, &v.x, 1);
+          /* a device kernel reports its error at the next sync: take it now */
+          if (!rc && s->be->sync && (rc = s->be->sync(s->be))) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
+          break;
+        }
+    if (!rc && stopped(s)) rc = cc_error(s, st->loc, GK_EINTERRUPT, "interrupted");   /* binds nothing */
     if (!rc) { v.weak = v.weak && v.x->op == RT_CONST; rc = cc_setvar(s, st->str, v); }
     break;
   case AST_FN:
@@ -2368,6 +2403,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
     rc = cc_error(s, st->loc, GK_ESYNTAX, "not a statement");
   }
   if (rc) { s->seed = seed0; s->rng_offset = off0; }
+  if (rc == GK_ELIMIT && s->steps > CC_MAX_STEPS && st->nkids > 0) s->errloc = st->kids[0]->loc;   /* the call, not a body */
   cc_end_statement(s);
   if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_sync(s, err);
   *loc = s->errloc;

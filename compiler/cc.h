@@ -19,10 +19,12 @@
 
 #define CC_MAX_PENDING 20000   /* pending nodes before a statement forces evaluation: bounds memory of long scripts */
 #define CC_MAX_INLINE_DEPTH 64 /* nested user-function expansion */
+#define CC_MAX_STEPS (1 << 22) /* checker steps in one statement: user functions are inlined at every call, so nesting doubles the work per level */
 #define CC_MAX_VARS 100000     /* variables in one session */
 #define CC_PLAN_CACHE 32       /* plans remembered per session: a gk_step loop or a REPL's repeated statements replan nothing */
 #define CC_MAX_FUSE_DEPTH 256  /* elementwise ops chained into one kernel: evaluation and code generation recurse on it */
 #define CC_MAX_FUSE_COST 160   /* estimated compile cost of the elementwise ops one kernel inlines (fuse.c fuse_cost: sin 32, exp 8, + 1): five sins */
+#define CC_MAX_VIEW_PATHS 16   /* distinct chains of views a fused node is read under in one kernel: each is a copy of its code */
 
 typedef struct cc_session cc_session;
 

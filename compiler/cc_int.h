@@ -66,6 +66,7 @@ struct cc_session {
   gnode **htab;           /* CSE buckets */
   size_t hcap;
   gnode *stmt_nodes;      /* created by the current statement (each holds one ref) */
+  int64_t steps;          /* checker steps (eval calls) of the current statement: CC_MAX_STEPS */
   int64_t nlive;          /* live nodes */
   int next_id;
   int stamp;              /* planning visit stamp */

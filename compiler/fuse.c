@@ -33,6 +33,29 @@ typedef struct planner {
   int *parent;      /* union-find over anchor indices (by post index) */
 } planner;
 
+/* Arrays freed where their length is not at hand carry it in a header, so
+** the allocator hook is told the size it gave (gk.h's contract). */
+#define SZ_HDR 16   /* keeps max_align_t alignment */
+static void *sz_alloc(rt_mem *m, size_t n) {
+  if (n > SIZE_MAX - SZ_HDR) return NULL;
+  char *p = rt_alloc(m, n + SZ_HDR);
+  if (!p) return NULL;
+  memcpy(p, &(size_t){ n + SZ_HDR }, sizeof(size_t));
+  return p + SZ_HDR;
+}
+static void *sz_calloc(rt_mem *m, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = sz_alloc(m, count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+static void sz_free(rt_mem *m, void *p) {
+  if (!p) return;
+  size_t n;
+  memcpy(&n, (char *)p - SZ_HDR, sizeof n);
+  rt_free(m, (char *)p - SZ_HDR, n);
+}
+
 static int push_post(planner *p, rt_node *x) {
   if (p->npost == p->cap) {
     int nc = p->cap ? p->cap * 2 : 64;
@@ -96,6 +119,59 @@ static int fuse_cost(const rt_node *x) {
   case RT_INPUT: case RT_CONST: case RT_IOTA: return 0;
   default: return 1;
   }
+}
+
+/* A view that reads its input at other indices than its own (not the
+** identity: an offset, other strides, fewer elements). */
+static int moves_index(const rt_node *x) {
+  if (x->op != RT_VIEW) return 0;
+  if (x->voff != 0 || x->n != x->in[0]->n) return 1;
+  int64_t st = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) {
+    if (x->shape[d] != 1 && x->vstride[d] != st) return 1;
+    st *= x->shape[d];
+  }
+  return 0;
+}
+
+/* Bounds the index maps a fused node is read under.  A node inlined into a
+** kernel is computed once per distinct chain of views between it and the
+** kernel's anchors (the cuda code generator memoises a value by node and
+** index expression, and two chains of views are two expressions even when
+** they land on the same element), so `x = x[1:] + x[:-1]` repeated n times
+** would inline the first x under 2^n chains.  Walking users before inputs,
+** each pending non-anchor node gets the set of chains (hashed) its users
+** read it under; a node with more than CC_MAX_VIEW_PATHS becomes an anchor
+** (computed into memory once, then read under any index map).  Total work
+** O(edges * CC_MAX_VIEW_PATHS^2). */
+static int bound_view_paths(planner *p) {
+  cc_session *s = p->s;
+  int n = p->npost;
+  uint64_t *set = sz_alloc(s->mem, sizeof(uint64_t) * CC_MAX_VIEW_PATHS * (size_t)n);
+  int *cnt = sz_calloc(s->mem, (size_t)n, sizeof(int));
+  if (!set || !cnt) { sz_free(s->mem, set); sz_free(s->mem, cnt); return GK_ENOMEM; }
+  for (int i = n - 1; i >= 0; i--) {
+    rt_node *x = p->post[i];
+    uint64_t *mine = set + (size_t)i * CC_MAX_VIEW_PATHS;
+    if (G(x)->anchor || !cnt[i]) { cnt[i] = 1; mine[0] = 0; }   /* read at the kernel's own index */
+    int mv = moves_index(x);
+    for (int j = 0; j < x->nin; j++) {
+      rt_node *c = x->in[j];
+      if (!is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
+      int k = G(c)->post;
+      uint64_t *theirs = set + (size_t)k * CC_MAX_VIEW_PATHS;
+      for (int a = 0; a < cnt[i] && !G(c)->anchor; a++) {
+        uint64_t h = mv ? cc_mix(mine[a] ^ 0x9e3779b97f4a7c15ull, (uint64_t)(uintptr_t)x) : mine[a];
+        int b = 0;
+        while (b < cnt[k] && theirs[b] != h) b++;
+        if (b < cnt[k]) continue;
+        if (cnt[k] == CC_MAX_VIEW_PATHS) { G(c)->anchor = 1; break; }
+        theirs[cnt[k]++] = h;
+      }
+    }
+  }
+  sz_free(s->mem, set); sz_free(s->mem, cnt);
+  return GK_OK;
 }
 
 static int uf_find(planner *p, int i) {
@@ -518,13 +594,13 @@ static uint64_t sig_hash(const sigbuf *b) {
 static void pc_entry_free(cc_session *s, pc_entry *e) {
   for (int g = 0; g < e->ngroups; g++) {
     pc_group *q = &e->groups[g];
-    rt_free(s->mem, q->nodes, 0); rt_free(s->mem, q->outs, 0); rt_free(s->mem, q->ins, 0);
+    sz_free(s->mem, q->nodes); sz_free(s->mem, q->outs); sz_free(s->mem, q->ins);
     rt_prep_free(s->mem, q->g.prep);
   }
-  rt_free(s->mem, e->groups, 0);
-  rt_free(s->mem, e->order, 0);
-  rt_free(s->mem, e->sig, 0);
-  rt_free(s->mem, e->vals, 0);
+  sz_free(s->mem, e->groups);
+  sz_free(s->mem, e->order);
+  sz_free(s->mem, e->sig);
+  sz_free(s->mem, e->vals);
   memset(e, 0, sizeof *e);
 }
 
@@ -567,10 +643,10 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
   if (!s->pcache && !(s->pcache = rt_calloc(s->mem, CC_PLAN_CACHE, sizeof(pc_entry)))) return;
   pc_entry *e = into ? into : &s->pcache[s->pc_next];
   pc_entry_free(s, e);
-  e->groups = rt_calloc(s->mem, (size_t)(ngroups ? ngroups : 1), sizeof(pc_group));
-  e->order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
-  e->sig = rt_alloc(s->mem, b->n * 8);
-  e->vals = rt_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
+  e->groups = sz_calloc(s->mem, (size_t)(ngroups ? ngroups : 1), sizeof(pc_group));
+  e->order = sz_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
+  e->sig = sz_alloc(s->mem, b->n * 8);
+  e->vals = sz_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
   if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
   if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);     /* vals / cv may be NULL when empty */
   if (b->ncv) memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
@@ -586,9 +662,9 @@ static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *group
     q->g = *src;
     q->g.nodes = q->g.outs = q->g.ins = NULL;
     q->g.prep = NULL;
-    q->nodes = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nnodes + 1));
-    q->outs = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nout + 1));
-    q->ins = rt_alloc(s->mem, sizeof(int) * (size_t)(src->nin + 1));
+    q->nodes = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nnodes + 1));
+    q->outs = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nout + 1));
+    q->ins = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nin + 1));
     if (!q->nodes || !q->outs || !q->ins) goto fail;
     for (int k = 0; k < src->nnodes; k++) q->nodes[k] = pc_index(s, src->nodes[k]);
     for (int k = 0; k < src->nout; k++) q->outs[k] = pc_index(s, src->outs[k]);
@@ -620,11 +696,11 @@ static int pc_verify(cc_session *s, const rt_group *g) {
 /* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
 ** *relower[g] is set when a group's text must be lowered again. */
 static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *e, rt_group **out, int **order, char **relower) {
-  rt_group *groups = rt_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), sizeof(rt_group));
-  int *ord = rt_alloc(s->mem, sizeof(int) * (size_t)(e->ngroups ? e->ngroups : 1));
-  char *rl = rt_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), 1);
+  rt_group *groups = sz_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), sizeof(rt_group));
+  int *ord = sz_alloc(s->mem, sizeof(int) * (size_t)(e->ngroups ? e->ngroups : 1));
+  char *rl = sz_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), 1);
   if (!groups || !ord || !rl) {
-    rt_free(s->mem, groups, 0); rt_free(s->mem, ord, 0); rt_free(s->mem, rl, 0);
+    sz_free(s->mem, groups); sz_free(s->mem, ord); sz_free(s->mem, rl);
     return GK_ENOMEM;
   }
   *out = groups; *order = ord; *relower = rl;
@@ -634,9 +710,9 @@ static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *
     rt_group *gr = &groups[g];
     *gr = q->g;
     gr->prep = NULL;
-    gr->nodes = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nnodes + 1));
-    gr->outs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nout + 1));
-    gr->ins = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nin + 1));
+    gr->nodes = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nnodes + 1));
+    gr->outs = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nout + 1));
+    gr->ins = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nin + 1));
     if (!gr->nodes || !gr->outs || !gr->ins) return GK_ENOMEM;
 #define AT(ix) ((ix) >= 0 ? p->post[(ix)] : mat[-(ix) - 1])
     for (int k = 0; k < q->g.nnodes; k++) gr->nodes[k] = AT(q->nodes[k]);
@@ -703,7 +779,7 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   if (rc || n == 0) goto done;
   if (!s->pc_off) {
     char *ist = rt_calloc(s->mem, (size_t)n, 1);
-    mat = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(3 * n + 1));
+    mat = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(3 * n + 1));
     if (ist && mat) {
       for (i = 0; i < nt; i++) if (!targets[i]->val) ist[G(targets[i])->post] = 1;
       if (plan_signature(&p, ist, &sig, mat, &nmat) == GK_OK) {
@@ -726,11 +802,11 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     }
     rt_free(s->mem, ist, (size_t)n);
   }
-  p.parent = rt_alloc(s->mem, sizeof(int) * (size_t)n);
-  seen = rt_alloc(s->mem, (size_t)n);
-  dstart = rt_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
-  isout = rt_calloc(s->mem, (size_t)n, sizeof(int));
-  gid = rt_alloc(s->mem, sizeof(int) * (size_t)n);
+  p.parent = sz_alloc(s->mem, sizeof(int) * (size_t)n);
+  seen = sz_alloc(s->mem, (size_t)n);
+  dstart = sz_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
+  isout = sz_calloc(s->mem, (size_t)n, sizeof(int));
+  gid = sz_alloc(s->mem, sizeof(int) * (size_t)n);
   int *fcost = rt_alloc(s->mem, sizeof(int) * (size_t)n);
   if (!p.parent || !seen || !dstart || !isout || !gid || !fcost) {
     if (fcost) rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
@@ -778,19 +854,22 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     }
   }
   rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
+  if (s->opt_fusion && (rc = bound_view_paths(&p))) goto done;
 
   /* 2. direct anchor dependencies of every anchor */
   {
     int cap = n * 4 + 16, nd = 0;
-    deps = rt_alloc(s->mem, sizeof(int) * (size_t)cap);
+    deps = sz_alloc(s->mem, sizeof(int) * (size_t)cap);
     if (!deps) { rc = GK_ENOMEM; goto done; }
     for (i = 0; i < n; i++) {
       dstart[i] = nd;
       if (!G(p.post[i])->anchor) continue;
       if (nd + n > cap) {
         int nc = cap * 2 + n;
-        int *d2 = rt_realloc(s->mem, deps, sizeof(int) * (size_t)cap, sizeof(int) * (size_t)nc);
+        int *d2 = sz_alloc(s->mem, sizeof(int) * (size_t)nc);
         if (!d2) { rc = GK_ENOMEM; goto done; }
+        memcpy(d2, deps, sizeof(int) * (size_t)nd);
+        sz_free(s->mem, deps);
         deps = d2; cap = nc;
       }
       memset(seen, 0, (size_t)n);
@@ -894,8 +973,8 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
     if (G(p.post[i])->bound) isout[i] = 1;   /* a variable's value: keep it once computed */
   }
 
-  groups = rt_calloc(s->mem, (size_t)ngroups, sizeof(rt_group));
-  order = rt_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
+  groups = sz_calloc(s->mem, (size_t)ngroups, sizeof(rt_group));
+  order = sz_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
   if (!groups || !order) { rc = GK_ENOMEM; goto done; }
   for (int g = 0; g < ngroups && !rc; g++) {
     rt_group *gr = &groups[g];
@@ -916,9 +995,9 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
       }
     }
     for (i = 0; i < n; i++) cnt += seen[i];
-    gr->nodes = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)cnt);
-    gr->outs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(nouts ? nouts : 1));
-    gr->ins = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(cnt * 3 + 1));
+    gr->nodes = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)cnt);
+    gr->outs = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(nouts ? nouts : 1));
+    gr->ins = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(cnt * 3 + 1));
     if (!gr->nodes || !gr->outs || !gr->ins) { rc = GK_ENOMEM; break; }
     rt_node *anc[64]; int na = 0;
     for (i = 0; i < n; i++) if (seen[i]) {
@@ -1013,27 +1092,27 @@ done:
   if (rc && !s->err->status) cc_error(s, s->errloc, rc, rc == GK_ENOMEM ? "out of memory" : "internal error planning");
   if (groups) {
     for (int g = 0; g < ngroups; g++) {
-      rt_free(s->mem, groups[g].nodes, 0);
-      rt_free(s->mem, groups[g].outs, 0);
-      rt_free(s->mem, groups[g].ins, 0);
+      sz_free(s->mem, groups[g].nodes);
+      sz_free(s->mem, groups[g].outs);
+      sz_free(s->mem, groups[g].ins);
       rt_prep_free(s->mem, groups[g].prep);
     }
-    rt_free(s->mem, groups, sizeof(rt_group) * (size_t)ngroups);
+    sz_free(s->mem, groups);
   }
-  rt_free(s->mem, order, 0);
-  rt_free(s->mem, deps, 0);
-  rt_free(s->mem, dstart, 0);
-  rt_free(s->mem, isout, 0);
-  rt_free(s->mem, gid, 0);
-  rt_free(s->mem, seen, 0);
-  rt_free(s->mem, p.parent, 0);
-  rt_free(s->mem, p.post, 0);
+  sz_free(s->mem, order);
+  sz_free(s->mem, deps);
+  sz_free(s->mem, dstart);
+  sz_free(s->mem, isout);
+  sz_free(s->mem, gid);
+  sz_free(s->mem, seen);
+  sz_free(s->mem, p.parent);
+  rt_free(s->mem, p.post, sizeof(rt_node *) * (size_t)p.cap);
   rt_free(s->mem, sig.w, sig.cap * 8);
   rt_free(s->mem, sig.vals, sig.capv * 8);
   rt_free(s->mem, sig.cv, sig.capcv * 8);
   rt_free(s->mem, sig.ht, sig.htcap * sizeof(uint32_t));
-  rt_free(s->mem, mat, 0);
-  rt_free(s->mem, relower, 0);
+  sz_free(s->mem, mat);
+  sz_free(s->mem, relower);
   if (owned) rt_free(s->mem, owned, sizeof(rt_node *) * (size_t)nowned);
   return rc;
 }

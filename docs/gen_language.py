@@ -463,6 +463,13 @@ name cannot be used for a variable.
     w("""
 A statement that fails changes nothing: the variables are as they were before
 it (the REPL goes on; a script stops at its first error with exit status 1).
+Values are computed lazily, so the few errors that depend on the data are
+checked when their statement runs: a data-dependent size (`filter`, `x[mask]`)
+and a `hist` whose range comes from the data (no `lo`/`hi`, or computed ones)
+are computed then, and such a statement fails where it stands, leaving the old
+binding, instead of at the first later use. Ctrl-C (`gk_interrupt`) stops a
+running statement the same way: it binds nothing.
+
 An expression that spans lines must have an open bracket or end in an
 operator on the line it breaks (the REPL then prompts `...`).
 
@@ -801,6 +808,9 @@ def limits_md():
     with open(os.path.join(TMP, hdr), "wb") as f:
         f.write(b"\x93NUMPY\x02\x00" + len(h).to_bytes(4, "little") + h.encode() + b"\0" * 4)
 
+    def dbl(n):
+        return "; ".join(["fn g0(x) = x + 1"] + ["fn g%d(x) = g%d(x) + g%d(x)" % (i, i - 1, i - 1) for i in range(1, n + 1)]) + "; g%d(1)" % n
+
     def inl(n):
         return "; ".join(["fn g0(x) = x + 1"] + ["fn g%d(x) = g%d(x) + 1" % (i, i - 1) for i in range(1, n)]) + "; g%d(1)" % (n - 1)
 
@@ -836,6 +846,10 @@ def limits_md():
              "nested user functions are stopped earlier by CC_MAX_INLINE_DEPTH (below).")
     lim("CC_MAX_INLINE_DEPTH", "compiler/cc.h", "400 user functions each calling the previous one", src=inl(400),
         note="User functions are inlined at each call; the error points at the call that would nest too deep.")
+    lim("CC_MAX_STEPS", "compiler/cc.h", "`g60(1)` where each `g`i calls `g`(i-1) twice", src=dbl(60),
+        note="The total work of checking one statement (each user-function call is expanded where it is made, "
+             "so a function calling the previous one twice doubles it per level); the depth limit above "
+             "does not bound it.  An interrupt while expanding returns GK_EINTERRUPT and binds nothing.")
     lim("CC_MAX_VARS", "compiler/cc.h", "a script `vars.gk` assigning `v0` ... `v100000`", args=("vars.gk",))
     lim("CC_MAX_PENDING", "compiler/cc.h", None,
         note="Not an error: when a statement leaves more pending nodes than this, they are computed at its end.")
@@ -849,6 +863,9 @@ def limits_md():
              "NVRTC time grows faster than the code: 100 chained `sin` were one 131 s kernel, now 17 kernels "
              "of at most 6. An operand shared by several uses counts once per use, so chains that reuse a "
              "costly value (`x = sin(x) + cos(x)` repeated) are cut sooner than the code they generate would need.")
+    lim("CC_MAX_VIEW_PATHS", "compiler/cc.h", None,
+        note="Not an error: a fused value read under more distinct chains of views than this (`x = x[1:] + x[:-1]` "
+             "repeated) is computed into memory once instead of being inlined into the kernel once per chain.")
     lim("NPY_MAX_HEADER", "runtime/host.h", "`load` of a .npy file with a 1 MiB + 58 byte header",
         src='load("%s")' % hdr)
     lim("NPY_PATH_MAX", "runtime/host_npy.c", "`save` to a 4109-byte path", src='save("/tmp/%s.npy", [1])' % ("a" * 4100),

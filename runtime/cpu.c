@@ -358,11 +358,19 @@ typedef struct job {
   int64_t chunk;         /* elements per chunk */
   int64_t n;             /* total elements */
   void *part;            /* per-chunk partials */
-  int failed;
+  _Atomic int failed;   /* written by any worker (an interrupt, out of memory) */
   void (*fn)(struct job *j, evctx *c, int64_t k);   /* one chunk */
   /* reduce geometry */
   int64_t rows, cols;
 } job;
+
+/* Polled inside one long chunk (a whole-array scan, a long row): every
+** 64 evaluated pieces (128K elements), as job_run polls between chunks. */
+static int job_stopped(job *j, int64_t s) {
+  if ((s / CPU_CHUNK) % 64 != 63 || !j->b->interrupt || !atomic_load_explicit(j->b->interrupt, memory_order_relaxed)) return 0;
+  j->failed = GK_EINTERRUPT;
+  return 1;
+}
 
 static void job_run(void *ctx, int64_t begin, int64_t end) {
   job *j = ctx;
@@ -572,6 +580,7 @@ static void rowred_chunk(job *j, evctx *c, int64_t r) {
   acc a;
   acc_init(&a, x->rop, in->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
+    if (job_stopped(j, s)) return;
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
     ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
@@ -592,6 +601,7 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
   acc a[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) acc_init(&a[q], x->rop, in->t);
   for (int64_t r = 0; r < j->rows; r++) {
+    if (job_stopped(j, r * (CPU_CHUNK / 16))) return;   /* every 1024 rows */
     ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, in, &ix);
@@ -737,6 +747,7 @@ static void scanrow_chunk(job *j, evctx *c, int64_t r) {
   size_t es = esz(x->t);
   acc carry; acc_init(&carry, x->rop, x->t);
   for (int64_t s = 0; s < j->cols; s += CPU_CHUNK) {
+    if (job_stopped(j, s)) return;
     int64_t len = j->cols - s < CPU_CHUNK ? j->cols - s : CPU_CHUNK;
     ixset ix = { r * j->cols + s, len, NULL, 0 };
     scratch_reset(c);
@@ -756,6 +767,7 @@ static void scancol_chunk(job *j, evctx *c, int64_t k) {
   acc carry[COLBLOCK];
   for (int64_t q = 0; q < nc; q++) acc_init(&carry[q], x->rop, x->t);
   for (int64_t r = 0; r < j->rows; r++) {
+    if (job_stopped(j, r * (CPU_CHUNK / 16))) return;   /* every 1024 rows */
     ixset ix = { r * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
     const void *p = ev(c, x->in[0], &ix);
@@ -826,7 +838,10 @@ static int run_hist(rt_backend *b, rt_node *x) {
     memset(x->val->host, 0, x->val->bytes);
     rc = x->excl ? host_hist_auto(x->in[0]->t, v, x->in[0]->n, x->nbins, x->val->host)
                  : host_hist(x->in[0]->t, v, x->in[0]->n, x->nbins, lo, hi, x->val->host);
-    if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
+    if (rc == GK_ELIMIT)   /* numpy's words: the bins have no finite width */
+      rc = rt_seterr(&b->err, GK_EVALUE, "hist: too many bins for the data range [%g, %g]: cannot create %lld finite-sized bins",
+                     lo, hi, (long long)x->nbins);
+    else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
   }
   if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (ol) rt_free(b->mem, pl, 8);
@@ -934,6 +949,7 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
     rt_node *x = g->outs[i];
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
   }
+  host_scratch(b->mem->fn, b->mem->ud);   /* the heavy ops' scratch under the context's hook */
   for (i = 0; i < g->nnodes && !rc; i++) {
     rt_node *x = g->nodes[i];
     if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x))) continue;
@@ -947,7 +963,10 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
     case RT_MATMUL: rc = run_matmul(b, x); break;
     case RT_SORT: case RT_ARGSORT: case RT_TOPK: case RT_ARGTOPK: case RT_RUNS: case RT_SEARCH: rc = run_sort(b, x); break;
     }
+    if (!rc && b->interrupt && atomic_load_explicit(b->interrupt, memory_order_relaxed))
+      rc = rt_seterr(&b->err, GK_EINTERRUPT, "interrupted");   /* the host loops stopped early (host_stopped) */
   }
+  host_scratch(NULL, NULL);
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (rt_op_info[x->op].cls != RC_HEAVY) rc = run_map_out(b, x);

@@ -30,6 +30,7 @@
 ** the text written with a zero name (cu_hash64)>.
 */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,6 +39,23 @@
 #include "runtime/host.h"
 #include "runtime/cu.h"
 #include "kernels/launch.h"
+
+/* The environment switches, read once (contexts on several threads lower at
+** once: a lazy `static int x = -1` read was a data race). */
+static int env_novec, env_lit, env_check, env_show;
+static pthread_once_t env_once = PTHREAD_ONCE_INIT;
+static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
+static void env_init(void) {
+  env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
+  env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
+  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
+  ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
+  ** differential program) */
+  env_check = env_on("GK_NVRTC_CHECK");
+  const char *v = getenv("GK_NVRTC_CHECK");
+  env_show = !env_check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
+           : !strcmp(v, "time") ? 4 : 0;
+}
 
 #define LW_MEMO 1024           /* memoised (node, index) values per scope */
 #define LW_MEMO_BLOCK 32       /* allocated in blocks of this many (stable addresses, cheap small kernels) */
@@ -2018,9 +2036,8 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
     const rt_value *v = g->ins[i]->val;
     if (v && v->where == RT_ON_DEVICE && (v->dev & 15)) L.vec_ok = 0;
   }
-  static int novec = -1;   /* GK_NOVEC=1: scalar loads everywhere (to check that variant) */
-  if (novec < 0) { const char *e = getenv("GK_NOVEC"); novec = e && *e && strcmp(e, "0"); }
-  if (novec) L.vec_ok = 0;
+  pthread_once(&env_once, env_init);
+  if (env_novec) L.vec_ok = 0;
   P->aligned16 = (uint8_t)L.vec_ok;
   L.stage = calloc((size_t)g->nnodes + 1, sizeof(int));
   L.field = calloc((size_t)g->nnodes + 1, sizeof(int));
@@ -2034,9 +2051,7 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   }
   /* per-launch scalars: (seed, offset) of every random source, in node order */
   P->nscal = 0;
-  static int lit = -1;   /* GK_SPECIALIZE=1: sizes printed as literals (one text per size, as before) */
-  if (lit < 0) { const char *e = getenv("GK_SPECIALIZE"); lit = e && *e && strcmp(e, "0"); }
-  L.lit = lit;
+  L.lit = env_lit;
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
     if ((x->op != RT_RAND && x->op != RT_RANDN) || in_index(g, x) >= 0 || L.nrn == RT_MAX_RAND / 2) continue;
@@ -2235,16 +2250,8 @@ static int group_launches(const rt_group *g) {
 }
 
 int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
-  /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
-  ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
-  ** differential program) */
-  static int check = -1, show;
-  if (check < 0) {
-    const char *v = getenv("GK_NVRTC_CHECK");
-    check = v && *v && strcmp(v, "0");
-    show = !check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
-         : !strcmp(v, "time") ? 4 : 0;
-  }
+  pthread_once(&env_once, env_init);
+  int check = env_check, show = env_show;
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
   int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
   if (rc) return rc;

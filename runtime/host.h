@@ -46,6 +46,13 @@ int par_threads(void);                         /* threads par_for may use (>=1) 
 int64_t par_chunk_size(int64_t n, int64_t grain); /* elements per chunk (>=1) */
 int64_t par_nchunks(int64_t n, int64_t grain); /* chunks par_for will make */
 int par_for(int64_t n, int64_t grain, par_fn fn, void *ctx);
+/* The interrupt flag (gk_interrupt's) of the work this thread runs, NULL =
+** none.  While it is set, par_for starts no more chunks (on any of its
+** threads) and returns GK_EINTERRUPT, and the host_* loops without a par_for
+** (a serial histogram, npy_save's writes) stop between blocks: their results
+** are then garbage, and the caller must check host_stopped() and fail. */
+void host_interrupt(_Atomic int *flag);
+int host_stopped(void);
 
 /* ===================================================================== rng
 ** Philox4x32-10 and the two streams built on it.  The exact definition is in
@@ -185,11 +192,20 @@ int txt_save(const char *path, const char *delim, gk_dtype t, int ndim, const in
 ** (GK_EVALUE otherwise).  bool/i32/i64/f32/f64. */
 int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx);
 
+/* The allocator host_* calls on this thread take their scratch memory from
+** (histogram edges and private counts, scan and filter jobs, matmul
+** panels): gk_config.alloc's contract; NULL = malloc.  The cpu backend sets
+** the context's hook around each group it runs, so the hook's limit holds. */
+typedef void *(*host_alloc_fn)(void *ud, void *p, size_t old_size, size_t new_size);
+void host_scratch(host_alloc_fn fn, void *ud);
+
 /* numpy.histogram(x, bins=nbins, range=(lo, hi)) counts: nbins equal bins,
 ** last bin closed, values outside [lo, hi] and NaN ignored; a zero-width
 ** range is widened by 0.5 each side.  The arithmetic (float32 for f32 data,
 ** float64 otherwise) and the edge correction are numpy's, so counts match
-** numpy exactly.  GK_EVALUE when lo > hi, either is not finite, or nbins < 1.
+** numpy exactly.  GK_EVALUE when lo > hi, either is not finite, or nbins < 1;
+** GK_ELIMIT when the bins have no finite width in that arithmetic (hi - lo
+** overflows, or two edges coincide: numpy's "Too many bins for data range").
 ** host_hist_auto is numpy.histogram(x, bins=nbins) (range = data min/max;
 ** GK_EVALUE when that range is not finite; empty x uses (0, 1)).
 ** i32/i64/f32/f64 (bool as 0/1). */

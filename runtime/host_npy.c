@@ -359,11 +359,13 @@ fail:
 
 /* ------------------------------------------------------------------- save */
 
-/* write() all of buf, retrying short writes and EINTR; 0 or -1. */
+/* write() all of buf, retrying short writes and EINTR; 0, -1 (errno), or 1
+** when interrupted (host_stopped, checked every 16 MiB). */
 static int write_all(int fd, const void *buf, size_t n) {
   const char *p = buf;
   while (n > 0) {
-    size_t chunk = n > ((size_t)1 << 30) ? ((size_t)1 << 30) : n;
+    if (host_stopped()) return 1;
+    size_t chunk = n > ((size_t)1 << 24) ? ((size_t)1 << 24) : n;
     ssize_t w = write(fd, p, chunk);
     if (w < 0) {
       if (errno == EINTR) continue;
@@ -453,11 +455,14 @@ int host_write_file(const char *path, const void *const *bufs, const size_t *len
     tmp[0] = 0;
     goto fail;
   }
-  for (int i = 0; i < n; i++)
-    if (lens[i] && write_all(fd, bufs[i], lens[i]) != 0) {
+  for (int i = 0; i < n; i++) {
+    int wr = lens[i] ? write_all(fd, bufs[i], lens[i]) : 0;
+    if (wr > 0) { rc = GK_EINTERRUPT; snprintf(err, errlen, "interrupted"); goto fail; }   /* the old file stays */
+    if (wr) {
       npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
       goto fail;
     }
+  }
   if (keep_mode) fchmod(fd, keep_mode);
   int cfd = fd;
   fd = -1;

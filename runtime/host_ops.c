@@ -21,6 +21,30 @@
 #include <stdlib.h>
 #include <string.h>
 
+static _Thread_local host_alloc_fn scr_fn;
+static _Thread_local void *scr_ud;
+
+void host_scratch(host_alloc_fn fn, void *ud) { scr_fn = fn; scr_ud = ud; }
+
+static void *scr_alloc(size_t n) {
+  if (!n) n = 1;
+  return scr_fn ? scr_fn(scr_ud, NULL, 0, n) : malloc(n);
+}
+static void *scr_calloc(size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  size_t n = count * size;
+  void *p = scr_alloc(n);
+  if (p) memset(p, 0, n ? n : 1);
+  return p;
+}
+static void scr_free(void *p, size_t n) {
+  if (!p) return;
+  if (scr_fn) scr_fn(scr_ud, p, n ? n : 1, 0);
+  else free(p);
+}
+
+#define SCAN_GRAIN 65536   /* elements per parallel scan chunk */
+#define SCAN_TILE 256      /* columns scanned together in a column scan */
 #define HIST_GRAIN 262144  /* elements per parallel histogram chunk */
 #define HIST_MAX_PRIVATE ((int64_t)1 << 26) /* most private bins (x8 bytes) */
 #define MOVE_GRAIN 131072  /* elements per parallel filter/gather chunk */
@@ -174,6 +198,24 @@ static HOST_NOCONTRACT void linspace_f(float lo, float hi, int64_t nbins, float 
   e[nbins] = hi;
 }
 
+/* The bins have a finite, nonzero width in the job's arithmetic: every
+** quotient hist_index_* forms is finite and the edges increase strictly
+** (numpy refuses otherwise: "Too many bins for data range"; its counts
+** past that would index with a NaN cast). */
+static int hist_ok(const hist_job *j, const void *edges) {
+  if (j->mode32 == 2) {
+    if (!isfinite(j->fdenom) || !isfinite(j->fdenom / (float)j->nbins)) return 0;
+  } else {
+    if (!isfinite(j->denom) || !(j->denom > 0)) return 0;
+    if (j->mode32 == 1 && !isfinite(j->fhi - j->flo)) return 0;   /* v - flo in float */
+  }
+  for (int64_t i = 0; i < j->nbins; i++) {
+    if (j->mode32 == 0 ? !(((const double *)edges)[i] < ((const double *)edges)[i + 1])
+                       : !(((const float *)edges)[i] < ((const float *)edges)[i + 1])) return 0;
+  }
+  return 1;
+}
+
 /* Runs the counting of a prepared job over x[0..n) into counts. */
 static int hist_run(hist_job *j, int64_t n, int64_t *counts) {
   memset(counts, 0, (size_t)j->nbins * sizeof *counts);
@@ -181,16 +223,19 @@ static int hist_run(hist_job *j, int64_t n, int64_t *counts) {
   int64_t nc = par_nchunks(n, grain);
   j->priv = NULL;
   if (nc > 1 && nc * j->nbins <= HIST_MAX_PRIVATE)
-    j->priv = calloc((size_t)(nc * j->nbins), sizeof *j->priv);
-  if (!j->priv) { /* small, or too many bins to privatise: one pass */
-    hist_range(j, 0, n, counts);
+    j->priv = scr_calloc((size_t)(nc * j->nbins), sizeof *j->priv);
+  if (!j->priv) { /* small, or too many bins to privatise: one pass, in blocks between interrupt checks */
+    for (int64_t b = 0; b < n; b += HIST_GRAIN) {
+      if (host_stopped()) return GK_EINTERRUPT;
+      hist_range(j, b, b + HIST_GRAIN < n ? b + HIST_GRAIN : n, counts);
+    }
     return GK_OK;
   }
   j->cs = par_chunk_size(n, grain);
   par_for(n, grain, hist_chunk, j);
   for (int64_t k = 0; k < nc; k++)
     for (int64_t b = 0; b < j->nbins; b++) counts[b] += j->priv[k * j->nbins + b];
-  free(j->priv);
+  scr_free(j->priv, (size_t)(nc * j->nbins) * sizeof *j->priv);
   return GK_OK;
 }
 
@@ -205,7 +250,8 @@ static int hist_common(gk_dtype t, const void *x, int64_t n, int64_t nbins, doub
   j.nbins = nbins;
   j.mode32 = t == GK_F32 ? mode32 : 0;
   j.lo = lo, j.hi = hi, j.denom = denom;
-  void *edges = malloc((size_t)(nbins + 1) * sizeof(double));
+  size_t eb = (size_t)(nbins + 1) * sizeof(double);
+  void *edges = scr_alloc(eb);
   if (!edges) return GK_ENOMEM;
   if (j.mode32 == 0) {
     linspace_d(lo, hi, nbins, edges);
@@ -223,8 +269,8 @@ static int hist_common(gk_dtype t, const void *x, int64_t n, int64_t nbins, doub
     linspace_f(j.flo, j.fhi, nbins, edges);
     j.fedges = edges;
   }
-  int rc = hist_run(&j, n, counts);
-  free(edges);
+  int rc = hist_ok(&j, edges) ? hist_run(&j, n, counts) : GK_ELIMIT;
+  scr_free(edges, eb);
   return rc;
 }
 
@@ -316,7 +362,7 @@ static int move_run(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, v
                     int part, int64_t *count) {
   size_t es = esize(t);
   if (!es || n < 0) return GK_EMISUSE;
-  move_job *j = malloc(sizeof *j);
+  move_job *j = scr_alloc(sizeof *j);
   if (!j) return GK_ENOMEM;
   j->x = x, j->mask = mask, j->out = out, j->es = es, j->part = part;
   j->cs = par_chunk_size(n, MOVE_GRAIN);
@@ -331,7 +377,7 @@ static int move_run(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, v
   j->ntrue = tot;
   par_for(n, MOVE_GRAIN, scatter_chunk, j);
   *count = tot;
-  free(j);
+  scr_free(j, sizeof *j);
   return GK_OK;
 }
 
@@ -460,17 +506,17 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
   /* many k blocks: add their f32 partial sums in double (accuracy ~1e-7
   ** relative even for K = 10^6); without the memory, plain f32 */
   if (t == GK_F32 && K > HOST_MM_KB && (uint64_t)M * (uint64_t)N < ((uint64_t)1 << 40) / 8)
-    m.cacc = malloc((size_t)M * (size_t)N * sizeof(double));
+    m.cacc = scr_alloc((size_t)M * (size_t)N * sizeof(double));
   int64_t panels = N / m.jr;
   if (panels > 0 && K > 0 && M >= 2 * HOST_MM_MR) {
-    m.bp = malloc((size_t)(panels * K * m.jr) * es);
+    m.bp = scr_alloc((size_t)(panels * K * m.jr) * es);
     if (m.bp) par_for(panels, max64(1, MOVE_GRAIN / (K * m.jr)), mm_pack_chunk, &m);
   }
   /* ~4 M multiply-adds per chunk, rows in multiples of the micro-kernel */
   int64_t work = max64(1, N * max64(K, 1));
   int64_t grain = max64(HOST_MM_MR, ((int64_t)1 << 22) / work / HOST_MM_MR * HOST_MM_MR);
   par_for(M, grain, mm_chunk, &m);
-  free(m.bp);
-  free(m.cacc);
+  if (m.bp) scr_free(m.bp, (size_t)(panels * K * m.jr) * es);
+  if (m.cacc) scr_free(m.cacc, (size_t)M * (size_t)N * sizeof(double));
   return GK_OK;
 }

@@ -40,6 +40,7 @@ typedef struct par_pool {
   void *ctx;
   int64_t n, cs, nchunks;
   atomic_llong next;        /* next unclaimed chunk of the current job */
+  _Atomic int *stop;        /* the caller's interrupt flag (host_interrupt) */
 } par_pool;
 
 static par_pool pool = {
@@ -83,9 +84,16 @@ int64_t par_nchunks(int64_t n, int64_t grain) {
   return (n + cs - 1) / cs;
 }
 
-/* Claims and runs chunks of the current job until none are left. */
-static void run_chunks(par_fn fn, void *ctx, int64_t n, int64_t cs, int64_t nchunks) {
+static _Thread_local _Atomic int *my_stop;
+void host_interrupt(_Atomic int *flag) { my_stop = flag; }
+static int is_set(_Atomic int *f) { return f && atomic_load_explicit(f, memory_order_relaxed); }
+int host_stopped(void) { return is_set(my_stop); }
+
+/* Claims and runs chunks of the current job until none are left (or the
+** job's interrupt flag is set). */
+static void run_chunks(par_fn fn, void *ctx, int64_t n, int64_t cs, int64_t nchunks, _Atomic int *stop) {
   for (;;) {
+    if (is_set(stop)) break;
     int64_t i = atomic_fetch_add(&pool.next, 1);
     if (i >= nchunks) break;
     int64_t b = i * cs, e = b + cs < n ? b + cs : n;
@@ -103,8 +111,9 @@ static void *worker(void *arg) {
     par_fn fn = pool.fn;
     void *ctx = pool.ctx;
     int64_t n = pool.n, cs = pool.cs, nc = pool.nchunks;
+    _Atomic int *stop = pool.stop;
     pthread_mutex_unlock(&pool.mu);
-    run_chunks(fn, ctx, n, cs, nc);
+    run_chunks(fn, ctx, n, cs, nc, stop);
     pthread_mutex_lock(&pool.mu);
     if (--pool.active == 0) pthread_cond_signal(&pool.done);
   }
@@ -127,40 +136,39 @@ static void pool_init(void) {
 }
 
 /* Runs fn over [0,n) in chunks, inline. */
-static void run_inline(par_fn fn, void *ctx, int64_t n, int64_t cs) {
-  for (int64_t b = 0; b < n; b += cs) fn(ctx, b, b + cs < n ? b + cs : n);
+static int run_inline(par_fn fn, void *ctx, int64_t n, int64_t cs) {
+  for (int64_t b = 0; b < n; b += cs) {
+    if (host_stopped()) return GK_EINTERRUPT;
+    fn(ctx, b, b + cs < n ? b + cs : n);
+  }
+  return GK_OK;
 }
 
 int par_for(int64_t n, int64_t grain, par_fn fn, void *ctx) {
   if (n <= 0) return GK_OK;
   int64_t cs = par_chunk_size(n, grain);
   int64_t nc = (n + cs - 1) / cs;
-  if (nc < 2 || par_threads() < 2) {
-    run_inline(fn, ctx, n, cs);
-    return GK_OK;
-  }
+  if (nc < 2 || par_threads() < 2) return run_inline(fn, ctx, n, cs);
   pthread_once(&pool_once, pool_init);
-  if (pool.nworkers == 0 || pthread_mutex_trylock(&pool.busy) != 0) {
-    run_inline(fn, ctx, n, cs);
-    return GK_OK;
-  }
+  if (pool.nworkers == 0 || pthread_mutex_trylock(&pool.busy) != 0) return run_inline(fn, ctx, n, cs);
   pthread_mutex_lock(&pool.mu);
   pool.fn = fn;
   pool.ctx = ctx;
   pool.n = n;
   pool.cs = cs;
   pool.nchunks = nc;
+  pool.stop = my_stop;
   atomic_store(&pool.next, 0);
   pool.active = pool.nworkers;
   pool.gen++;
   pthread_cond_broadcast(&pool.work);
   pthread_mutex_unlock(&pool.mu);
 
-  run_chunks(fn, ctx, n, cs, nc);
+  run_chunks(fn, ctx, n, cs, nc, my_stop);
 
   pthread_mutex_lock(&pool.mu);
   while (pool.active > 0) pthread_cond_wait(&pool.done, &pool.mu);
   pthread_mutex_unlock(&pool.mu);
   pthread_mutex_unlock(&pool.busy);
-  return GK_OK;
+  return host_stopped() ? GK_EINTERRUPT : GK_OK;
 }

@@ -32,6 +32,7 @@ void *rt_realloc(rt_mem *m, void *p, size_t old_n, size_t new_n) {
 }
 
 void rt_free(rt_mem *m, void *p, size_t n) {
+  if (n == 0) n = 1;   /* what rt_alloc(m, 0) asked for */
   if (p) m->fn(m->ud, p, n, 0);
 }
 
@@ -97,13 +98,16 @@ int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i) {
     int rc = b->read(b, v, buf);
     if (rc) return rc;
   }
+  /* nan, inf and values past int64 have no integer value: INT64_MIN, as the kernels' cast (gk_scalar.h) */
+#define F2I(d) ((d) >= -0x1p63 && (d) < 0x1p63 ? (int64_t)(d) : INT64_MIN)
   switch (v->t) {
   case GK_BOOL: iv = buf[0] != 0; fv = (double)iv; break;
   case GK_I32: { int32_t x; memcpy(&x, buf, 4); iv = x; fv = x; break; }
   case GK_I64: { int64_t x; memcpy(&x, buf, 8); iv = x; fv = (double)x; break; }
-  case GK_F32: { float x; memcpy(&x, buf, 4); fv = x; iv = (int64_t)x; break; }
-  case GK_F64: { double x; memcpy(&x, buf, 8); fv = x; iv = (int64_t)x; break; }
+  case GK_F32: { float x; memcpy(&x, buf, 4); fv = x; iv = F2I(fv); break; }
+  case GK_F64: { double x; memcpy(&x, buf, 8); fv = x; iv = F2I(fv); break; }
   }
+#undef F2I
   if (f) *f = fv;
   if (i) *i = iv;
   return GK_OK;

@@ -59,6 +59,7 @@ case "$mode" in
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
   run python make --no-print-directory B="$B" test-python
   run asan make --no-print-directory asan
+  run tsan make --no-print-directory tsan
   ;;
 esac
 rm -rf "$log"

@@ -79,6 +79,7 @@ if command -v valgrind >/dev/null 2>&1; then
     case $t in
       prepare) args=200 ;;       # iterations of the overhead loop
       oom) args=24 ;;            # rows of the test matrix
+      hang) args=valgrind ;;     # time limits for a 50x slower run
       *) args= ;;
     esac
     run "valgrind api_$t" $VG "$B/tests/api_$t" $args

@@ -6,13 +6,10 @@
 ** the whole of lang/ runs under the sanitizers.  Every outcome must be GK_OK,
 ** GK_ESYNTAX or GK_ELIMIT with a location inside (or just past) the text.
 **
-** Not part of the Makefile (clang may be absent).  Build and run:
-**   make build/gen/grammar.c build/gen/lexer.c
-**   clang -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
-**     -I. -Ibuild/gen lang/ast.c lang/parse.c build/gen/lexer.c build/gen/grammar.c \
-**     tests/fuzz/fuzz_lang.c -o build/fuzz_lang
-**   mkdir -p build/fuzz_corpus && build/fuzz_lang build/fuzz_corpus -max_len=4096
-** (the -dict= option can take tests/fuzz/gk.dict, the language's tokens).
+** `make fuzz` builds and runs it (with fuzz_gk and fuzz_npy); `make test`
+** replays tests/fuzz/corpus/{lang,gk} and tests/fuzz/crashes/lang through it
+** (build/tests/test_fuzz_lang).  The -dict= option takes tests/fuzz/gk.dict,
+** the language's tokens.
 */
 #include <stdint.h>
 #include <stdlib.h>
