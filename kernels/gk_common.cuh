@@ -154,13 +154,7 @@ GK_MONOIDS(GK_OP_MONOID)
 template <class T> struct gk_op_argmax {
   typedef gk_vi<T> A;
   GK_DEV A identity() const { A r; r.v = gk_limits<T>::lowest(); r.i = GK_I64_MAX; return r; }
-  GK_DEV A operator()(A a, A b) const {
-    bool an = gk_isnan(a.v), bn = gk_isnan(b.v);
-    bool take_b;
-    if (an || bn) take_b = bn && (!an || b.i < a.i);
-    else take_b = b.v > a.v || (b.v == a.v && b.i < a.i);
-    return take_b ? b : a;
-  }
+  GK_DEV A operator()(A a, A b) const { return GK_ARG_TAKE(1, a.v, a.i, b.v, b.i) ? b : a; }
   /* operator()(a, b) when b's index is above every index a holds (elements
   ** folded in index order): no index compare but the identity's (its high
   ** word; every real index is below 2^62).  a NaN in a stays. */
@@ -172,13 +166,7 @@ template <class T> struct gk_op_argmax {
 template <class T> struct gk_op_argmin {
   typedef gk_vi<T> A;
   GK_DEV A identity() const { A r; r.v = gk_limits<T>::highest(); r.i = GK_I64_MAX; return r; }
-  GK_DEV A operator()(A a, A b) const {
-    bool an = gk_isnan(a.v), bn = gk_isnan(b.v);
-    bool take_b;
-    if (an || bn) take_b = bn && (!an || b.i < a.i);
-    else take_b = b.v < a.v || (b.v == a.v && b.i < a.i);
-    return take_b ? b : a;
-  }
+  GK_DEV A operator()(A a, A b) const { return GK_ARG_TAKE(0, a.v, a.i, b.v, b.i) ? b : a; }
   GK_DEV A later(A a, A b) const {   /* as gk_op_argmax::later */
     return (a.v == a.v && !(b.v >= a.v)) || (int)(a.i >> 32) == 0x7fffffff ? b : a;
   }
@@ -211,10 +199,7 @@ template <class T> struct gk_op_welford {
     if (b.n == (T)0) return a;
     if (a.n == (T)0) return b;
     A r;
-    r.n = a.n + b.n;
-    T d = b.mean - a.mean, f = b.n / r.n;
-    r.mean = a.mean + d * f;
-    r.m2 = a.m2 + b.m2 + d * d * a.n * f;
+    GK_WELFORD_JOIN(T, a.n, a.mean, a.m2, b.n, b.mean, b.m2, r.n, r.mean, r.m2);
     return r;
   }
   template <class X, class I> GK_DEV A lift(X x, I) const { A r; r.n = 1; r.mean = (T)x; r.m2 = 0; return r; }

@@ -192,4 +192,19 @@ GKS_FN double gk_ms_final_d(double m, double s, double mp) {
   X(ALL,  all,  GK_ID_ONE,     GK_COMB_ALL)
 enum { GK_ID_ZERO, GK_ID_ONE, GK_ID_LOWEST, GK_ID_HIGHEST };
 
+/* ---- the two reductions that are not monoid rows ---------------------------
+** argmax / argmin: does the later candidate bv (index bi) replace av (index
+** ai)?  The first extreme wins; a NaN beats every number, the first NaN wins
+** (numpy).  var: Welford's (n, mean, m2) of part a joined with part b
+** (Chan's formula); population variance = m2 / n.  Both backends use these. */
+#define GK_ARG_TAKE(MX, av, ai, bv, bi) \
+  (((av) != (av) || (bv) != (bv)) ? ((bv) != (bv) && ((av) == (av) || (bi) < (ai))) \
+   : (MX) ? ((bv) > (av) || ((bv) == (av) && (bi) < (ai))) : ((bv) < (av) || ((bv) == (av) && (bi) < (ai))))
+#define GK_WELFORD_JOIN(T, an, am, am2, bn, bm, bm2, rn, rm, rm2) do { \
+    T n_ = (an) + (bn), d_ = (bm) - (am), f_ = (bn) / n_; \
+    (rm) = (am) + d_ * f_; \
+    (rm2) = (am2) + (bm2) + d_ * d_ * (an) * f_; \
+    (rn) = n_; \
+  } while (0)
+
 #endif /* GK_SCALAR_H */

@@ -498,11 +498,11 @@ static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int6
   case ROP_ARGMAX: case ROP_ARGMIN: { \
     int mx = rop == ROP_ARGMAX; \
     for (int64_t q = 0; q < n; q++) { \
+      if (a->nan) break;   /* the first NaN stays */ \
       T x = v[q * step]; \
-      if (a->nan) break; \
-      if (ISF && x != x) { a->nan = 1; a->f = NAN; a->at = base + q; a->any = 1; break; } \
-      if (!a->any || (mx ? (ISF ? (double)x > a->f : (int64_t)x > a->i) : (ISF ? (double)x < a->f : (int64_t)x < a->i))) { \
-        if (ISF) a->f = (double)x; else a->i = (int64_t)x; a->at = base + q; a->any = 1; } \
+      int take = !a->any || (ISF ? GK_ARG_TAKE(mx, a->f, a->at, (double)x, base + q) \
+                                 : GK_ARG_TAKE(mx, a->i, a->at, (int64_t)x, base + q)); \
+      if (take) { if (ISF) a->f = (double)x; else a->i = (int64_t)x; a->at = base + q; a->any = 1; a->nan = ISF && x != x; } \
     } break; } \
   } } while (0)
   switch (t) {
@@ -530,17 +530,16 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
   case ROP_VAR: {
     if (b->cnt == 0) break;
     if (a->cnt == 0) { a->mean = b->mean; a->m2 = b->m2; a->cnt = b->cnt; break; }
-    double na = (double)a->cnt, nb = (double)b->cnt, nn = na + nb, d = b->mean - a->mean;
-    a->mean += d * nb / nn;
-    a->m2 += b->m2 + d * d * na * nb / nn;
+    double nn;
+    GK_WELFORD_JOIN(double, (double)a->cnt, a->mean, a->m2, (double)b->cnt, b->mean, b->m2, nn, a->mean, a->m2);
     a->cnt += b->cnt;
+    (void)nn;
     break;
   }
-  default: {   /* argmax / argmin: the first extreme; a NaN wins and stays */
+  default: {   /* argmax / argmin (b empty: nothing; a empty: b) */
     int mx = rop == ROP_ARGMAX;
-    if (!b->any || a->nan) break;
-    if (!a->any || b->nan) { *a = *b; break; }
-    if (isf ? (mx ? b->f > a->f : b->f < a->f) : (mx ? b->i > a->i : b->i < a->i)) *a = *b;
+    if (!b->any) break;
+    if (!a->any || (isf ? GK_ARG_TAKE(mx, a->f, a->at, b->f, b->at) : GK_ARG_TAKE(mx, a->i, a->at, b->i, b->at))) *a = *b;
   }
   }
 }
