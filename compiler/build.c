@@ -14,6 +14,7 @@
 ** int < float; int->float gives f32 for bool/i32 and f64 for i64; int with
 ** float gives the float's type; f32 with f64 gives f64.
 */
+#include <pthread.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
@@ -1897,16 +1898,17 @@ static const builtin builtins[] = {
 
 enum { NBUILTINS = sizeof builtins / sizeof builtins[0] };
 
-/* The builtin names in table order, NULL-terminated (gk_builtin_names). */
+/* The builtin names in table order, NULL-terminated (gk_builtin_names);
+** filled once (contexts on several threads suggest names at once). */
+static const char *builtin_names[NBUILTINS + 1];
+static pthread_once_t builtin_names_once = PTHREAD_ONCE_INIT;
+static void fill_builtin_names(void) {
+  for (int i = 0; i < NBUILTINS; i++) builtin_names[i] = builtins[i].name;
+  builtin_names[NBUILTINS] = NULL;
+}
 const char *const *cc_builtin_names(void) {
-  static const char *names[NBUILTINS + 1];
-  static int done;   /* idempotent: racing threads write the same pointers */
-  if (!done) {
-    for (int i = 0; i < NBUILTINS; i++) names[i] = builtins[i].name;
-    names[NBUILTINS] = NULL;
-    done = 1;
-  }
-  return names;
+  pthread_once(&builtin_names_once, fill_builtin_names);
+  return builtin_names;
 }
 
 static const builtin *find_builtin(const char *name) {
