@@ -1175,6 +1175,28 @@ static int same_rc(const rt_node *x, int64_t R, int64_t C) {
   return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
 }
 
+/* The element record X of a row/column kernel: a field per input the lifts
+** read (f<k>), and the row index where a lift needs it. */
+static void xf_struct(lw *L, fmt_buf *src, int with_row) {
+  const rt_group *g = L->g;
+  int nfx = 0;
+  fmt_puts(src, "struct XF {");
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
+  if (with_row) { fmt_puts(src, " I r;"); nfx++; }
+  fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
+}
+/* Its load functor: N consecutive elements of row `row` from column col of
+** the R x C inputs (pC: the column count's name); the caller closes it. */
+static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
+  const rt_group *g = L->g;
+  fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+  fmt_printf(src, "    const I base = row * (I)%s + col;\n    (void)base;\n", pC);
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
+    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
+               ctype(g->ins[k]->t), k, k);
+  if (with_row) fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) d[kk].r = row;\n");
+}
+
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
 ** the matrix shape, per-row outputs: one row program. */
 static int lower_rows(lw *L, fmt_buf *src) {
@@ -1301,20 +1323,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   /* assemble */
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
-  fmt_puts(src, "struct XF {");
-  int nfx = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
-  if (L->lift_row) { fmt_puts(src, " I r;"); nfx++; }
-  fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
+  xf_struct(L, src, L->lift_row);
   fmt_printf(src, "struct K {\n  typedef XF X;\n  typedef O1 OpA;\n  typedef %s OpB;\n", ns == 2 ? "O2" : "gk_op_nop");
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);
-  fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
-  fmt_printf(src, "    const I base = row * (I)%s + col;\n    (void)base;\n", pC);
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
-    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
-               ctype(g->ins[k]->t), k, k);
-  if (L->lift_row) fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) d[kk].r = row;\n");
+  xf_load(L, src, pC, L->lift_row);
   fmt_puts(src, "  }\n  __device__ OpA::A lift_a(const X &x, I col) const {\n");
   fmt_puts(src, la.data ? la.data : "");
   fmt_puts(src, "    return r;\n  }\n  __device__ OpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n");
@@ -1404,17 +1417,10 @@ static int lower_cols(lw *L, fmt_buf *src) {
   if (L->fail) { fmt_free(&la); fmt_free(&ro); return -1; }
   head(L, src, "gk_cols.cuh", 0);
   stage_structs(L, src, 1);
-  fmt_puts(src, "struct XF {");
-  int nfx = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
-  fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
+  xf_struct(L, src, 0);
   fmt_puts(src, "struct K {\n  typedef XF X;\n  typedef O1 Op;\n  Op op;\n");
   members(L, src);
-  fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
-  fmt_printf(src, "    const I base = row * (I)%s + col;\n    (void)base;\n", pC);
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
-    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
-               ctype(g->ins[k]->t), k, k);
+  xf_load(L, src, pC, 0);
   fmt_puts(src, "  }\n  __device__ Op::A lift(const X &x, I row, I col) const {\n");
   fmt_puts(src, la.data ? la.data : "");
   fmt_puts(src, "    (void)x;\n    return r;\n  }\n  __device__ void out(I col, const Op::A &a) const {\n");

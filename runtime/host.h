@@ -129,6 +129,11 @@ int fmt_scalar(fmt_buf *b, gk_dtype t, const void *data);
 typedef void *(*npy_alloc_fn)(void *ud, gk_dtype t, int ndim, const int64_t *shape,
                               size_t bytes);
 int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen);
+/* "PATH: message" (printf-style, made printable) into err[errlen]; returns
+** code.  The file readers' and writers' one error format. */
+int host_file_err(char *err, size_t errlen, int code, const char *path, const char *f, ...)
+    __attribute__((format(printf, 5, 6)));
+
 int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen);
 /* npy_load of a .npy image in memory (an .npz member); name is for messages. */

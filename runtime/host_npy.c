@@ -41,8 +41,9 @@
 #define NPY_DESCR_MAX 64     /* longest descr string we keep for messages */
 #define NPY_PATH_MAX 4096    /* longest path npy_save accepts (temp name) */
 
-/* Writes "PATH: message" into err; returns code. */
-static int npy_err(char *err, size_t errlen, int code, const char *path, const char *f, ...) {
+/* Writes "PATH: message" into err; returns code (host.h; also the .npz and
+** text readers'). */
+int host_file_err(char *err, size_t errlen, int code, const char *path, const char *f, ...) {
   if (err && errlen) {
     int n = snprintf(err, errlen, "%s: ", path);
     if (n >= 0 && (size_t)n < errlen) {
@@ -226,7 +227,7 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
 int npy_load_mem(const char *name, const void *buf, size_t len, npy_alloc_fn alloc_data, void *ud,
                  char *err, size_t errlen) {
   FILE *f = len ? fmemopen((void *)buf, len, "rb") : NULL;
-  if (!f) return npy_err(err, errlen, len ? GK_ENOMEM : GK_EIO, name, len ? "out of memory" : "not a .npy file (empty)");
+  if (!f) return host_file_err(err, errlen, len ? GK_ENOMEM : GK_EIO, name, len ? "out of memory" : "not a .npy file (empty)");
   return npy_read(f, (int64_t)len, name, alloc_data, ud, err, errlen);
 }
 
@@ -234,17 +235,17 @@ int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, siz
   /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
   ** checked before any read, then the descriptor goes back to blocking. */
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return npy_err(err, errlen, GK_EIO, path, "not a regular file");
+    return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
   }
   fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
   FILE *f = fdopen(fd, "rb");
   if (!f) {
     close(fd);
-    return npy_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+    return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   }
   return npy_read(f, (int64_t)st.st_size, path, alloc_data, ud, err, errlen);
 }
@@ -257,7 +258,7 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
   void *ftmp = NULL;
   unsigned char pre[12];
   if (fread(pre, 1, 10, f) != 10 || memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
-    npy_err(err, errlen, GK_EIO, path, "not a .npy file (bad magic)");
+    host_file_err(err, errlen, GK_EIO, path, "not a .npy file (bad magic)");
     goto fail;
   }
   int major = pre[6], minor = pre[7];
@@ -267,32 +268,32 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
     hoff = 10;
   } else if ((major == 2 || major == 3) && minor == 0) {
     if (fread(pre + 10, 1, 2, f) != 2) {
-      npy_err(err, errlen, GK_EIO, path, "truncated header");
+      host_file_err(err, errlen, GK_EIO, path, "truncated header");
       goto fail;
     }
     hlen = le32(pre + 8);
     hoff = 12;
   } else {
-    npy_err(err, errlen, GK_EIO, path, "unsupported .npy format version %d.%d", major, minor);
+    host_file_err(err, errlen, GK_EIO, path, "unsupported .npy format version %d.%d", major, minor);
     goto fail;
   }
   if (hlen > NPY_MAX_HEADER) {
-    npy_err(err, errlen, GK_EIO, path, "header length %lld exceeds the %u-byte limit",
+    host_file_err(err, errlen, GK_EIO, path, "header length %lld exceeds the %u-byte limit",
             (long long)hlen, NPY_MAX_HEADER);
     goto fail;
   }
   if (hoff + hlen > fsize) {
-    npy_err(err, errlen, GK_EIO, path, "truncated header (%lld bytes announced, file has %lld)",
+    host_file_err(err, errlen, GK_EIO, path, "truncated header (%lld bytes announced, file has %lld)",
             (long long)hlen, (long long)(fsize - hoff));
     goto fail;
   }
   hdr = malloc((size_t)hlen + 1);
   if (!hdr) {
-    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory reading the header");
+    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory reading the header");
     goto fail;
   }
   if (fread(hdr, 1, (size_t)hlen, f) != (size_t)hlen) {
-    npy_err(err, errlen, GK_EIO, path, "read error in header");
+    host_file_err(err, errlen, GK_EIO, path, "read error in header");
     goto fail;
   }
   hdr[hlen] = 0;
@@ -301,47 +302,47 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
   h.p = hdr;
   h.end = hdr + hlen;
   if (!parse_header(&h)) {
-    npy_err(err, errlen, GK_EIO, path, "bad header: %s", h.why);
+    host_file_err(err, errlen, GK_EIO, path, "bad header: %s", h.why);
     goto fail;
   }
   const char *why = NULL;
   int t = descr_dtype(h.descr, &why);
   if (t < 0) {
-    npy_err(err, errlen, GK_EIO, path, "dtype '%s': %s", h.descr, why);
+    host_file_err(err, errlen, GK_EIO, path, "dtype '%s': %s", h.descr, why);
     goto fail;
   }
   int64_t count = 1;
   for (int i = 0; i < h.ndim; i++) {
     if (h.shape[i] != 0 && count > INT64_MAX / h.shape[i]) {
-      npy_err(err, errlen, GK_EIO, path, "shape's element count overflows");
+      host_file_err(err, errlen, GK_EIO, path, "shape's element count overflows");
       goto fail;
     }
     count *= h.shape[i];
   }
   size_t es = dtype_size((gk_dtype)t);
   if (count > (int64_t)(SIZE_MAX / 2) / (int64_t)es || count > INT64_MAX / (int64_t)es) {
-    npy_err(err, errlen, GK_EIO, path, "shape's byte size overflows");
+    host_file_err(err, errlen, GK_EIO, path, "shape's byte size overflows");
     goto fail;
   }
   int64_t bytes = count * (int64_t)es;
   if (fsize - hoff - hlen < bytes) {
-    npy_err(err, errlen, GK_EIO, path, "truncated data (shape needs %lld bytes, file has %lld)",
+    host_file_err(err, errlen, GK_EIO, path, "truncated data (shape needs %lld bytes, file has %lld)",
             (long long)bytes, (long long)(fsize - hoff - hlen));
     goto fail;
   }
   void *data = alloc_data(ud, (gk_dtype)t, h.ndim, h.shape, (size_t)bytes);
   if (!data && bytes > 0) {
-    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
+    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
     goto fail;
   }
   /* Fortran order (numpy writes it for a transposed or np.asfortranarray
   ** array): read as it is, then reorder into the C-order buffer. */
   if (h.fortran && h.ndim > 1 && bytes > 0 && !(ftmp = malloc((size_t)bytes))) {
-    rc = npy_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
+    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
     goto fail;
   }
   if (bytes > 0 && fread(ftmp ? ftmp : data, 1, (size_t)bytes, f) != (size_t)bytes) {
-    npy_err(err, errlen, GK_EIO, path, "read error in data");
+    host_file_err(err, errlen, GK_EIO, path, "read error in data");
     goto fail;
   }
   if (ftmp) fortran_to_c(data, ftmp, h.ndim, h.shape, count, es);
@@ -389,22 +390,22 @@ static int save_target(const char *path, char *dst, size_t dstlen, mode_t *mode,
   *mode = 0;
   snprintf(dst, dstlen, "%s", path);
   if (lstat(path, &st) != 0)
-    return errno == ENOENT ? GK_OK : npy_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
+    return errno == ENOENT ? GK_OK : host_file_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
   if (S_ISLNK(st.st_mode)) {
     char *real = realpath(path, NULL);
     if (!real) {  /* a dangling link: refuse rather than guess where it points */
-      return npy_err(err, errlen, GK_EIO, path, "cannot save through a dangling symbolic link");
+      return host_file_err(err, errlen, GK_EIO, path, "cannot save through a dangling symbolic link");
     }
     int too_long = strlen(real) >= dstlen;
     if (!too_long) snprintf(dst, dstlen, "%s", real);
     free(real);
-    if (too_long) return npy_err(err, errlen, GK_EIO, path, "path too long");
-    if (stat(dst, &st) != 0) return npy_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
+    if (too_long) return host_file_err(err, errlen, GK_EIO, path, "path too long");
+    if (stat(dst, &st) != 0) return host_file_err(err, errlen, GK_EIO, path, "cannot save: %s", strerror(errno));
   }
   if (!S_ISREG(st.st_mode))
-    return npy_err(err, errlen, GK_EIO, path, "cannot save: not a regular file");
+    return host_file_err(err, errlen, GK_EIO, path, "cannot save: not a regular file");
   if (!(st.st_mode & (S_IWUSR | S_IWGRP | S_IWOTH)) || access(dst, W_OK) != 0)
-    return npy_err(err, errlen, GK_EIO, path, "cannot save: the file is read-only");
+    return host_file_err(err, errlen, GK_EIO, path, "cannot save: the file is read-only");
   *mode = st.st_mode & 07777;
   return GK_OK;
 }
@@ -442,7 +443,7 @@ int host_write_file(const char *path, const void *const *bufs, const size_t *len
   int fd = -1, rc = GK_EIO;
   char tmp[NPY_PATH_MAX + 48];
   tmp[0] = 0;
-  if (strlen(path) > NPY_PATH_MAX) return npy_err(err, errlen, GK_EIO, path, "path too long");
+  if (strlen(path) > NPY_PATH_MAX) return host_file_err(err, errlen, GK_EIO, path, "path too long");
   char dst[NPY_PATH_MAX + 1];
   mode_t keep_mode;
   if ((rc = save_target(path, dst, sizeof dst, &keep_mode, err, errlen)) != GK_OK) return rc;
@@ -451,7 +452,7 @@ int host_write_file(const char *path, const void *const *bufs, const size_t *len
            atomic_fetch_add(&tmp_counter, 1));
   fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
   if (fd < 0) {
-    npy_err(err, errlen, GK_EIO, path, "cannot create: %s", strerror(errno));
+    host_file_err(err, errlen, GK_EIO, path, "cannot create: %s", strerror(errno));
     tmp[0] = 0;
     goto fail;
   }
@@ -459,7 +460,7 @@ int host_write_file(const char *path, const void *const *bufs, const size_t *len
     int wr = lens[i] ? write_all(fd, bufs[i], lens[i]) : 0;
     if (wr > 0) { rc = GK_EINTERRUPT; snprintf(err, errlen, "interrupted"); goto fail; }   /* the old file stays */
     if (wr) {
-      npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
+      host_file_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
       goto fail;
     }
   }
@@ -467,11 +468,11 @@ int host_write_file(const char *path, const void *const *bufs, const size_t *len
   int cfd = fd;
   fd = -1;
   if (close(cfd) != 0) {
-    npy_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
+    host_file_err(err, errlen, GK_EIO, path, "write failed: %s", strerror(errno));
     goto fail;
   }
   if (rename(tmp, dst) != 0) {
-    npy_err(err, errlen, GK_EIO, path, "cannot replace: %s", strerror(errno));
+    host_file_err(err, errlen, GK_EIO, path, "cannot replace: %s", strerror(errno));
     goto fail;
   }
   tmp[0] = 0;
@@ -486,16 +487,16 @@ int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const
              char *err, size_t errlen) {
   size_t es = dtype_size(t);
   if (!es || ndim < 0 || ndim > GK_MAX_DIMS || (ndim > 0 && !shape))
-    return npy_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
+    return host_file_err(err, errlen, GK_EMISUSE, path, "bad dtype or rank for save");
   int64_t count = 1;
   for (int i = 0; i < ndim; i++) {
     if (shape[i] < 0 || (shape[i] != 0 && count > INT64_MAX / (int64_t)es / shape[i]))
-      return npy_err(err, errlen, GK_EMISUSE, path, "bad shape for save");
+      return host_file_err(err, errlen, GK_EMISUSE, path, "bad shape for save");
     count *= shape[i];
   }
   char *hdr;
   size_t total = npy_header(t, ndim, shape, &hdr);
-  if (!total) return npy_err(err, errlen, GK_ENOMEM, path, "out of memory");
+  if (!total) return host_file_err(err, errlen, GK_ENOMEM, path, "out of memory");
   const void *bufs[2] = { hdr, data };
   size_t lens[2] = { total, (size_t)count * es };
   int rc = host_write_file(path, bufs, lens, 2, err, errlen);

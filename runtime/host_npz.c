@@ -36,22 +36,6 @@
 #define NPZ_MAX_MEMBERS 4096      /* members listed in a message or read from a directory */
 #define NPZ_NAME_MAX 256          /* longest member name kept */
 
-static int npz_err(char *err, size_t errlen, int code, const char *path, const char *f, ...)
-    __attribute__((format(printf, 5, 6)));
-static int npz_err(char *err, size_t errlen, int code, const char *path, const char *f, ...) {
-  if (err && errlen) {
-    int n = snprintf(err, errlen, "%s: ", path);
-    if (n >= 0 && (size_t)n < errlen) {
-      va_list ap;
-      va_start(ap, f);
-      vsnprintf(err + n, errlen - (size_t)n, f, ap);
-      va_end(ap);
-      for (char *q = err + n; *q; q++)
-        if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f) *q = '?';
-    }
-  }
-  return code;
-}
 
 /* ---------------------------------------------------------------- crc32 */
 
@@ -290,33 +274,33 @@ static int read_directory(int fd, uint64_t fsize, const char *path, member **ms,
   size_t tl = fsize < sizeof tail ? (size_t)fsize : sizeof tail;
   *ms = NULL;
   *n = 0;
-  if (tl < 22 || pread_all(fd, tail, tl, fsize - tl) != 0) return npz_err(err, errlen, GK_EIO, path, "not a .npz file (too short for a zip archive)");
+  if (tl < 22 || pread_all(fd, tail, tl, fsize - tl) != 0) return host_file_err(err, errlen, GK_EIO, path, "not a .npz file (too short for a zip archive)");
   size_t e = tl - 22 + 1;
   while (e-- > 0)
     if (rd32(tail + e) == 0x06054b50u && e + 22 + rd16(tail + e + 20) <= tl) break;
-  if (e == (size_t)-1) return npz_err(err, errlen, GK_EIO, path, "not a .npz file (no zip directory)");
+  if (e == (size_t)-1) return host_file_err(err, errlen, GK_EIO, path, "not a .npz file (no zip directory)");
   uint64_t count = rd16(tail + e + 10), dsize = rd32(tail + e + 12), doff = rd32(tail + e + 16);
   if ((count == 0xffff || dsize == 0xffffffffu || doff == 0xffffffffu) && e >= 20 && rd32(tail + e - 20) == 0x07064b50u) {
     unsigned char z[56];
     uint64_t zoff = rd64(tail + e - 20 + 8);
     if (zoff + 56 > fsize || pread_all(fd, z, 56, zoff) != 0 || rd32(z) != 0x06064b50u)
-      return npz_err(err, errlen, GK_EIO, path, "corrupt zip64 directory record");
+      return host_file_err(err, errlen, GK_EIO, path, "corrupt zip64 directory record");
     count = rd64(z + 32);
     dsize = rd64(z + 40);
     doff = rd64(z + 48);
   }
   if (doff > fsize || dsize > fsize - doff || count > NPZ_MAX_MEMBERS || count * 46 > dsize + 0)
-    return count > NPZ_MAX_MEMBERS ? npz_err(err, errlen, GK_EIO, path, "more than %d members", NPZ_MAX_MEMBERS)
-           : npz_err(err, errlen, GK_EIO, path, "corrupt zip directory");
+    return count > NPZ_MAX_MEMBERS ? host_file_err(err, errlen, GK_EIO, path, "more than %d members", NPZ_MAX_MEMBERS)
+           : host_file_err(err, errlen, GK_EIO, path, "corrupt zip directory");
   unsigned char *d = malloc(dsize ? (size_t)dsize : 1);
   member *m = calloc(count ? (size_t)count : 1, sizeof *m);
-  if (!d || !m) { free(d); free(m); return npz_err(err, errlen, GK_ENOMEM, path, "out of memory"); }
-  if (pread_all(fd, d, (size_t)dsize, doff) != 0) { free(d); free(m); return npz_err(err, errlen, GK_EIO, path, "read error"); }
+  if (!d || !m) { free(d); free(m); return host_file_err(err, errlen, GK_ENOMEM, path, "out of memory"); }
+  if (pread_all(fd, d, (size_t)dsize, doff) != 0) { free(d); free(m); return host_file_err(err, errlen, GK_EIO, path, "read error"); }
   size_t p = 0;
   for (uint64_t i = 0; i < count; i++) {
-    if (p + 46 > dsize || rd32(d + p) != 0x02014b50u) { free(d); free(m); return npz_err(err, errlen, GK_EIO, path, "corrupt zip directory entry %llu", (unsigned long long)i + 1); }
+    if (p + 46 > dsize || rd32(d + p) != 0x02014b50u) { free(d); free(m); return host_file_err(err, errlen, GK_EIO, path, "corrupt zip directory entry %llu", (unsigned long long)i + 1); }
     size_t nl = rd16(d + p + 28), xl = rd16(d + p + 30), cl = rd16(d + p + 32);
-    if (p + 46 + nl + xl + cl > dsize) { free(d); free(m); return npz_err(err, errlen, GK_EIO, path, "corrupt zip directory entry %llu", (unsigned long long)i + 1); }
+    if (p + 46 + nl + xl + cl > dsize) { free(d); free(m); return host_file_err(err, errlen, GK_EIO, path, "corrupt zip directory entry %llu", (unsigned long long)i + 1); }
     member *x = &m[i];
     x->method = (int)rd16(d + p + 10);
     x->crc = rd32(d + p + 16);
@@ -357,11 +341,11 @@ static void list_names(const member *m, int n, char *out, size_t cap) {
 
 int npz_load(const char *path, const char *name, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return npz_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return npz_err(err, errlen, GK_EIO, path, "not a regular file");
+    return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
   }
   uint64_t fsize = (uint64_t)st.st_size;
   member *m;
@@ -373,8 +357,8 @@ int npz_load(const char *path, const char *name, npy_alloc_fn alloc_data, void *
   if (!name) {
     if (n == 1) pick = 0;
     else {
-      rc = n == 0 ? npz_err(err, errlen, GK_EIO, path, "the archive holds no arrays")
-                  : npz_err(err, errlen, GK_EIO, path, "holds %d arrays (%s): name one, as load(\"%s\", \"NAME\")", n, names, path);
+      rc = n == 0 ? host_file_err(err, errlen, GK_EIO, path, "the archive holds no arrays")
+                  : host_file_err(err, errlen, GK_EIO, path, "holds %d arrays (%s): name one, as load(\"%s\", \"NAME\")", n, names, path);
       goto done;
     }
   } else {
@@ -384,38 +368,38 @@ int npz_load(const char *path, const char *name, npy_alloc_fn alloc_data, void *
         pick = i;
     }
     if (pick < 0) {
-      rc = npz_err(err, errlen, GK_EIO, path, "no array '%s' (it holds %s)", name, n ? names : "none");
+      rc = host_file_err(err, errlen, GK_EIO, path, "no array '%s' (it holds %s)", name, n ? names : "none");
       goto done;
     }
   }
   member *x = &m[pick];
   unsigned char lh[30];
   if (x->local > fsize || fsize - x->local < 30 || pread_all(fd, lh, 30, x->local) != 0 || rd32(lh) != 0x04034b50u) {
-    rc = npz_err(err, errlen, GK_EIO, path, "corrupt local header of '%s'", x->name);
+    rc = host_file_err(err, errlen, GK_EIO, path, "corrupt local header of '%s'", x->name);
     goto done;
   }
   uint64_t data = x->local + 30 + rd16(lh + 26) + rd16(lh + 28);
   if (x->method != 0 && x->method != 8) {
-    rc = npz_err(err, errlen, GK_EIO, path, "'%s' uses zip compression method %d (gk reads stored and deflated members)", x->name, x->method);
+    rc = host_file_err(err, errlen, GK_EIO, path, "'%s' uses zip compression method %d (gk reads stored and deflated members)", x->name, x->method);
     goto done;
   }
   if (data > fsize || x->csize > fsize - data || (x->method == 0 && x->csize != x->usize) ||
       x->usize > (uint64_t)(SIZE_MAX / 2)) {
-    rc = npz_err(err, errlen, GK_EIO, path, "corrupt sizes of '%s'", x->name);
+    rc = host_file_err(err, errlen, GK_EIO, path, "corrupt sizes of '%s'", x->name);
     goto done;
   }
   unsigned char *c = malloc(x->csize ? (size_t)x->csize : 1);
   unsigned char *u = x->method == 0 ? c : malloc(x->usize ? (size_t)x->usize : 1);
   if (!c || !u) {
     free(c);
-    rc = npz_err(err, errlen, GK_ENOMEM, path, "out of memory for '%s'", x->name);
+    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for '%s'", x->name);
     goto done;
   }
-  if (pread_all(fd, c, (size_t)x->csize, data) != 0) rc = npz_err(err, errlen, GK_EIO, path, "read error in '%s'", x->name);
+  if (pread_all(fd, c, (size_t)x->csize, data) != 0) rc = host_file_err(err, errlen, GK_EIO, path, "read error in '%s'", x->name);
   else if (x->method == 8 && npz_inflate(u, (size_t)x->usize, c, (size_t)x->csize) != 0)
-    rc = npz_err(err, errlen, GK_EIO, path, "'%s': corrupt deflate data", x->name);
+    rc = host_file_err(err, errlen, GK_EIO, path, "'%s': corrupt deflate data", x->name);
   else if (npz_crc32(0, u, (size_t)x->usize) != x->crc)
-    rc = npz_err(err, errlen, GK_EIO, path, "'%s': CRC-32 mismatch (a corrupt archive)", x->name);
+    rc = host_file_err(err, errlen, GK_EIO, path, "'%s': CRC-32 mismatch (a corrupt archive)", x->name);
   else {
     char mname[4096 + NPZ_NAME_MAX + 8];
     snprintf(mname, sizeof mname, "%s[%s]", path, x->name);
@@ -443,20 +427,20 @@ int npz_save(const char *path, int n, const char *const *names, const gk_dtype *
   unsigned char *central = calloc((size_t)n + 1, 46 + NPZ_NAME_MAX);
   char **hdrs = calloc((size_t)n + 1, sizeof *hdrs);
   unsigned char end[22];
-  if (!bufs || !lens || !local || !central || !hdrs) { rc = npz_err(err, errlen, GK_ENOMEM, path, "out of memory"); goto out; }
+  if (!bufs || !lens || !local || !central || !hdrs) { rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory"); goto out; }
   uint64_t off = 0;
   size_t clen = 0;
   for (int i = 0; i < n; i++) {
     char fname[NPZ_NAME_MAX];
     int nl = snprintf(fname, sizeof fname, "%s.npy", names[i]);
-    if (nl <= 0 || nl >= NPZ_NAME_MAX - 1) { rc = npz_err(err, errlen, GK_EMISUSE, path, "array name too long"); goto out; }
+    if (nl <= 0 || nl >= NPZ_NAME_MAX - 1) { rc = host_file_err(err, errlen, GK_EMISUSE, path, "array name too long"); goto out; }
     int64_t count = 1;
     for (int d = 0; d < ndim[i]; d++) count *= shape[i][d];
     size_t hl = npy_header(t[i], ndim[i], shape[i], &hdrs[i]);
-    if (!hl) { rc = npz_err(err, errlen, GK_ENOMEM, path, "out of memory"); goto out; }
+    if (!hl) { rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory"); goto out; }
     uint64_t dl = (uint64_t)count * rt_dtype_size(t[i]), total = hl + dl;
     if (total >= 0xffffffffu || off + total + 30 + (uint64_t)nl >= 0xffffffffu) {
-      rc = npz_err(err, errlen, GK_ELIMIT, path, "'%s' would pass 4 GiB, which gk's .npz writer does not do (save it as .npy)", names[i]);
+      rc = host_file_err(err, errlen, GK_ELIMIT, path, "'%s' would pass 4 GiB, which gk's .npz writer does not do (save it as .npy)", names[i]);
       goto out;
     }
     uint32_t crc = npz_crc32(npz_crc32(0, hdrs[i], hl), data[i], (size_t)dl);
@@ -477,7 +461,7 @@ int npz_save(const char *path, int n, const char *const *names, const gk_dtype *
     bufs[3 * i + 2] = data[i]; lens[3 * i + 2] = (size_t)dl;
     off += 30 + (uint64_t)nl + total;
   }
-  if (off + clen >= 0xffffffffu) { rc = npz_err(err, errlen, GK_ELIMIT, path, "the archive would pass 4 GiB (save arrays as .npy)"); goto out; }
+  if (off + clen >= 0xffffffffu) { rc = host_file_err(err, errlen, GK_ELIMIT, path, "the archive would pass 4 GiB (save arrays as .npy)"); goto out; }
   put32(end, 0x06054b50u); put16(end + 4, 0); put16(end + 6, 0); put16(end + 8, (uint32_t)n);
   put16(end + 10, (uint32_t)n); put32(end + 12, (uint32_t)clen); put32(end + 16, (uint32_t)off); put16(end + 20, 0);
   bufs[3 * n] = central; lens[3 * n] = clen;

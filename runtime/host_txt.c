@@ -31,22 +31,6 @@
 #define TXT_MAX_BYTES ((int64_t)1 << 34)   /* 16 GiB: text this large is not a table to parse in memory */
 #define TXT_CELL_SHOW 24                    /* bytes of a bad cell quoted in a message */
 
-static int txt_err(char *err, size_t errlen, int code, const char *path, const char *f, ...)
-    __attribute__((format(printf, 5, 6)));
-static int txt_err(char *err, size_t errlen, int code, const char *path, const char *f, ...) {
-  if (err && errlen) {
-    int n = snprintf(err, errlen, "%s: ", path);
-    if (n >= 0 && (size_t)n < errlen) {
-      va_list ap;
-      va_start(ap, f);
-      vsnprintf(err + n, errlen - (size_t)n, f, ap);
-      va_end(ap);
-      for (char *q = err + n; *q; q++)
-        if ((unsigned char)*q < 0x20 || (unsigned char)*q >= 0x7f) *q = '?';
-    }
-  }
-  return code;
-}
 
 static int blank(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\f' || c == '\v'; }
 
@@ -95,8 +79,8 @@ static int pass(const char *path, char *buf, size_t len, const char *delim, int6
       int ok = a < b && e2 == b;
       *b = save;
       if (!ok) {
-        if (a == b) return txt_err(err, errlen, GK_EIO, path, "row %lld, column %lld: empty cell", (long long)line, (long long)c);
-        return txt_err(err, errlen, GK_EIO, path, "row %lld, column %lld: cannot read '%.*s%s' as a number",
+        if (a == b) return host_file_err(err, errlen, GK_EIO, path, "row %lld, column %lld: empty cell", (long long)line, (long long)c);
+        return host_file_err(err, errlen, GK_EIO, path, "row %lld, column %lld: cannot read '%.*s%s' as a number",
                        (long long)line, (long long)c, (int)(b - a > TXT_CELL_SHOW ? TXT_CELL_SHOW : b - a), a,
                        b - a > TXT_CELL_SHOW ? "..." : "");
       }
@@ -106,7 +90,7 @@ static int pass(const char *path, char *buf, size_t len, const char *delim, int6
     }
     if (r == 0 && !out) *cols = c;
     else if (c != *cols)
-      return txt_err(err, errlen, GK_EIO, path, "row %lld has %lld column%s, the rows before it %lld",
+      return host_file_err(err, errlen, GK_EIO, path, "row %lld has %lld column%s, the rows before it %lld",
                      (long long)line, (long long)c, c == 1 ? "" : "s", (long long)*cols);
     r++;
     p = eol + 1;
@@ -117,21 +101,21 @@ static int pass(const char *path, char *buf, size_t len, const char *delim, int6
 
 int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn alloc_data, void *ud,
              char *err, size_t errlen) {
-  if (delim && !*delim) return txt_err(err, errlen, GK_EVALUE, path, "the delimiter is empty");
+  if (delim && !*delim) return host_file_err(err, errlen, GK_EVALUE, path, "the delimiter is empty");
   int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return txt_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
   struct stat st;
   if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     close(fd);
-    return txt_err(err, errlen, GK_EIO, path, "not a regular file");
+    return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
   }
   if ((int64_t)st.st_size > TXT_MAX_BYTES) {
     close(fd);
-    return txt_err(err, errlen, GK_ELIMIT, path, "a text file over 16 GiB (save it as .npy)");
+    return host_file_err(err, errlen, GK_ELIMIT, path, "a text file over 16 GiB (save it as .npy)");
   }
   size_t len = (size_t)st.st_size;
   char *buf = malloc(len + 1);
-  if (!buf) { close(fd); return txt_err(err, errlen, GK_ENOMEM, path, "out of memory"); }
+  if (!buf) { close(fd); return host_file_err(err, errlen, GK_ENOMEM, path, "out of memory"); }
   size_t got = 0;
   while (got < len) {
     ssize_t r = read(fd, buf + got, len - got);
@@ -142,7 +126,7 @@ int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn
   close(fd);
   len = got;
   buf[len] = '\0';
-  if (memchr(buf, '\0', len)) { free(buf); return txt_err(err, errlen, GK_EIO, path, "not a text file (it contains a NUL byte)"); }
+  if (memchr(buf, '\0', len)) { free(buf); return host_file_err(err, errlen, GK_EIO, path, "not a text file (it contains a NUL byte)"); }
   int64_t rows = 0, cols = 0;
   int rc = pass(path, buf, len, delim, skiprows, &rows, &cols, NULL, err, errlen);
   if (rc == GK_OK) {
@@ -155,7 +139,7 @@ int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn
       if (cols != 1) shape[ndim++] = cols;
     }
     double *out = alloc_data(ud, GK_F64, ndim, shape, (size_t)(rows * cols) * sizeof(double));
-    if (!out && rows * cols > 0) rc = txt_err(err, errlen, GK_ENOMEM, path, "out of memory");
+    if (!out && rows * cols > 0) rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory");
     else if (rows * cols > 0) rc = pass(path, buf, len, delim, skiprows, &rows, &cols, out, err, errlen);
   }
   free(buf);
@@ -165,7 +149,7 @@ int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn
 int txt_save(const char *path, const char *delim, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen) {
   if (ndim != 1 && ndim != 2)
-    return txt_err(err, errlen, GK_ETYPE, path, "savetxt writes a vector or a matrix, got %d dimensions", ndim);
+    return host_file_err(err, errlen, GK_ETYPE, path, "savetxt writes a vector or a matrix, got %d dimensions", ndim);
   if (!delim) delim = " ";
   int64_t rows = shape[0], cols = ndim == 2 ? shape[1] : 1;
   fmt_buf b;
@@ -185,7 +169,7 @@ int txt_save(const char *path, const char *delim, gk_dtype t, int ndim, const in
     fmt_putc(&b, '\n');
   }
   int rc;
-  if (b.status) rc = txt_err(err, errlen, b.status, path, "out of memory");
+  if (b.status) rc = host_file_err(err, errlen, b.status, path, "out of memory");
   else {
     const void *bufs[1] = { b.data };
     size_t lens[1] = { b.len };
