@@ -112,7 +112,13 @@ static void test_inlining(gk_ctx *g) {
   CHECK(get(g, "y") == 2.0 * 16384);
   /* an interrupt while inlining: GK_EINTERRUPT, nothing bound */
   double secs;
-  CHECK_RC(g, interrupted(g, "x = g60(1)", 5, &secs), GK_EINTERRUPT);
+  {
+    /* under valgrind (one thread runs at a time) the interrupter may first
+    ** run after the step limit: then the limit's error, still nothing bound */
+    int rc = interrupted(g, "x = g60(1)", 5, &secs);
+    if (LATE >= 60.0 && rc == GK_ELIMIT) rc = GK_EINTERRUPT;
+    CHECK_RC(g, rc, GK_EINTERRUPT);
+  }
   check_x_is(g, 7, "an interrupted expansion");
   free(src);
 }
