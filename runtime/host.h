@@ -133,6 +133,11 @@ int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, siz
 ** code.  The file readers' and writers' one error format. */
 int host_file_err(char *err, size_t errlen, int code, const char *path, const char *f, ...)
     __attribute__((format(printf, 5, 6)));
+/* Opens path for reading, refusing anything but a regular file without
+** blocking on it (a FIFO); *fd blocking again, *st its stat.  GK_EIO with a
+** message otherwise. */
+struct stat;
+int host_open_regular(const char *path, int *fd, struct stat *st, char *err, size_t errlen);
 
 int npy_save(const char *path, gk_dtype t, int ndim, const int64_t *shape, const void *data,
              char *err, size_t errlen);

@@ -231,17 +231,24 @@ int npy_load_mem(const char *name, const void *buf, size_t len, npy_alloc_fn all
   return npy_read(f, (int64_t)len, name, alloc_data, ud, err, errlen);
 }
 
-int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
-  /* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
-  ** checked before any read, then the descriptor goes back to blocking. */
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
+/* O_NONBLOCK: opening a FIFO must not wait for a writer; the type is
+** checked before any read, then the descriptor goes back to blocking. */
+int host_open_regular(const char *path, int *fd, struct stat *st, char *err, size_t errlen) {
+  *fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (*fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  if (fstat(*fd, st) != 0 || !S_ISREG(st->st_mode)) {
+    close(*fd);
+    *fd = -1;
     return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
   }
-  fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+  fcntl(*fd, F_SETFL, fcntl(*fd, F_GETFL) & ~O_NONBLOCK);
+  return GK_OK;
+}
+
+int npy_load(const char *path, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
+  int fd, rc;
+  struct stat st;
+  if ((rc = host_open_regular(path, &fd, &st, err, errlen)) != GK_OK) return rc;
   FILE *f = fdopen(fd, "rb");
   if (!f) {
     close(fd);

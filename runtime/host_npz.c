@@ -340,13 +340,9 @@ static void list_names(const member *m, int n, char *out, size_t cap) {
 }
 
 int npz_load(const char *path, const char *name, npy_alloc_fn alloc_data, void *ud, char *err, size_t errlen) {
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  int fd, orc;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
-  }
+  if ((orc = host_open_regular(path, &fd, &st, err, errlen)) != GK_OK) return orc;
   uint64_t fsize = (uint64_t)st.st_size;
   member *m;
   int n, rc = read_directory(fd, fsize, path, &m, &n, err, errlen);

@@ -102,13 +102,9 @@ static int pass(const char *path, char *buf, size_t len, const char *delim, int6
 int txt_load(const char *path, const char *delim, int64_t skiprows, npy_alloc_fn alloc_data, void *ud,
              char *err, size_t errlen) {
   if (delim && !*delim) return host_file_err(err, errlen, GK_EVALUE, path, "the delimiter is empty");
-  int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-  if (fd < 0) return host_file_err(err, errlen, GK_EIO, path, "cannot open: %s", strerror(errno));
+  int fd, orc;
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return host_file_err(err, errlen, GK_EIO, path, "not a regular file");
-  }
+  if ((orc = host_open_regular(path, &fd, &st, err, errlen)) != GK_OK) return orc;
   if ((int64_t)st.st_size > TXT_MAX_BYTES) {
     close(fd);
     return host_file_err(err, errlen, GK_ELIMIT, path, "a text file over 16 GiB (save it as .npy)");
