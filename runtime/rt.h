@@ -78,6 +78,11 @@ struct rt_backend {
   int (*read)(rt_backend *b, rt_value *v, void *dst);         /* v's data to host dst (v->bytes) */
   int (*write)(rt_backend *b, rt_value *v, const void *src);  /* host src (v->bytes) into v */
   int (*sync)(rt_backend *b);
+  /* Bytes per second a large device-to-device copy moves (read + write
+  ** counted), measured by wall clock around the copy and a sync the first
+  ** time it is asked, then cached: the yardstick a profile's GB/s is read
+  ** against.  0 when it cannot be measured; NULL: the backend has none. */
+  double (*copy_rate)(rt_backend *b);
   void (*free_storage)(rt_backend *b, rt_value *v);
   void (*close)(rt_backend *b);
   void *impl;                    /* backend state */
