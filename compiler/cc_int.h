@@ -111,13 +111,19 @@ void cc_unref(cc_session *s, rt_node *x);
 void cc_end_statement(cc_session *s);                  /* drops the statement's references */
 void cc_freeze(cc_session *s, rt_node *x);             /* materialized: forget inputs */
 rt_node *cc_input(cc_session *s, rt_value *v);         /* a node for a materialized value */
+void cc_graph_free(cc_session *s);                     /* the CSE table (cc_close) */
 int cc_error(cc_session *s, lang_loc loc, int status, const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+/* names.c */
 cvar *cc_findvar(cc_session *s, const char *name);
 int cc_setvar(cc_session *s, const char *name, cval v);
 cfn *cc_findfn(cc_session *s, const char *name);
+int cc_setfn(cc_session *s, cfn *nf, lang_loc loc);    /* takes nf; replaces a function of its name */
+void cc_names_free(cc_session *s);                     /* every variable and function (cc_close) */
 
 /* fuse.c */
 int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targets */
+int cc_compute_vars(cc_session *s);                        /* every pending variable, then the backend's sync */
 void cc_plan_cache_free(cc_session *s);
 
 /* build.c */

@@ -1117,9 +1117,9 @@ done:
   return rc;
 }
 
-int cc_sync(cc_session *s, rt_err *err) {
-  rt_err *saved = s->err;
-  s->err = err;
+/* Computes every pending variable, then waits for the backend (cc_sync
+** without the error redirection). */
+int cc_compute_vars(cc_session *s) {
   rt_node **xs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
   int n = 0, rc = GK_OK;
   if (!xs) rc = cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
@@ -1129,37 +1129,5 @@ int cc_sync(cc_session *s, rt_err *err) {
     rt_free(s->mem, xs, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
   }
   if (!rc) rc = s->be->sync(s->be);
-  s->err = saved;
-  return rc;
-}
-
-int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err) {
-  cvar *v = cc_findvar(s, name);
-  if (!v) return rt_seterr(err, GK_EMISUSE, "no variable '%s'", name);
-  if (compute && !v->v.x->val) {
-    rt_err *saved = s->err;
-    s->err = err;
-    rt_node *y = v->v.x;
-    int rc = cc_compute(s, &y, 1);
-    s->err = saved;
-    if (rc) return rc;
-  }
-  *x = v->v.x;
-  return GK_OK;
-}
-
-int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err) {
-  rt_err *saved = s->err;
-  s->err = err;
-  int rc = GK_OK;
-  rt_node *x = cc_input(s, v);
-  if (!x) rc = err->status ? err->status : GK_ENOMEM;
-  else {
-    cval c; memset(&c, 0, sizeof c);
-    c.kind = K_ARRAY; c.x = x;
-    rc = cc_setvar(s, name, c);
-  }
-  cc_end_statement(s);
-  s->err = saved;
   return rc;
 }
