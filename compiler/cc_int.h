@@ -126,6 +126,10 @@ int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targe
 int cc_compute_vars(cc_session *s);                        /* every pending variable, then the backend's sync */
 void cc_plan_cache_free(cc_session *s);
 
+/* plan_print.c */
+void cc_print_group(cc_session *s, const rt_group *g, int64_t number);   /* --plan: a group as it runs */
+void cc_profile_group(cc_session *s, const rt_group *g, int64_t number, double run_ms, double jit_ms);   /* --profile */
+
 /* build.c */
 void cc_shape_str(const rt_node *x, char *buf, size_t len);
 
