@@ -7,6 +7,8 @@
 #define CC_INT_H
 
 #include <stdatomic.h>
+#include <stdint.h>
+#include <string.h>
 #include "compiler/cc.h"
 
 /* A graph node: the runtime node plus the graph's bookkeeping. */
@@ -98,6 +100,66 @@ struct cc_session {
   int depth;              /* recursion depth of the checker */
 };
 
+/* A node of the graph being planned: not materialized, reached by this
+** planning's walk (fuse.c cc_collect stamps it). */
+static inline int cc_is_pending(const cc_session *s, const rt_node *x) { return !x->val && G(x)->mark == s->stamp; }
+
+/* Arrays freed where their length is not at hand carry it in a header, so
+** the allocator hook is told the size it gave (gk.h's contract). */
+#define CC_SZ_HDR 16   /* keeps max_align_t alignment */
+static inline void *cc_sz_alloc(rt_mem *m, size_t n) {
+  if (n > SIZE_MAX - CC_SZ_HDR) return NULL;
+  char *p = rt_alloc(m, n + CC_SZ_HDR);
+  if (!p) return NULL;
+  memcpy(p, &(size_t){ n + CC_SZ_HDR }, sizeof(size_t));
+  return p + CC_SZ_HDR;
+}
+static inline void *cc_sz_calloc(rt_mem *m, size_t count, size_t size) {
+  if (size && count > SIZE_MAX / size) return NULL;
+  void *p = cc_sz_alloc(m, count * size);
+  if (p) memset(p, 0, count * size);
+  return p;
+}
+static inline void cc_sz_free(rt_mem *m, void *p) {
+  if (!p) return;
+  size_t n;
+  memcpy(&n, (char *)p - CC_SZ_HDR, sizeof n);
+  rt_free(m, (char *)p - CC_SZ_HDR, n);
+}
+
+/* The pending graph of one cc_compute (fuse.c cc_collect): every node the
+** targets need that is not materialized, inputs before users. */
+typedef struct cc_pending {
+  rt_node **post;         /* in post-order; gnode.post is a node's index, gnode.mark == s->stamp */
+  int npost, cap;
+  rt_node **targets;      /* the targets, with pending sibling reductions added (fusion) */
+  int ntargets;
+  rt_node **own;          /* the array targets points to when siblings were added; NULL otherwise */
+  int nown;
+} cc_pending;
+
+/* A plan: groups (one kernel each) and the order they run in. */
+typedef struct cc_plan {
+  rt_group *groups;       /* each array of a group from cc_sz_alloc */
+  int ngroups;
+  int *order;             /* group indices in run order */
+  char *relower;          /* from the plan cache: groups whose text must be lowered again; NULL: planned now */
+} cc_plan;
+
+/* A plan cache key (plancache.c; the fields are its own): the pending
+** graph's signature, its sizes and constants beside it, and the
+** materialized inputs numbered in order of first use. */
+typedef struct cc_pkey {
+  uint64_t *w; size_t n, cap; int fail;   /* the signature words; fail: out of memory making them */
+  int64_t *vals; size_t nv, capv;   /* distinct sizes other than 0 and 1, in order of appearance */
+  int64_t *cv; size_t ncv, capcv;   /* constants' values, in order */
+  uint32_t *ht; size_t htcap;       /* open addressing: 1 + index into vals, 0 empty */
+  uint64_t hash;
+  rt_node **mat; int nmat;          /* materialized inputs: gnode.post of one is its number here */
+  int hit;                          /* the plan came from the cache */
+  struct pc_entry *resized;         /* it was cached for other sizes: lowered again, stored back there */
+} cc_pkey;
+
 /* The hash step of the CSE table and the plan cache's signatures. */
 static inline uint64_t cc_mix(uint64_t h, uint64_t v) {
   h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
@@ -121,9 +183,21 @@ cfn *cc_findfn(cc_session *s, const char *name);
 int cc_setfn(cc_session *s, cfn *nf, lang_loc loc);    /* takes nf; replaces a function of its name */
 void cc_names_free(cc_session *s);                     /* every variable and function (cc_close) */
 
-/* fuse.c */
+/* run.c */
 int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targets */
 int cc_compute_vars(cc_session *s);                        /* every pending variable, then the backend's sync */
+
+/* fuse.c */
+int cc_collect(cc_session *s, rt_node **targets, int nt, cc_pending *pg);   /* the pending graph of targets */
+void cc_pending_free(cc_session *s, cc_pending *pg);
+int cc_fuse(cc_session *s, const cc_pending *pg, cc_plan *pl);   /* plans pg: fused groups, ordered */
+void cc_plan_free(cc_session *s, cc_plan *pl);
+
+/* plancache.c */
+int cc_pc_lookup(cc_session *s, const cc_pending *pg, cc_pkey *k, cc_plan *pl);   /* k->hit: pl is the cached plan */
+void cc_pc_store(cc_session *s, const cc_pkey *k, const cc_plan *pl);   /* remembers pl, run for the graph of k */
+void cc_pc_key_free(cc_session *s, cc_pkey *k);
+int cc_pc_verify(cc_session *s, const rt_group *g);   /* GK_PLAN_CACHE=verify: g's cached text is a fresh lowering's */
 void cc_plan_cache_free(cc_session *s);
 
 /* plan_print.c */
