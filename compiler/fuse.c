@@ -18,7 +18,7 @@
 **     maps of one shape.
 ** Every merge joins groups that depend on nothing pending outside
 ** themselves, so the merged plan stays acyclic; groups run in a topological
-** order of their dependencies.  Calls graph.c only (cc_error).
+** order of their dependencies.
 */
 #include <string.h>
 #include "compiler/cc_int.h"
