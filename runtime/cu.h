@@ -426,6 +426,9 @@ void cu_status_text(int lib, int rc, char *buf, size_t len);
 #define CU_CALL(d, lib, fn, ...) \
   cu_check((d), CU_LIB_##lib, (int)cu_##lib.fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
 int cu_check(cu_dev *d, int lib, int rc, const char *call, const char *file, int line);
+/* The same call with no device to record into (NVRTC without a GPU,
+** cu_nvrtc.c): the status alone, as CU_CALL(NULL, ...) gives it. */
+#define CU_CALL0(lib, fn, ...) ((int)cu_##lib.fn(__VA_ARGS__))
 
 /* 1 when driver status rc leaves the context unusable. */
 int cu_sticky(int rc);
