@@ -1,7 +1,30 @@
 /*
 ** compiler/cc_int.h -- internals shared by the compiler's files: graph
-** nodes with reference counts and CSE, the session, and typed values as the
-** checker sees them (a node plus its view and literal-ness).
+** nodes with reference counts and CSE, the session, typed values as the
+** checker sees them (a node plus its view and literal-ness), and the
+** pending graph, plan and plan-cache key that computing a value passes
+** between its steps.
+**
+** The files, one job each, and who calls whom (an arrow is "calls"; it is a
+** DAG, checked by tests/tools/layers.py in make test):
+**
+**   api/api.c
+**     |-> session.c    open, close, options, progress; cc_lookup, cc_sync, cc_bind_value
+**     |-> build.c      the checker and constant folding: cc_exec (+ the builtin table)
+**     |-> names.c      variables and user functions
+**     '-> suggest.c    "did you mean" (cc_hint; given the builtin names)
+**   session.c -> run.c, names.c, plancache.c, graph.c
+**   build.c   -> run.c, names.c, suggest.c, graph.c
+**   run.c        cc_compute: collect, plan or take from the cache, run, store, freeze
+**             -> fuse.c, plancache.c, plan_print.c, graph.c
+**   fuse.c       the pending graph (cc_collect) and the plan step (cc_fuse)  -> graph.c
+**   plancache.c  the plan cache: signature, lookup, store, verify, stats    -> graph.c
+**   plan_print.c a group's --plan and --profile text                        -> (runtime only)
+**   names.c   -> graph.c
+**   graph.c      nodes, hash-consing, references, freezing, cc_error        -> (runtime only)
+**
+** Every file may call the runtime (runtime/rt.h, plan.h, host.h) and lang/;
+** nothing below calls up.
 */
 #ifndef CC_INT_H
 #define CC_INT_H
