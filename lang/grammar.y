@@ -41,7 +41,9 @@
 #include "gk.h"
 #include "lang/parse.h"
 #define YYNOERRORRECOVERY 1   /* the first syntax error ends the parse */
-#define YYMALLOCARGTYPE size_t
+/* parse.c allocates the parser itself (lang_lemon_size, lang_lemonInit), so
+** no lang_lemonAlloc / lang_lemonFree is generated */
+#define lang_lemon_ENGINEALWAYSONSTACK 1
 }
 
 %code {

@@ -129,16 +129,9 @@ void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached);
 /* Host to device; returns when src may be reused (src may be pageable). */
 int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n);
 
-/* Same as cu_upload, meant for small parameter blocks enqueued between
-** launches: src is staged by the driver and may be reused at return. */
-int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n);
-
 /* Device to host; waits for the stream first, so it sees all earlier work,
 ** and surfaces any asynchronous error. */
 int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n);
-
-/* Enqueues a device-to-device copy of n bytes. */
-int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n);
 
 /* Enqueues setting n bytes at p to `byte`. */
 int cu_memset_async(cu_dev *d, cu_ptr p, int byte, size_t n);
@@ -356,7 +349,6 @@ typedef struct cu_driver_api {
   CUresult (*cuMemFree_v2)(CUdeviceptr);
   CUresult (*cuMemcpyHtoDAsync_v2)(CUdeviceptr, const void *, size_t, CUstream);
   CUresult (*cuMemcpyDtoHAsync_v2)(void *, CUdeviceptr, size_t, CUstream);
-  CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuMemAllocHost_v2)(void **, size_t);
   CUresult (*cuMemFreeHost)(void *);

@@ -614,10 +614,6 @@ int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
   return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, src, n, d->stream));
 }
 
-int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
-  return cu_upload(d, dst, src, n);
-}
-
 /* A small read (a reduction's result) goes through page-locked staging: a
 ** copy from the device into pageable memory is staged by the driver, which
 ** costs microseconds a scalar read should not.  Without it (allocation
@@ -634,13 +630,6 @@ int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
   if (staged) memcpy(dst, d->pin, n);
   return GK_OK;
-}
-
-int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
-  int rc;
-  if (n == 0) return GK_OK;
-  if ((rc = enter(d)) != GK_OK) return rc;
-  return status_of(CU_CALL(d, drv, cuMemcpyDtoDAsync_v2, dst, src, n, d->stream));
 }
 
 int cu_memset_async(cu_dev *d, cu_ptr p, int byte, size_t n) {

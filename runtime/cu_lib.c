@@ -41,7 +41,7 @@ static const sym drv_syms[] = {
   DSYM(cuDevicePrimaryCtxRelease_v2), DSYM(cuCtxGetCurrent), DSYM(cuCtxSetCurrent),
   DSYM(cuStreamCreate), DSYM(cuStreamDestroy_v2), DSYM(cuStreamSynchronize),
   DSYM(cuMemAlloc_v2), DSYM(cuMemFree_v2), DSYM(cuMemcpyHtoDAsync_v2),
-  DSYM(cuMemcpyDtoHAsync_v2), DSYM(cuMemcpyDtoDAsync_v2), DSYM(cuMemsetD8Async),
+  DSYM(cuMemcpyDtoHAsync_v2), DSYM(cuMemsetD8Async),
   DSYM(cuMemAllocHost_v2), DSYM(cuMemFreeHost),
   DSYM(cuModuleLoadData), DSYM(cuModuleUnload), DSYM(cuModuleGetFunction),
   DSYM(cuFuncSetAttribute), DSYM(cuLaunchKernel),
