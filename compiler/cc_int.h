@@ -111,7 +111,7 @@ struct cc_session {
   _Atomic int64_t prog_done, prog_planned;   /* kernels finished / finished + planned in the running plan */
   _Atomic int prog_jit;   /* 1 while a group is being lowered or compiled */
   int64_t kernels;
-  /* plan cache (fuse.c): plans of recently run graph shapes */
+  /* plan cache (plancache.c): plans of recently run graph shapes */
   struct pc_entry *pcache;
   int pc_next;
   int pc_off;             /* GK_PLAN_CACHE=0 */
