@@ -729,7 +729,7 @@ int gk_get_progress(gk_ctx *g, gk_progress *p) {
 
 const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n) {
   if (!buf || n == 0) return buf;
-  return cc_hint(g ? g->cc : NULL, name, 1, -1, buf, n);
+  return cc_hint(g ? g->cc : NULL, cc_builtin_names(), name, 1, -1, buf, n);
 }
 
 /* ------------------------------------------------------------ DLPack */

@@ -61,9 +61,10 @@ int64_t cc_kernels(cc_session *s);
 void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses);
 
 /* suggest.c: the "did you mean" suffix of an unknown name's message ("" when
-** none); call: the name was called; nargs: with that many arguments (-1:
-** not an arity error); s may be NULL (builtins only).  Returns buf. */
-const char *cc_hint(cc_session *s, const char *name, int call, int nargs, char *buf, size_t n);
+** none); builtins: the builtin names (cc_builtin_names()); call: the name was
+** called; nargs: with that many arguments (-1: not an arity error); s may be
+** NULL (builtins only).  Returns buf. */
+const char *cc_hint(cc_session *s, const char *const *builtins, const char *name, int call, int nargs, char *buf, size_t n);
 
 /* The builtin function names, in table order, NULL-terminated; static. */
 const char *const *cc_builtin_names(void);

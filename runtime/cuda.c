@@ -63,11 +63,6 @@ static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
 
 int rt_cuda_available(char *why, size_t len) { return cu_available(why, len); }
 
-int rt_cuda_sms(rt_backend *b) {
-  if (b && b->name && !strcmp(b->name, "cuda") && CB(b)->d) return cu_sm_count(CB(b)->d);
-  return 132;
-}
-
 int rt_cuda_device(rt_backend *b) {
   if (b && b->name && !strcmp(b->name, "cuda") && CB(b)->d) return cu_ordinal(CB(b)->d);
   return 0;

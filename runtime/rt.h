@@ -121,14 +121,10 @@ const char *rt_prep_source(const struct rt_prep *p);   /* generated source, or N
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_available(char *why, size_t len);
-/* The multiprocessor count of a cuda backend; 132 (an H200) for any other
-** backend, so that lowered text is stable there. */
-int rt_cuda_sms(rt_backend *b);
 /* The device ordinal a cuda backend runs on (GK_DEVICE); 0 for any other. */
 int rt_cuda_device(rt_backend *b);
 
 /* dtype helpers */
 int rt_is_float(gk_dtype t);
-int rt_is_int(gk_dtype t);   /* i32 or i64 (not bool) */
 
 #endif /* RT_H */
