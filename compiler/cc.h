@@ -44,6 +44,8 @@ enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
 /* Progress and profile totals (gk_get_progress); done, planned and jit are
 ** atomics, safe to read from another thread while a statement runs. */
 void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes);
+/* The backend's copy rate (bytes/s, rt_backend.copy_rate), 0 when it has none. */
+double cc_copy_rate(cc_session *s);
 
 int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
 void cc_close(cc_session *s);

@@ -93,8 +93,10 @@ void cc_print_group(cc_session *s, const rt_group *g, int64_t number) {
 }
 
 /* The profile line of one group (the "profile" option): its time, the
-** bytes it reads and writes once (inputs and outputs), the rate, the
-** lowering/JIT time when it was prepared now, and its fused ops. */
+** bytes it reads and writes once (inputs and outputs), the rate and its
+** share of the backend's copy rate (cuda: measured once per process; "-"
+** where there is none), the lowering/JIT time when it was prepared now, and
+** its fused ops. */
 void cc_profile_group(cc_session *s, const rt_group *g, int64_t number, double run_ms, double jit_ms) {
   double bytes = 0;
   for (int i = 0; i < g->nin; i++) bytes += (double)g->ins[i]->n * (double)rt_dtype_size(g->ins[i]->t);
@@ -103,8 +105,11 @@ void cc_profile_group(cc_session *s, const rt_group *g, int64_t number, double r
   fmt_buf b; fmt_init(&b);
   char jit[32] = "";
   if (jit_ms > 0) snprintf(jit, sizeof jit, "%.3f ms", jit_ms);
-  fmt_printf(&b, "  %-4lld %-9s %10.3f ms %10.3f MB %8.2f GB/s %11s  ", (long long)number, rt_group_name[g->kind],
-             run_ms, bytes / 1e6, run_ms > 0 ? bytes / (run_ms * 1e6) : 0.0, jit[0] ? jit : "-");
+  double copy = cc_copy_rate(s);
+  char share[16] = "-";
+  if (copy > 0 && run_ms > 0) snprintf(share, sizeof share, "%.0f%%", 100.0 * bytes / (run_ms * 1e-3) / copy);
+  fmt_printf(&b, "  %-4lld %-9s %10.3f ms %10.3f MB %8.2f GB/s %7s %11s  ", (long long)number, rt_group_name[g->kind],
+             run_ms, bytes / 1e6, run_ms > 0 ? bytes / (run_ms * 1e6) : 0.0, share, jit[0] ? jit : "-");
   int shown = 0;
   for (int i = 0; i < g->nnodes && b.len < 4000; i++) {
     const rt_node *x = g->nodes[i];

@@ -223,7 +223,10 @@ out = body(s.send(":profile sum(x * y + 1)"), ":profile sum(x * y + 1)")
 lines = out.split("\n")
 check(":profile header", lines[0] == "profile (%s backend):" % BE and "fused ops" in lines[1], out)
 check(":profile kernel line", re.match(r"  \d+ +reduce +[0-9.]+ ms +0\.800 MB +[0-9.]+ GB/s .* mul mul add sum$", lines[2]) is not None, out)
-check(":profile totals", re.search(r"^profile: 1 kernel, [0-9.]+ ms in kernels \(0\.800 MB, [0-9.]+ GB/s\), [0-9.]+ ms lowering/JIT, [0-9.]+ ms wall$", out, re.M) is not None, out)
+SHARE = r", \d+% of copy" if BE == "cuda" else ""   # cuda: the share of its copy rate; none on the cpu
+check(":profile kernel share", re.match(r"  \d+ +reduce +[0-9.]+ ms +0\.800 MB +[0-9.]+ GB/s +%s " % (r"\d+%" if BE == "cuda" else "-"),
+                                        lines[2]) is not None, out)
+check(":profile totals", re.search(r"^profile: 1 kernel, [0-9.]+ ms in kernels \(0\.800 MB, [0-9.]+ GB/s%s\), [0-9.]+ ms lowering/JIT, [0-9.]+ ms wall$" % SHARE, out, re.M) is not None, out)
 out = body(s.send(":profile"), ":profile")
 check(":profile toggles", out == "profile: on\n", out)
 L = "softmax(rows(reshape(x, 100, 1000)))[0, 0:2]"
