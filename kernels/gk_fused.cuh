@@ -45,6 +45,35 @@ template <class T> GK_DEV gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {
   }
   return a;
 }
+/* A thread's elements of one tile, e[u][v] folded into a[u], in two steps:
+** the tile's max first (one compare per element, no branch), then one
+** rescale of each running sum where the max grew (rare), then branch-free
+** adds at a fixed max.  Each term is gk_ms_add's (expf of x - m, added in
+** double), so only where the max moves differs from gkl_ms_fold's order of
+** rounding.  A NaN in the tile makes the accumulators that hold one NaN (its
+** first NaN, as gkl_ms_fold would); the sums then no longer matter. */
+template <int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U], const T (&e)[U][V]) {
+  T mx = e[0][0];
+  bool nan = false;
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int v = 0; v < V; ++v) { mx = e[u][v] > mx ? e[u][v] : mx; nan |= e[u][v] != e[u][v]; }
+  if (nan) {
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int v = 0; v < V; ++v) if (e[u][v] != e[u][v] && a[u].m == a[u].m) a[u].m = e[u][v];
+    return;
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+    if (mx > a[u].m) { a[u].s = gk_ms_rescale(a[u].s, (double)a[u].m, (double)mx); a[u].m = mx; }
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int v = 0; v < V; ++v) a[u].s = gkl_ms_add(a[u].s, a[u].m, e[u][v]);
+}
 template <class T> GK_DEV double gkl_ms_final(const gkl_ms<T> &a, T mp) {
   return gk_ms_final_d((double)a.m, a.s, (double)mp);
 }

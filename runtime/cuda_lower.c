@@ -1148,6 +1148,37 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     }
     fmt_puts(src, "    return b;\n  }\n");
   }
+  /* gk_block_fold's full tiles: each online pair's elements of a thread's
+  ** tile folded together (gkl_ms_fold_tile), the other fields as in fold */
+  if (L->has_onl) {
+    fmt_puts(src, "  template <int U, int V, class XX, class J> __device__ void fold_tile(S1 (&a)[U], const XX (&x)[U][V], "
+                  "const J (&j)[U]) const {\n    S1 r[U][V];\n"
+                  "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n"
+                  "      for (int v = 0; v < V; ++v) r[u][v] = lift(x[u][v], j[u] + v);\n");
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i) && L->onl[i]) {
+      int f = L->field[i];
+      fmt_printf(src, "    { decltype(a[0].f%d) m[U]; decltype(a[0].f%d.m) e[U][V];\n"
+                      "#pragma unroll\n      for (int u = 0; u < U; ++u) {\n        m[u] = a[u].f%d;\n"
+                      "#pragma unroll\n        for (int v = 0; v < V; ++v) e[u][v] = r[u][v].f%d.m;\n      }\n"
+                      "      gkl_ms_fold_tile(m, e);\n"
+                      "#pragma unroll\n      for (int u = 0; u < U; ++u) a[u].f%d = m[u]; }\n", f, f, f, f, f);
+    }
+    fmt_buf rest; fmt_init(&rest);
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+      int f = L->field[i];
+      const rt_node *x = g->nodes[i];
+      if (own_field(L, i) && L->onl[i]) continue;
+      if (own_field(L, i) && !L->varm[i] && (x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN))
+        fmt_printf(&rest, "        a[u].f%d = o%d.later(a[u].f%d, r[u][v].f%d);\n", f, f, f, f);
+      else if (own_field(L, i)) fmt_printf(&rest, "        a[u].f%d = o%d(a[u].f%d, r[u][v].f%d);\n", f, f, f, f);
+      if (q_stage(L, i) == 1) fmt_printf(&rest, "        a[u].q%d = a[u].q%d + r[u][v].q%d;\n", i, i, i);
+    }
+    if (rest.data && rest.data[0])
+      fmt_printf(src, "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n      for (int v = 0; v < V; ++v) {\n%s      }\n",
+                 rest.data);
+    fmt_puts(src, "  }\n");
+    fmt_free(&rest);
+  }
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
   fmt_puts(src, "  }\n};\n");
