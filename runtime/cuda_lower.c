@@ -1201,6 +1201,12 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
 
 /* --------------------------------------------------- row fast path */
 
+/* lower_rows: the L2 bytes that rows streamed by two blocks per SM may hold
+** (half an H100's 50 MB), and the bytes in flight per thread of a row
+** streamed by one block per SM. */
+#define ROWS_STREAM_L2 ((int64_t)24 << 20)
+#define ROWS_STREAM_LONG_BYTES 64
+
 static int same_rc(const rt_node *x, int64_t R, int64_t C) {
   while (x->op == RT_RESHAPE && x->n == R * C) x = x->in[0];   /* axis=k's result: the row matrix, reshaped back */
   return x->ndim == 2 && x->shape[0] == R && x->shape[1] == C;
@@ -1349,6 +1355,17 @@ static int lower_rows(lw *L, fmt_buf *src) {
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
+  /* A streamed row read more than once (a pass per stage, then the store):
+  ** the re-reads hit L2 only while the rows in flight fit there.  Rows past
+  ** that: one block (row) per SM, more loads in flight per thread. */
+  if (pl.mode == GK_ROWS_STREAM && ns + has_store > 1) {
+    int64_t eb = 0;
+    for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) eb += gk_dtype_size(g->ins[k]->t);
+    if (2 * (int64_t)L->sms * C * eb > ROWS_STREAM_L2) {
+      pl.grid[0] = gk_min64(R, L->sms);
+      pl.packs = (int)gk_max64(1, ROWS_STREAM_LONG_BYTES / (pl.pack * eb));
+    }
+  }
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */

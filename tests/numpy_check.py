@@ -437,6 +437,31 @@ def online_group(D, n, dt):
     return "online %s n=%d" % (dn, n), inp, C
 
 
+def longrows_group(D, r, c, dt):
+    """Row programs over rows too long to keep in registers, read more than
+    once (gk_row_stream; on the cuda backend one row per SM once the rows in
+    flight would not fit in L2): one and two inputs, a pending operand."""
+    dn = NAME[dt]
+    m, y = D.signed((r, c), dt), D.signed((r, c), dt)
+    gc, bc = D.signed(c, dt), D.signed(c, dt)
+    inp = {"m": m, "y": y, "gc": gc, "bc": bc}
+    C = []
+    M = "float"
+
+    def add(name, expr, ref):
+        C.append(Check("longrows/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dt, M, 1e-5))
+
+    add("softmax", "softmax(rows(m))", lambda e: softmax(f64(e["m"]), 1))
+    add("logsoftmax", "logsoftmax(rows(m))", lambda e: logsoftmax(f64(e["m"]), 1))
+    add("layernorm_gb", "layernorm(rows(m), gc, bc, eps=1e-3)",
+        lambda e: layernorm(f64(e["m"]), f64(e["gc"]), f64(e["bc"]), 1e-3, 1))
+    add("rmsnorm_g", "rmsnorm(rows(m), gc)", lambda e: rmsnorm(f64(e["m"]), f64(e["gc"]), axis=1))
+    add("softmax_pending_two", "softmax(rows(m * 2 - y))", lambda e: softmax(2 * f64(e["m"]) - f64(e["y"]), 1))
+    add("minus_max_times_sum", "(rows(m) - max(rows(m))) * sum(rows(y))",
+        lambda e: (f64(e["m"]) - np.max(f64(e["m"]), 1, keepdims=True)) * np.sum(f64(e["y"]), 1, keepdims=True))
+    return ("longrows %s %dx%d" % (dn, r, c), inp, C)
+
+
 def matrix_group(D, r, c, dt):
     dn = NAME[dt]
     m, p, q = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt)
@@ -962,6 +987,9 @@ def main():
     for n in [1, 31, 33] + ([] if args.quick else [1000003, 2 ** 20 + 1]):
         for dt in (F32, F64):
             groups.append(lambda n=n, dt=dt: online_group(D, n, dt))
+    for r, c in [(3, 50257)] + ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
+        for dt in (F32, F64):
+            groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):
             groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))
