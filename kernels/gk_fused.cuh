@@ -76,20 +76,28 @@ template <int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U],
     for (int v = 0; v < V; ++v) mx = gkl_max_nan(mx, e[u][v]);
 #pragma unroll
   for (int o = 16; o > 0; o >>= 1) mx = gkl_max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  T m = a[0].m;   /* the lane's accumulators share one max (they all start at the identity) */
   if (mx != mx) {
+    T q = m;
+#pragma unroll
+    for (int u = U - 1; u >= 0; --u)
+#pragma unroll
+      for (int v = V - 1; v >= 0; --v) q = e[u][v] != e[u][v] ? e[u][v] : q;
+    if (m == m) m = q;
+  } else {
+    if (mx > m) {
+      const double f = exp((double)m - (double)mx);   /* gk_ms_rescale's factor, once */
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u].s *= f;
+      m = mx;
+    }
 #pragma unroll
     for (int u = 0; u < U; ++u)
 #pragma unroll
-      for (int v = 0; v < V; ++v) if (e[u][v] != e[u][v] && a[u].m == a[u].m) a[u].m = e[u][v];
-    return;
+      for (int v = 0; v < V; ++v) a[u].s = gkl_ms_add(a[u].s, m, e[u][v]);
   }
 #pragma unroll
-  for (int u = 0; u < U; ++u)
-    if (mx > a[u].m) { a[u].s = gk_ms_rescale(a[u].s, (double)a[u].m, (double)mx); a[u].m = mx; }
-#pragma unroll
-  for (int u = 0; u < U; ++u)
-#pragma unroll
-    for (int v = 0; v < V; ++v) a[u].s = gkl_ms_add(a[u].s, a[u].m, e[u][v]);
+  for (int u = 0; u < U; ++u) a[u].m = m;
 }
 template <class T> GK_DEV double gkl_ms_final(const gkl_ms<T> &a, T mp) {
   return gk_ms_final_d((double)a.m, a.s, (double)mp);

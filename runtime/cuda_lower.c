@@ -1044,6 +1044,9 @@ static const rt_node *online_mprime(const rt_group *g, const rt_node *x) {
   return mp;
 }
 
+/* lower_reduce1: blocks an SM of a kernel that folds an online pair */
+#define ONLINE_BLOCKS_PER_SM 3
+
 /* One stage of whole-array reductions: gk_grid_reduce, K is load, op and
 ** epilogue at once.  A sum(exp(E - max(E))) (online_mprime) counts as stage 1. */
 static int lower_reduce1(lw *L, fmt_buf *src) {
@@ -1108,6 +1111,17 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   }
   int64_t ab = acc_bound(nper[1]);
   gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
+  /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
+  ** thread: three blocks an SM, the whole grid resident (four, of which three
+  ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
+  ** 8-byte inputs or other reductions beside, the fold needs 50-110
+  ** registers: one or two blocks an SM, whole waves, as before. */
+  int onl3 = L->has_onl;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) > 4) onl3 = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1 && ((own_field(L, i) && (!L->onl[i] || gk_dtype_size(g->nodes[i]->t) > 4)) || q_stage(L, i) == 1))
+      onl3 = 0;
+  if (onl3) gl.grid[0] = gk_min64(gl.grid[0], (int64_t)L->sms * ONLINE_BLOCKS_PER_SM);
   int64_t coff = gk_reduce_counter_offset(&gl, ab);
   const char *plen = prm(L, NULL, P_LEN, len), *pcoff = prm(L, NULL, P_COFF, coff);
   head(L, src, "gk_reduce.cuh", 0);
@@ -1182,7 +1196,8 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
   fmt_puts(src, "  }\n};\n");
-  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
+  if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(512, %d) gk_0000000000000000(", ONLINE_BLOCKS_PER_SM);
+  else fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
@@ -1200,12 +1215,6 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
 }
 
 /* --------------------------------------------------- row fast path */
-
-/* lower_rows: the L2 bytes that rows streamed by two blocks per SM may hold
-** (half an H100's 50 MB), and the bytes in flight per thread of a row
-** streamed by one block per SM. */
-#define ROWS_STREAM_L2 ((int64_t)24 << 20)
-#define ROWS_STREAM_LONG_BYTES 64
 
 static int same_rc(const rt_node *x, int64_t R, int64_t C) {
   while (x->op == RT_RESHAPE && x->n == R * C) x = x->in[0];   /* axis=k's result: the row matrix, reshaped back */
@@ -1355,17 +1364,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
-  /* A streamed row read more than once (a pass per stage, then the store):
-  ** the re-reads hit L2 only while the rows in flight fit there.  Rows past
-  ** that: one block (row) per SM, more loads in flight per thread. */
-  if (pl.mode == GK_ROWS_STREAM && ns + has_store > 1) {
-    int64_t eb = 0;
-    for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) eb += gk_dtype_size(g->ins[k]->t);
-    if (2 * (int64_t)L->sms * C * eb > ROWS_STREAM_L2) {
-      pl.grid[0] = gk_min64(R, L->sms);
-      pl.packs = (int)gk_max64(1, ROWS_STREAM_LONG_BYTES / (pl.pack * eb));
-    }
-  }
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
