@@ -1187,6 +1187,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
       else if (own_field(L, i)) fmt_printf(&rest, "        a[u].f%d = o%d(a[u].f%d, r[u][v].f%d);\n", f, f, f, f);
       if (q_stage(L, i) == 1) fmt_printf(&rest, "        a[u].q%d = a[u].q%d + r[u][v].q%d;\n", i, i, i);
     }
+    if (rest.status) lw_fail(L, "out of memory");
     if (rest.data && rest.data[0])
       fmt_printf(src, "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n      for (int v = 0; v < V; ++v) {\n%s      }\n",
                  rest.data);
