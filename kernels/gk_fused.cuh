@@ -45,6 +45,60 @@ template <class T> GK_DEV gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {
   }
   return a;
 }
+/* max that propagates NaN (either operand NaN -> NaN); one instruction for
+** f32 on sm_80 and later. */
+GK_DEV float gkl_max_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a > b || a != a ? a : b;
+#endif
+}
+GK_DEV double gkl_max_nan(double a, double b) { return a > b || a != a ? a : b; }
+/* A warp's elements of one tile (every lane calls it: gk_block_fold's full
+** tiles are the whole block's), e[u][v] folded into this lane's a[u], in two
+** steps: the max of the warp's tile first (a NaN-propagating max, no branch
+** per element), then -- where it grew (a few times in a warp's life on any
+** data: warp-uniform, unlike a per-lane running max) -- one rescale of each
+** running sum to it, then branch-free adds at that fixed max.  Every lane's
+** (m, s) stays a valid pair (m >= its elements), and each term is gk_ms_add's
+** (expf of x - m, added in double): only where the max moves differs from
+** gkl_ms_fold's order of rounding.  A NaN in the warp's tile: each
+** accumulator that meets one takes its first NaN as m (gkl_ms_fold's), the
+** sums no longer matter. */
+template <int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U], const T (&e)[U][V]) {
+  T mx = e[0][0];
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int v = 0; v < V; ++v) mx = gkl_max_nan(mx, e[u][v]);
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) mx = gkl_max_nan(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+  T m = a[0].m;   /* the lane's accumulators share one max (they all start at the identity) */
+  if (mx != mx) {
+    T q = m;
+#pragma unroll
+    for (int u = U - 1; u >= 0; --u)
+#pragma unroll
+      for (int v = V - 1; v >= 0; --v) q = e[u][v] != e[u][v] ? e[u][v] : q;
+    if (m == m) m = q;
+  } else {
+    if (mx > m) {
+      const double f = exp((double)m - (double)mx);   /* gk_ms_rescale's factor, once */
+#pragma unroll
+      for (int u = 0; u < U; ++u) a[u].s *= f;
+      m = mx;
+    }
+#pragma unroll
+    for (int u = 0; u < U; ++u)
+#pragma unroll
+      for (int v = 0; v < V; ++v) a[u].s = gkl_ms_add(a[u].s, m, e[u][v]);
+  }
+#pragma unroll
+  for (int u = 0; u < U; ++u) a[u].m = m;
+}
 template <class T> GK_DEV double gkl_ms_final(const gkl_ms<T> &a, T mp) {
   return gk_ms_final_d((double)a.m, a.s, (double)mp);
 }

@@ -17,7 +17,10 @@
 **          writes elements i .. i+N-1 to dst.  N is 1 or Policy::VEC; when
 **          N > 1, i % N == 0 and the host guarantees 16-byte alignment.
 **   Op   : see gk_common.cuh (identity, operator(), lift(x, i), optional
-**          fold(acc, x, i): elements are added with gk_fold).  Must be
+**          fold(acc, x, i): elements are added with gk_fold); optional
+**          template <int U, int V> void fold_tile(A (&acc)[U],
+**          const X (&x)[U][V], const Idx (&j)[U]): a full tile's elements of
+**          one thread at once (x[u][v] is element j[u] + v, for acc[u]).  Must be
 **          associative AND commutative (per-thread accumulators interleave).
 **   Epi  : void operator()(const typename Op::A &r) const;  called once, by
 **          thread 0 of the finishing block, with the total.
@@ -66,6 +69,22 @@ template <class T> GK_DEV void gk_st_cg(T *p, const T &v) {
   for (int k = 0; k < (int)((sizeof(T) + 3) / 4); ++k) __stcg(q + k, u.w[k]);
 }
 
+/* One full tile's elements of this thread, x[u][v] at index j[u] + v, into
+** acc[u]: op.fold_tile(acc, x, j) where Op has one (the online max/sum-exp
+** folds a tile's elements together), else gk_fold each in index order. */
+template <int U, int V, class Op, class A, class X, class Idx>
+GK_DEV auto gk_fold_tile_(const Op &op, A (&acc)[U], const X (&x)[U][V], const Idx (&j)[U], int)
+    -> decltype(op.template fold_tile<U, V>(acc, x, j)) {
+  return op.template fold_tile<U, V>(acc, x, j);
+}
+template <int U, int V, class Op, class A, class X, class Idx>
+GK_DEV void gk_fold_tile_(const Op &op, A (&acc)[U], const X (&x)[U][V], const Idx (&j)[U], long) {
+#pragma unroll
+  for (int u = 0; u < U; ++u)
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[u] = gk_fold(op, acc[u], x[u][v], j[u] + v);
+}
+
 /* Fold this thread's share of [0, n) into one value (the block reduce is the caller's). */
 template <class P, class Load, class Op, class Idx>
 GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
@@ -80,12 +99,13 @@ GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
   for (Idx t = blockIdx.x; t < ntiles; t += gridDim.x) {
     const Idx base = t * tile;
     X x[U][V];
+    Idx j[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) load.template load<V>(x[u], base + ((Idx)u * T + threadIdx.x) * V);
-#pragma unroll
-    for (int u = 0; u < U; ++u)
-#pragma unroll
-      for (int v = 0; v < V; ++v) acc[u] = gk_fold(op, acc[u], x[u][v], base + ((Idx)u * T + threadIdx.x) * V + v);
+    for (int u = 0; u < U; ++u) {
+      j[u] = base + ((Idx)u * T + threadIdx.x) * V;
+      load.template load<V>(x[u], j[u]);
+    }
+    gk_fold_tile_(op, acc, x, j, 0);
   }
   /* ragged tail (< one tile): the block whose turn the next tile would be */
   if ((Idx)blockIdx.x == ntiles % (Idx)gridDim.x) {

@@ -1044,6 +1044,9 @@ static const rt_node *online_mprime(const rt_group *g, const rt_node *x) {
   return mp;
 }
 
+/* lower_reduce1: blocks an SM of a kernel that folds an online pair */
+#define ONLINE_BLOCKS_PER_SM 3
+
 /* One stage of whole-array reductions: gk_grid_reduce, K is load, op and
 ** epilogue at once.  A sum(exp(E - max(E))) (online_mprime) counts as stage 1. */
 static int lower_reduce1(lw *L, fmt_buf *src) {
@@ -1108,6 +1111,17 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   }
   int64_t ab = acc_bound(nper[1]);
   gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
+  /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
+  ** thread: three blocks an SM, the whole grid resident (four, of which three
+  ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
+  ** 8-byte inputs or other reductions beside, the fold needs 50-110
+  ** registers: one or two blocks an SM, whole waves, as before. */
+  int onl3 = L->has_onl;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) > 4) onl3 = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1 && ((own_field(L, i) && (!L->onl[i] || gk_dtype_size(g->nodes[i]->t) > 4)) || q_stage(L, i) == 1))
+      onl3 = 0;
+  if (onl3) gl.grid[0] = gk_min64(gl.grid[0], (int64_t)L->sms * ONLINE_BLOCKS_PER_SM);
   int64_t coff = gk_reduce_counter_offset(&gl, ab);
   const char *plen = prm(L, NULL, P_LEN, len), *pcoff = prm(L, NULL, P_COFF, coff);
   head(L, src, "gk_reduce.cuh", 0);
@@ -1148,10 +1162,43 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     }
     fmt_puts(src, "    return b;\n  }\n");
   }
+  /* gk_block_fold's full tiles: each online pair's elements of a thread's
+  ** tile folded together (gkl_ms_fold_tile), the other fields as in fold */
+  if (L->has_onl) {
+    fmt_puts(src, "  template <int U, int V, class XX, class J> __device__ void fold_tile(S1 (&a)[U], const XX (&x)[U][V], "
+                  "const J (&j)[U]) const {\n    S1 r[U][V];\n"
+                  "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n"
+                  "      for (int v = 0; v < V; ++v) r[u][v] = lift(x[u][v], j[u] + v);\n");
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i) && L->onl[i]) {
+      int f = L->field[i];
+      fmt_printf(src, "    { decltype(a[0].f%d) m[U]; decltype(a[0].f%d.m) e[U][V];\n"
+                      "#pragma unroll\n      for (int u = 0; u < U; ++u) {\n        m[u] = a[u].f%d;\n"
+                      "#pragma unroll\n        for (int v = 0; v < V; ++v) e[u][v] = r[u][v].f%d.m;\n      }\n"
+                      "      gkl_ms_fold_tile(m, e);\n"
+                      "#pragma unroll\n      for (int u = 0; u < U; ++u) a[u].f%d = m[u]; }\n", f, f, f, f, f);
+    }
+    fmt_buf rest; fmt_init(&rest);
+    for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+      int f = L->field[i];
+      const rt_node *x = g->nodes[i];
+      if (own_field(L, i) && L->onl[i]) continue;
+      if (own_field(L, i) && !L->varm[i] && (x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN))
+        fmt_printf(&rest, "        a[u].f%d = o%d.later(a[u].f%d, r[u][v].f%d);\n", f, f, f, f);
+      else if (own_field(L, i)) fmt_printf(&rest, "        a[u].f%d = o%d(a[u].f%d, r[u][v].f%d);\n", f, f, f, f);
+      if (q_stage(L, i) == 1) fmt_printf(&rest, "        a[u].q%d = a[u].q%d + r[u][v].q%d;\n", i, i, i);
+    }
+    if (rest.status) lw_fail(L, "out of memory");
+    if (rest.data && rest.data[0])
+      fmt_printf(src, "#pragma unroll\n    for (int u = 0; u < U; ++u)\n#pragma unroll\n      for (int v = 0; v < V; ++v) {\n%s      }\n",
+                 rest.data);
+    fmt_puts(src, "  }\n");
+    fmt_free(&rest);
+  }
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
   fmt_puts(src, "  }\n};\n");
-  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
+  if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(512, %d) gk_0000000000000000(", ONLINE_BLOCKS_PER_SM);
+  else fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);

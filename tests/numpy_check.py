@@ -387,6 +387,81 @@ def vector_group(D, n, dt):
     return ("vector %s n=%d" % (dn, n), inp, C)
 
 
+def online_group(D, n, dt):
+    """The one-pass sum(exp(E - max(E))) / logsumexp(E) on whole vectors: the
+    cuda backend folds a thread's elements of a full tile together (the
+    tile's max first, then the exps), so inputs where the max moves in every
+    tile (ascending), wide spreads, +-inf and NaN inside a tile, views of
+    pending values (a slice, a reversed slice: the unvectorised tile), and
+    other reductions beside the pair in the same kernel."""
+    dn = NAME[dt]
+    x, y = D.signed(n, dt), D.signed(n, dt)
+    a = np.sort(D.signed(n, dt))
+    w, v, g = x.copy(), x.copy(), x.copy()
+    k = D.rng.integers(0, n, 3)
+    w[k] = np.inf
+    v[k[0]] = np.nan
+    g[D.rng.random(n) < 0.3] = -np.inf
+    g[k[1]] = 1.0
+    inp = {"x": x, "y": y, "a": a, "w": w, "v": v, "g": g}
+    C = []
+    cv, M = conv(dt), "float"
+
+    def add(name, expr, ref):
+        C.append(Check("online/%s/n=%d/%s" % (dn, n, name), expr, ref, cv, M, 1e-5))
+
+    def sumexp(e):
+        return np.sum(np.exp(e - np.max(e)))
+
+    def lse(e):
+        return np.log(np.sum(np.exp(e)))
+
+    with np.errstate(all="ignore"):
+        add("sumexp", "sum(exp(x - max(x)))", lambda e: sumexp(f64(e["x"])))
+        add("logsumexp", "logsumexp(x)", lambda e: lse(f64(e["x"])))
+        s0 = min(3, n - 1)
+        add("sumexp_pending_slice", "sum(exp((x * 2 - y)[%d:] - max((x * 2 - y)[%d:])))" % (s0, s0),
+            lambda e: sumexp((2 * f64(e["x"]) - f64(e["y"]))[s0:]))
+        add("logsumexp_pending_reversed", "logsumexp((x + y)[::-1])", lambda e: lse(f64(e["x"]) + f64(e["y"])))
+        add("sumexp_ascending", "sum(exp(a - max(a)))", lambda e: sumexp(f64(e["a"])))
+        add("logsumexp_ascending", "logsumexp(a * 40)", lambda e: lse(40 * f64(e["a"])))
+        add("logsumexp_wide", "logsumexp(x * 300)", lambda e: lse(300 * f64(e["x"])))
+        add("logsumexp_inf", "logsumexp(w)", lambda e: lse(f64(e["w"])))
+        add("sumexp_inf", "sum(exp(w - max(w)))", lambda e: sumexp(f64(e["w"])))
+        add("logsumexp_nan", "logsumexp(v)", lambda e: lse(f64(e["v"])))
+        add("sumexp_nan_plus_max", "sum(exp(v - max(v))) + max(v)", lambda e: sumexp(f64(e["v"])) + np.max(f64(e["v"])))
+        add("logsumexp_neg_inf", "logsumexp(g)", lambda e: lse(f64(e["g"])))
+        add("logsumexp_beside_mean_var", "logsumexp(x) + mean(y) + var(x)",
+            lambda e: lse(f64(e["x"])) + np.mean(f64(e["y"])) + np.var(f64(e["x"])))
+        add("sumexp_beside_max", "sum(exp(x - max(x))) + max(y)", lambda e: sumexp(f64(e["x"])) + np.max(f64(e["y"])))
+    return "online %s n=%d" % (dn, n), inp, C
+
+
+def longrows_group(D, r, c, dt):
+    """Row programs over rows too long to keep in registers, read more than
+    once (gk_row_stream; on the cuda backend one row per SM once the rows in
+    flight would not fit in L2): one and two inputs, a pending operand."""
+    dn = NAME[dt]
+    m, y = D.signed((r, c), dt), D.signed((r, c), dt)
+    gc, bc = D.signed(c, dt), D.signed(c, dt)
+    inp = {"m": m, "y": y, "gc": gc, "bc": bc}
+    C = []
+    M = "float"
+
+    def add(name, expr, ref):
+        C.append(Check("longrows/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dt, M, 1e-5))
+
+    add("softmax", "softmax(rows(m))", lambda e: softmax(f64(e["m"]), 1))
+    add("logsoftmax", "logsoftmax(rows(m))", lambda e: logsoftmax(f64(e["m"]), 1))
+    add("layernorm_gb", "layernorm(rows(m), gc, bc, eps=1e-3)",
+        lambda e: layernorm(f64(e["m"]), f64(e["gc"]), f64(e["bc"]), 1e-3, 1))
+    add("rmsnorm_g", "rmsnorm(rows(m), gc)", lambda e: rmsnorm(f64(e["m"]), f64(e["gc"]), axis=1))
+    add("softmax_pending_two", "softmax(rows(m * 2 - y))", lambda e: softmax(2 * f64(e["m"]) - f64(e["y"]), 1))
+    add("minus_max_times_sum", "(rows(m) - max(rows(m))) * sum(rows(y))",
+        lambda e: (f64(e["m"]) - np.max(f64(e["m"]), 1, keepdims=True)) * np.sum(f64(e["y"]), 1, keepdims=True))
+    return ("longrows %s %dx%d" % (dn, r, c), inp, C)
+
+
 def matrix_group(D, r, c, dt):
     dn = NAME[dt]
     m, p, q = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt)
@@ -916,6 +991,12 @@ def main():
     for n in sizes:
         for dt in DTYPES.values():
             groups.append(lambda n=n, dt=dt: vector_group(D, n, dt))
+    for n in [1, 31, 33] + ([] if args.quick else [1000003, 2 ** 20 + 1]):
+        for dt in (F32, F64):
+            groups.append(lambda n=n, dt=dt: online_group(D, n, dt))
+    for r, c in [(3, 50257)] + ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
+        for dt in (F32, F64):
+            groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):
             groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))
