@@ -42,19 +42,22 @@
 
 /* The environment switches, read once (contexts on several threads lower at
 ** once: a lazy `static int x = -1` read was a data race). */
-static int env_novec, env_lit, env_check, env_show;
+static int env_novec, env_lit, env_check, env_show, env_compact;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
 static void env_init(void) {
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
+  /* GK_COMPACT=0: never the compact variant of heavy element code, =1: always (to check it) */
+  const char *c = getenv("GK_COMPACT");
+  env_compact = !c || !*c ? -1 : strcmp(c, "0") != 0;
   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
   ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
-  ** differential program) */
+  ** differential program), =lower-names lowers and prints the names */
   env_check = env_on("GK_NVRTC_CHECK");
   const char *v = getenv("GK_NVRTC_CHECK");
   env_show = !env_check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
-           : !strcmp(v, "time") ? 4 : 0;
+           : !strcmp(v, "time") ? 4 : !strcmp(v, "lower-names") ? 5 : 0;
 }
 
 #define LW_MEMO 1024           /* memoised (node, index) values per scope */
@@ -111,6 +114,7 @@ typedef struct lw {
   int sealed;                  /* the parameter list is written: no new parameter */
   int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
+  int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
   int fail;
   char err[256];
 } lw;
@@ -619,6 +623,70 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
 /* An upper bound of sizeof(S<s>) for a stage of nf reductions (24 bytes is the widest accumulator). */
 static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ? nf : 1)); }
 
+/* ------------------------------------------------- compact variants */
+
+/* Heavy element code (issue 11.3).  The primitives unroll the element
+** function: 17 copies in a grid reduce (ITEMS x VEC + the tail), 64 in a
+** scan or select tile (32 items, a full and a partial body), 9 in a vector
+** map.  When the element code is expensive (Philox, Box-Muller, fmod, libm),
+** those copies are most of the kernel and most of its NVRTC time, and the
+** kernel is compute-bound: the compact variant emits the generated element
+** function (lift / load / select) `__noinline__`, so it is compiled once and
+** called from every unrolled slot.  The primitive, the accumulators and the
+** order of every combine are the same, hence the same bits (--fmad=false: no
+** contraction across the call either).  A map computes its outputs in the
+** scalar grid-stride loop instead of the vector loop.
+**
+** elem_cost estimates an op's inlined code in units of ~256 bytes of sm_90
+** code (measured: sum(f(x)) of 1000 f32 minus sum(x), per copy); a group's
+** element code is compact when cost x copies > COMPACT_BUDGET (copies: the
+** most the primitive's policies unroll, whatever the size class, so the
+** choice depends on the element code and the primitive only).  Every
+** statement of tests/bench/bench_gk.py and latency.py stays below (the
+** heaviest, sin(x) * cos(y) + 0.5 in a map: 42 x 9 = 378; tests/tools/
+** kernel_names.py checks that their kernel texts are unchanged). */
+#define COMPACT_BUDGET 512
+static int elem_cost(const rt_node *x) {
+  int f = isf(x->t) || (x->nin > 0 && isf(x->in[0]->t));
+  switch (x->op) {
+  case RT_INPUT: case RT_CONST: case RT_IOTA: case RT_VIEW: case RT_RESHAPE: case RT_REDUCE: return 0;
+  case RT_RANDN: return 56;
+  case RT_MOD: return f ? 56 : 2;
+  case RT_POW: return f ? 20 : 4;
+  case RT_RAND: case RT_SIN: case RT_COS: case RT_TAN: return 20;
+  case RT_ATAN2: return 14;
+  case RT_LOG: case RT_LOG2: case RT_LOG10: case RT_LOG1P: case RT_EXPM1: case RT_ASIN: case RT_ACOS:
+  case RT_ATAN: case RT_SINH: case RT_COSH: case RT_HYPOT: return 8;
+  case RT_TANH: case RT_SIGMOID: return 4;
+  case RT_EXP: case RT_EXP2: case RT_DIV: case RT_SQRT: case RT_RSQRT: return 2;
+  default: return 1;
+  }
+}
+/* The element code under x computed in this group (each node once: seen[],
+** per g->nodes index); stops at the group's inputs and at reductions, scans
+** and the other heavy ops (their values are accumulators or loads). */
+static long expr_cost(const rt_group *g, const rt_node *x, char *seen) {
+  int k = node_index(g, x);
+  if (k < 0 || seen[k] || in_index(g, x) >= 0) return 0;
+  seen[k] = 1;
+  if (rt_op_info[x->op].cls == RC_HEAVY) return 0;
+  long c = elem_cost(x);
+  for (int j = 0; j < x->nin; j++) c += expr_cost(g, x->in[j], seen);
+  return c;
+}
+/* Whether element code of the nr roots, unrolled `copies` times, takes the compact variant. */
+static int compact(lw *L, const rt_node *const *roots, int nr, int copies) {
+  if (env_compact >= 0) return env_compact;
+  char *seen = calloc((size_t)L->g->nnodes + 1, 1);
+  if (!seen) return 0;
+  long c = 0;
+  for (int r = 0; r < nr; r++) if (roots[r]) c += expr_cost(L->g, roots[r], seen);
+  free(seen);
+  return c * copies > COMPACT_BUDGET;
+}
+static int compact1(lw *L, const rt_node *root, int copies) { return compact(L, &root, 1, copies); }
+static const char *noinl(int on) { return on ? "__noinline__ " : ""; }
+
 static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_printf(b, "#include \"%s\"\n", inc);
   fmt_puts(b, "#include \"gk_fused.cuh\"\n");   /* gk_scalar.h's semantics + the generated kernels' helpers */
@@ -738,9 +806,10 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
 ** f, d^2 into q.  Every element is shifted by the same data value, so the
 ** sums stay small wherever the data sits (no cancellation of a large mean). */
 static void shift_lift(lw *L, fmt_buf *o, int i, const char *v) {
-  char vv[24];
+  char vv[24], pv[24];
   snprintf(vv, sizeof vv, "%s", v);
-  const char *p = emit_val(L, L->g->nodes[i]->in[0], &L->pivot);
+  snprintf(pv, sizeof pv, "pv%d", i);
+  const char *p = L->hoist_pv ? pv : emit_val(L, L->g->nodes[i]->in[0], &L->pivot);
   fmt_printf(o, "    { const double d_ = (double)%s - (double)%s; r.f%d = d_; r.q%d = d_ * d_; }\n", vv, p, L->field[i], i);
 }
 
@@ -984,7 +1053,12 @@ static int lower_staged(lw *L, fmt_buf *src) {
     fmt_puts(&body, "  {\n");
     hoist(L, &body, ns);
     fmt_printf(&body, "  const I n_ = (I)%s;\n", prm(L, x, P_N, x->n));
-    if (L->vec_ok) map_vector(L, &body, o);
+    /* heavy element code: the scalar loop (one copy), not the vector loop's 2V + 1 */
+    int cmap = 0;
+    for (int p = o; p < g->nout && L->vec_ok; p++)
+      if (!(is_red(g->outs[p]) && L->stage[node_index(g, g->outs[p])]) && g->outs[p]->n == x->n)
+        cmap |= compact1(L, g->outs[p], 9);
+    if (L->vec_ok && !cmap) map_vector(L, &body, o);
     else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
                     MAP_THREADS, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
@@ -1082,13 +1156,28 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     else if (len != g->nodes[i]->in[0]->n) return -1;
   }
   for (int o = 0; o < g->nout; o++) if (!(is_red(g->outs[o])) && g->outs[o]->n > 64) return -1;
-  fmt_buf lift, epi; fmt_init(&lift); fmt_init(&epi);
+  fmt_buf lift, epi, piv; fmt_init(&lift); fmt_init(&epi); fmt_init(&piv);
   memset(L->used_field, 0, sizeof L->used_field);
+  /* heavy element code: lift out of line, a var's pivot computed once per thread */
+  const rt_node **roots = calloc((size_t)g->nnodes + 1, sizeof *roots);
+  int nroots = 0;
+  if (!roots) { lw_fail(L, "out of memory"); return -1; }
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) roots[nroots++] = g->nodes[i]->in[0];
+  int cmp = compact(L, roots, nroots, L->vec_ok ? 17 : 9);
+  free(roots);
+  L->hoist_pv = cmp;
   /* lift */
   L->o = &lift; scope_reset(L); L->rowctx = 0;
   L->xf = "x."; L->base_n = len; L->avail = 0; L->rmode = RM_REG;
   ixv ix = {"i", TAG_BASE};
   stage_lift(L, 1, &ix, "i");
+  L->hoist_pv = 0;
+  if (cmp) {
+    L->o = &piv; scope_reset(L); L->xf = NULL;
+    for (int i = 0; i < g->nnodes; i++)
+      if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT)
+        fmt_printf(&piv, "    pv%d = (double)%s;\n", i, emit_val(L, g->nodes[i]->in[0], &L->pivot));
+  }
   /* epilogue */
   L->o = &epi; scope_reset(L); L->xf = NULL; L->avail = 1; L->acc[1] = "t"; L->rtag = TAG_BASE;
   for (int o = 0; o < g->nout; o++) {
@@ -1118,11 +1207,17 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (!nf) fmt_puts(src, " char f_;");
   fmt_puts(src, " };\nstruct K : O1 {\n  typedef XF X;\n  using O1::operator();\n");
   members(L, src);
+  if (piv.data) {
+    for (int i = 0; i < g->nnodes; i++)
+      if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT) fmt_printf(src, "  double pv%d;\n", i);
+    fmt_printf(src, "  __device__ void pivots() {\n%s  }\n", piv.data);
+  }
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
     fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + i);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
                ctype(g->ins[k]->t), k, k);
-  fmt_puts(src, "  }\n  template <class XX, class J> __device__ S1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n");
+  fmt_printf(src, "  }\n  template <class XX, class J> __device__ %sS1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n",
+             noinl(cmp));
   fmt_puts(src, lift.data ? lift.data : "");
   fmt_puts(src, "    return r;\n  }\n");
   /* gk_fold: one element without the online pair's general merge, and
@@ -1155,12 +1250,13 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  if (piv.data) fmt_printf(src, "  if ((I)%s > 0) k.pivots();\n", plen);
   /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
   int wide = 0;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) == 8) wide = 1;
   fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
              !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
-  fmt_free(&lift); fmt_free(&epi);
+  fmt_free(&lift); fmt_free(&epi); fmt_free(&piv);
   set_launch(L->p, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
   L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
@@ -1320,6 +1416,20 @@ static int lower_rows(lw *L, fmt_buf *src) {
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
+  /* heavy element code: lift_a / lift_b / store out of line (each inlined
+  ** once per item of a thread's packs: at most 8 packs of 4 and a tail) */
+  const int ncp = GK_ROWS_WARP_MAX_PACKS * 4 + 1;
+  const rt_node **ra = calloc(3 * ((size_t)g->nnodes + (size_t)g->nout) + 1, sizeof *ra);
+  if (!ra) { lw_fail(L, "out of memory"); fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
+  const rt_node **rb = ra + g->nnodes + g->nout, **rs = rb + g->nnodes + g->nout;
+  int na = 0, nb = 0, nst = 0;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    if (L->stage[i] == 1) ra[na++] = g->nodes[i]->in[0];
+    if (L->stage[i] == 2 || (L->varm[i] && L->varm[i] != VAR_SHIFT)) rb[nb++] = g->nodes[i]->in[0];
+  }
+  for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) rs[nst++] = g->outs[o];
+  int cla = compact(L, ra, na, ncp), clb = compact(L, rb, nb, ncp), cst = compact(L, rs, nst, ncp);
+  free(ra);
   /* assemble */
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
@@ -1328,12 +1438,13 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);
   xf_load(L, src, pC, L->lift_row);
-  fmt_puts(src, "  }\n  __device__ OpA::A lift_a(const X &x, I col) const {\n");
+  fmt_printf(src, "  }\n  __device__ %sOpA::A lift_a(const X &x, I col) const {\n", noinl(cla));
   fmt_puts(src, la.data ? la.data : "");
-  fmt_puts(src, "    return r;\n  }\n  __device__ OpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n");
+  fmt_printf(src, "    return r;\n  }\n  __device__ %sOpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n", noinl(clb));
   if (ns == 2) { fmt_puts(src, lb.data ? lb.data : ""); fmt_puts(src, "    return r;\n"); }
   else fmt_puts(src, "    return OpB::A();\n");
-  fmt_puts(src, "  }\n  template <int N> __device__ void store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {\n");
+  fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {\n",
+             noinl(cst));
   if (has_store) {
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
       fmt_printf(src, "    %s v%d[N];\n", ctype(g->outs[o]->t), o);
@@ -1415,13 +1526,18 @@ static int lower_cols(lw *L, fmt_buf *src) {
     }
   }
   if (L->fail) { fmt_free(&la); fmt_free(&ro); return -1; }
+  /* heavy element code: the lift out of line (inlined once per column of a
+  ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
+  int cla = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1) cla |= compact1(L, g->nodes[i]->in[0], 20);
   head(L, src, "gk_cols.cuh", 0);
   stage_structs(L, src, 1);
   xf_struct(L, src, 0);
   fmt_puts(src, "struct K {\n  typedef XF X;\n  typedef O1 Op;\n  Op op;\n");
   members(L, src);
   xf_load(L, src, pC, 0);
-  fmt_puts(src, "  }\n  __device__ Op::A lift(const X &x, I row, I col) const {\n");
+  fmt_printf(src, "  }\n  __device__ %sOp::A lift(const X &x, I row, I col) const {\n", noinl(cla));
   fmt_puts(src, la.data ? la.data : "");
   fmt_puts(src, "    (void)x;\n    return r;\n  }\n  __device__ void out(I col, const Op::A &a) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
@@ -1518,19 +1634,26 @@ static int lower_scan(lw *L, fmt_buf *src) {
     for (int q = 0; q < g->nout; q++) fmt_printf(&stb, "    gk_st<N>(out%d + row * (I)%s + col, o%d);\n", q, pC, q);
   }
   L->rowctx = 0;
+  /* heavy element code: load / store out of line (a tile of 32 items: 64
+  ** inlined loads; a row scan's chunk: a pack and its ragged tail) */
+  int ncp = x->axis < 0 ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
+  int cld = compact1(L, x->in[0], ncp), cst = 0;
+  for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
   head(L, src, "gk_rows.cuh", 0);
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
   if (x->axis == 0) fmt_puts(src, "#include \"gk_cols.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
   if (x->axis < 0) {   /* gk_scan stores in the output type (Y): 4-byte values through shared memory for f32 */
-    fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
+    fmt_printf(src, "  template <int N> __device__ %svoid load(X *d, I i) const {\n", noinl(cld));
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ void store(I i, const Y *v) const {\n", T);
+    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ %svoid store(I i, const Y *v) const {\n", T,
+               noinl(cst));
   } else {
-    fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+    fmt_printf(src, "  template <int N> __device__ %svoid load(X *d, I row, I col) const {\n", noinl(cld));
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I row, I col, const %s *v) const {\n", A);
+    fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const %s *v) const {\n", noinl(cst),
+               A);
   }
   fmt_puts(src, stb.data ? stb.data : "");
   fmt_puts(src, "  }\n};\n");
@@ -1595,10 +1718,13 @@ static int lower_select(lw *L, fmt_buf *src) {
   const char *m = emit_val(L, x->in[1], &ix);
   const char *v = emit_val(L, x->in[0], &ix);
   fmt_printf(&ld, "    v = %s;\n    return %s != 0;\n", v, m);
+  /* heavy element code out of line (a tile of 32 items: a full and a partial body, 64 inlined loads) */
+  const rt_node *rs[2] = {x->in[0], x->in[1]};
+  int cld = compact(L, rs, 2, 64);
   head(L, src, "gk_select.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->t));
   members(L, src);
-  fmt_puts(src, "  __device__ bool operator()(I i, X &v) const {\n");
+  fmt_printf(src, "  __device__ %sbool operator()(I i, X &v) const {\n", noinl(cld));
   fmt_puts(src, ld.data ? ld.data : "");
   fmt_puts(src, "  }\n  __device__ void operator()(I dst, const X &v, I) const { out0[dst] = v; }\n};\n");
   fmt_free(&ld);
@@ -2215,7 +2341,8 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   const rt_prep *p = g->prep;
   if (!p || !p->src || (p->nokernel && !p->nstep)) return;
   if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
-  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
+  if (show == 2 || show == 5) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
+  if (show == 5) return;
   uint64_t h = fnv64(p->src, p->srclen);
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
