@@ -31,6 +31,7 @@ typedef struct cli_state {
   int status;         /* 1: a statement running past 1 s shows a status line (stdout and stderr are terminals) */
   int digits;         /* print precision set by GK_DIGITS or :digits (0: the default, 6) */
   int out_nl;         /* 1 when the last byte written through the output hook was '\n' (or nothing was written) */
+  int repl;           /* 1 inside the interactive loop: Ctrl-C never ends the process there */
 } cli_state;
 
 /* The gk_config.output hook: writes to stdout and tracks out_nl.  ud is the

@@ -495,6 +495,7 @@ int cli_repl(cli_state *st) {
 
   memset(&r, 0, sizeof r);
   r.st = st;
+  st->repl = 1;
   setlocale(LC_CTYPE, "");               /* libedit edits UTF-8 only under a UTF-8 LC_CTYPE */
   r.el = el_init("gk", stdin, stdout, stderr);
   r.hist = history_init();
@@ -584,5 +585,6 @@ int cli_repl(cli_state *st) {
   history_end(r.hist);
   el_end(r.el);
   free(r.pending);
+  st->repl = 0;
   return status;
 }

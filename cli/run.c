@@ -23,19 +23,28 @@
 #include <unistd.h>
 
 /* Ctrl-C presses during one evaluation after which the handler stops
-** asking politely and lets SIGINT kill the process: the way out of a
-** statement that does not reach a check point. */
+** asking politely: a script lets SIGINT kill the process (the way out of a
+** statement that does not reach a check point); the REPL never ends on
+** Ctrl-C -- its variables are the user's work -- and says once that the
+** statement stops at its next check point and that Ctrl-\ (SIGQUIT) is
+** the way out. */
 #define CLI_FORCE_QUIT_PRESSES 3
 
 static gk_ctx *volatile sig_ctx;            /* context being evaluated, for the handler */
 static volatile sig_atomic_t sig_presses;   /* Ctrl-C presses during this evaluation */
+static volatile sig_atomic_t sig_repl;      /* the evaluation is the REPL's */
 
 /* SIGINT during evaluation: ask the statement to stop.  Only
 ** async-signal-safe calls: gk_interrupt, signal, raise, write. */
 static void on_sigint_eval(int signo) {
   gk_ctx *g = sig_ctx;
   if (g) gk_interrupt(g);
-  if (++sig_presses >= CLI_FORCE_QUIT_PRESSES) {
+  if (++sig_presses == CLI_FORCE_QUIT_PRESSES && sig_repl) {
+    static const char msg[] = "\ngk: stopping at the statement's next check point (a kernel or a compile in "
+                              "flight ends first); the variables stay. Ctrl-\\ quits gk.\n";
+    ssize_t w = write(2, msg, sizeof msg - 1);
+    (void)w;
+  } else if (sig_presses >= CLI_FORCE_QUIT_PRESSES && !sig_repl) {
     static const char msg[] = "\ngk: interrupted again, quitting\n";
     ssize_t w = write(2, msg, sizeof msg - 1);
     (void)w;
@@ -114,6 +123,7 @@ int cli_eval(cli_state *st, const char *src, const char *name, int sync) {
   sigemptyset(&sa.sa_mask);
   sig_ctx = st->g;
   sig_presses = 0;
+  sig_repl = st->repl;
   sigaction(SIGINT, &sa, &old);
 
   cli_status_begin(st);

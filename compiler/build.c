@@ -1567,12 +1567,15 @@ static int axis_out(cc_session *s, const axmove *m, lang_loc loc, const char *na
   return GK_OK;
 }
 
+static int b_take(cc_session *s, int code, bargs *a, lang_loc loc, cval *out);
+
 /* Runs builtin b on bound arguments a, lowering its axis= argument (if it
 ** takes one and it was given) to a rows() / cols() view of its first. */
 static int call_builtin(cc_session *s, const builtin *b, bargs *a, lang_loc loc, cval *out) {
   int slot = -1;
   for (int i = 0; b->max >= 0 && i < BUILTIN_PARAMS && b->params[i]; i++) if (!strcmp(b->params[i], "axis")) slot = i;
-  if (slot < 0 || !a->have[slot]) return b->fn(s, b->code, a, loc, out);
+  /* take's axis picks where its gather runs, not a per-row view: its own */
+  if (slot < 0 || !a->have[slot] || b->fn == b_take) return b->fn(s, b->code, a, loc, out);
   if (need_array(s, &A(0), loc, b->name)) return s->err->status;
   if (A(0).view)
     return cc_error(s, a->loc[slot], GK_ETYPE, "'%s' takes axis= or a %s view, not both", b->name,
@@ -1674,13 +1677,28 @@ static int gather(cc_session *s, cval x, cval idx, lang_loc loc, const char *nam
   return GK_OK;
 }
 
+/* take(x, idx[, axis=k]): numpy.take.  Without an axis, the flattened x;
+** with one, x's axis k moved first (a view), gathered, and idx's dims moved
+** back to where axis k was: shape x[:k] + idx + x[k+1:]. */
 static int b_take(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
   if (need_array(s, &A(0), loc, "take")) return s->err->status;
   cval x = A(0);
   x.view = V_NONE;
-  x.x = reshape_to(s, x.x, 1, &x.x->n);   /* numpy.take without an axis: the flattened array */
-  if (!x.x) return s->err->status;
-  return gather(s, x, A(1), loc, "take", out);
+  if (!a->have[2]) {
+    x.x = reshape_to(s, x.x, 1, &x.x->n);   /* numpy.take without an axis: the flattened array */
+    if (!x.x) return s->err->status;
+    return gather(s, x, A(1), loc, "take", out);
+  }
+  int k, nd = x.x->ndim, perm[GK_MAX_DIMS], axes[GK_MAX_DIMS];
+  if (axis_value(s, a, 2, nd, &k)) return s->err->status;
+  perm[0] = k;
+  for (int d = 0, i = 1; d < nd; d++) if (d != k) perm[i++] = d;
+  x.x = permute_view(s, x.x, perm);
+  if (!x.x || gather(s, x, A(1), loc, "take", out)) return s->err->status;
+  int qn = out->x->ndim - (nd - 1);   /* idx's rank */
+  for (int i = 0; i < out->x->ndim; i++) axes[i] = i < k ? qn + i : i < k + qn ? i - k : i;
+  if (!(out->x = permute_view(s, out->x, axes))) return s->err->status;
+  return GK_OK;
 }
 
 /* bincount(idx[, weights][, minlength=n]): counts (i64) or weight sums of
@@ -1881,7 +1899,7 @@ static const builtin builtins[] = {
   { "loadtxt", 1, 3, { "file", "delimiter", "skiprows" }, b_load, 1 },
   { "savetxt", 2, 3, { "file", "x", "delimiter" }, b_save, 1 },
   { "print", 0, -1, { 0 }, b_print, 0 },
-  { "take", 2, 2, { "x", "idx" }, b_take, 0 },
+  { "take", 2, 3, { "x", "idx", "axis" }, b_take, 0 },
   { "bincount", 1, 2, { "idx", "weights", "minlength" }, b_bincount, 0 },
   { "concat", 0, -1, { "axis" }, b_join, 0 },
   { "stack", 0, -1, { "axis" }, b_join, 1 },

@@ -228,9 +228,10 @@ BUILTINS = [
      "savetxt(\"/tmp/gk_doc.txt\", [0.5, 2])"),
     ("I/O", "print", "print(values...)", "prints values and strings separated by spaces, then a newline",
      "print(\"x =\", [1, 2], 3.5)"),
-    ("gather", "take", "take(x, idx)",
-     "the elements of x (flattened) at integer array idx, negative counting from the end: `reshape(x, -1)[idx]`",
-     "take([[1, 2], [3, 4]], [3, 0, -1])"),
+    ("gather", "take", "take(x, idx[, axis=k])",
+     "the elements of x (flattened) at integer array idx, negative counting from the end: `reshape(x, -1)[idx]`; "
+     "with `axis=k`, the entries of x along axis k (numpy.take): shape `x[:k] + idx + x[k+1:]`",
+     "take([[1, 2], [3, 4]], [3, 0, -1]); take([[1, 2], [3, 4]], [1, 1, 0], axis=1)"),
     ("gather", "bincount", "bincount(idx[, weights][, minlength=n])",
      "i64 count of each value of a non-negative integer (or bool) vector; with weights, their float sums; "
      "length max(idx) + 1 or minlength", "bincount([1, 1, 3], minlength=5)"),

@@ -264,6 +264,21 @@ GK_DEV void gk_hist(Idx n, const Load &load, const gk_hist_range &r, gk_i64 *cou
   }
 }
 
+/* numpy's "Too many bins for data range" (runtime/host_ops.c hist_ok): the
+** bins of a prepared range have a finite, nonzero width.  gk_hist_width_ok is
+** the O(1) part (every quotient finite); gk_hist_edges_ok(r, k) says edges k
+** and k + 1 increase strictly, in the arithmetic of the range's mode. */
+GK_DEV bool gk_hist_width_ok(const gk_hist_range &r) {
+  if (r.mode == 2) return isfinite(r.fdenom) && isfinite(__fdiv_rn(r.fdenom, (float)r.nbins));
+  if (!isfinite(r.denom) || !(r.denom > 0.0)) return false;
+  return r.mode != 1 || isfinite(__fsub_rn(r.fhi, r.flo));
+}
+GK_DEV bool gk_hist_edges_ok(const gk_hist_range &r, long long k) {
+  if (r.mode == 0) return gk_hist_edge_d(r, k) < gk_hist_edge_d(r, k + 1);
+  if (r.mode == 1) return (float)gk_hist_edge_d(r, k) < (float)gk_hist_edge_d(r, k + 1);
+  return gk_hist_edge_f(r, k) < gk_hist_edge_f(r, k + 1);
+}
+
 /* The earlier interface: explicit range [lo, hi] (numpy's arithmetic for the
 ** load's element type); a bad range counts nothing. */
 template <class P, class Load, class Idx>

@@ -202,6 +202,9 @@ static int check_kernel_error(rt_backend *b) {
   if (isnan(lo)) lo = fabs(lo);   /* "nan", never "-nan" */
   if (isnan(hi)) hi = fabs(hi);
   if ((rc = cu_memset_async(c->d, c->errw, 0, sizeof rec))) return fail_dev(b, rc);
+  if ((rec[0] & 3) == 2)   /* numpy's words: the bins have no finite width (as runtime/cpu.c) */
+    return rt_seterr(&b->err, GK_EVALUE, "hist: too many bins for the data range [%g, %g]: cannot create %lld finite-sized bins",
+                     lo, hi, (long long)(rec[0] >> 2));
   return rt_seterr(&b->err, GK_EVALUE, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
 }
 

@@ -1810,10 +1810,20 @@ static int lower_hist(lw *L, fmt_buf *src) {
   int valid = !x->excl && const_value(x->in[1], &clo) && const_value(x->in[2], &chi) && isfinite(clo) &&
               isfinite(chi) && clo <= chi;
   if (valid) fmt_puts(&lh, "  if (!ok) return;\n");
-  else fmt_puts(&lh, "  if (!ok) {\n"
+  else {
+    /* record kind 1: the range is not finite; kind 2 | nbins << 2: the bins
+    ** have no finite width (block 0 checks the edges, the counts are discarded) */
+    fmt_puts(&lh, "  if (!ok) {\n"
                 "    if (blockIdx.x == 0 && threadIdx.x == 0 && atomicCAS(gkerr, 0ull, 1ull) == 0ull) {\n"
                 "      gkerr[1] = (unsigned long long)__double_as_longlong(lo); gkerr[2] = (unsigned long long)__double_as_longlong(hi);\n"
                 "      __threadfence_system();\n    }\n    return;\n  }\n");
+    fmt_printf(&lh, "  if (blockIdx.x == 0) {\n"
+                "    bool bad = !gk_hist_width_ok(r);\n"
+                "    for (long long kb = threadIdx.x; !bad && kb < (long long)%s; kb += blockDim.x) bad = !gk_hist_edges_ok(r, kb);\n"
+                "    if (bad && atomicCAS(gkerr, 0ull, 2ull | ((unsigned long long)%s << 2)) == 0ull) {\n"
+                "      gkerr[1] = (unsigned long long)__double_as_longlong(lo); gkerr[2] = (unsigned long long)__double_as_longlong(hi);\n"
+                "      __threadfence_system();\n    }\n  }\n", pnb, pnb);
+  }
   L->p->errflag = !valid;
   head(L, src, "gk_hist.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));

@@ -618,10 +618,11 @@ def words_group(D, n, dt):
     idx = rng.integers(-n, n, size=n + 2, dtype=np.int64)
     idx32 = rng.integers(-n, n, size=max(1, n // 2), dtype=np.int64).astype(np.int32)
     ridx = rng.integers(-r, r, size=(2, r + 1), dtype=np.int64)
+    cidx = rng.integers(-c, c, size=(c + 2,), dtype=np.int64)
     K = min(n, 50)
     lab = rng.integers(0, K, size=n, dtype=np.int64)
     w = D.signed(n, dt) if dt.kind == "f" else D.signed(n, F32)
-    inp = {"x": x, "y": y, "m": m, "m2": m2, "idx": idx, "idx32": idx32, "ridx": ridx, "lab": lab, "w": w}
+    inp = {"x": x, "y": y, "m": m, "m2": m2, "idx": idx, "idx32": idx32, "ridx": ridx, "cidx": cidx, "lab": lab, "w": w}
     C = []
     isf = dt.kind == "f"
     sd = sum_dt(dt)
@@ -633,6 +634,12 @@ def words_group(D, n, dt):
     add("gather", "x[idx]", lambda e: e["x"][e["idx"]], dt)
     add("gather_i32", "x[idx32]", lambda e: e["x"][e["idx32"]], dt)
     add("take", "take(m, idx32 %% %d)" % (r * c), lambda e: np.take(e["m"], e["idx32"] % (r * c)), dt)
+    add("take_axis1", "take(m, cidx, axis=1)", lambda e: np.take(e["m"], e["cidx"], axis=1), dt)
+    add("take_axis0_pending", "take(m + m2, ridx, axis=0)", lambda e: np.take(
+        e["m"].astype(sd) + e["m2"].astype(sd) if dt == B_ else e["m"] + e["m2"], e["ridx"], axis=0),
+        dt if dt != B_ else I64)
+    add("take_axis_view", "take(transpose(m)[::-1], cidx[:3], axis=-2) * 2", lambda e: np.take(
+        e["m"].T[::-1], e["cidx"][:3], axis=-2) * 2, dt if dt != B_ else I64)
     add("gather_pending", "(x * 2 - y)[idx] * 3", lambda e: (e["x"] * 2 - e["y"])[e["idx"]] * 3, dt
         if dt != B_ else I64)
     add("gather_pending_idx", "x[(idx * 7 + 3) %% %d]" % n, lambda e: e["x"][(e["idx"] * 7 + 3) % n], dt)

@@ -109,6 +109,11 @@ def cases(quick):
         for op, peer, src, tol in col_ops:
             cs.append(Case(op, "cols", shape, "f32", "r = " + src, peer, tol=tol, ref="same" if tol == 0 else "up",
                            compile=op != "colmax"))
+    # a middle axis of a 3-d array (issue 13: >= 1.0x torch on 64x1024x1024, axis 1)
+    for op, peer, src, tol in ([("sum_axis1", "sum_axis1", "sum({x}, axis=1)", None),
+                                ("max_axis1", "max_axis1", "max({x}, axis=1)", 0)] if not quick else []):
+        cs.append(Case(op, "axis", (64, 1024, 1024), "f32", "r = " + src, peer, tol=tol, ref="same" if tol == 0 else "up",
+                       target=("torch", 1.0), compile=op == "sum_axis1"))
     moves = [("transpose", (8191, 8193), "transpose({x})", "transpose"),
              ("transpose", (16384, 16384), "transpose({x})", "transpose"),
              ("transpose", (1000003, 33), "transpose({x})", "transpose"),

@@ -260,6 +260,32 @@ s.send("x = 0")
 out = s.send("1 + 1")
 check("a short statement shows none", "running" not in out, repr(out))
 s.close()
+
+# ---------------------------------------------------------------- Ctrl-C never ends the REPL
+# GK_NVRTC_CHECK=1 compiles each kernel with NVRTC (no GPU needed): a
+# compile in flight is where a statement cannot stop at once
+s = Session(env={"GK_NVRTC_CHECK": "1"})
+s.send("keep = [1, 2, 3] * 7")
+s.send("x = rand(100003)")
+os.write(s.fd, b"print(var((sqrt(x) % randn(100003)) + (sqrt(x[::-1]) % (randn(100003) * 2)) + tan(x) ** 3))\n")
+time.sleep(0.3)
+for _ in range(4):                      # four presses while NVRTC runs
+    os.kill(s.pid, __import__("signal").SIGINT)
+    time.sleep(0.05)
+out = s.read(timeout=30)
+time.sleep(0.2)
+out += s.read(until=None, timeout=0.5)
+alive = True
+try:
+    pid, _ = os.waitpid(s.pid, os.WNOHANG)
+    alive = pid == 0
+except ChildProcessError:
+    alive = False
+check("Ctrl-C pressed four times in a statement leaves the REPL running", alive, out)
+if alive:
+    out2 = body(s.send("keep"), "keep")
+    check("... with its variables", out2.split() == ["[", "7", "14", "21]"] or out2.strip() == "[7 14 21]", out + "\n--\n" + out2)
+    s.close()
 # a script on a terminal whose output is a file: no status line
 pid, fd = pty.fork()
 if pid == 0:
