@@ -1430,6 +1430,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
   for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) rs[nst++] = g->outs[o];
   int cla = compact(L, ra, na, ncp), clb = compact(L, rb, nb, ncp), cst = compact(L, rs, nst, ncp);
   free(ra);
+  /* a streamed row's var (VAR_SHIFT) recomputes its pivot, the row's first
+  ** element, in lift_a: inlined, the copies of a pack share it; out of line
+  ** each element would compute it again */
+  for (int i = 0; i < g->nnodes; i++) if (L->varm[i] == VAR_SHIFT && env_compact < 0) cla = 0;
   /* assemble */
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
