@@ -115,6 +115,10 @@ typedef struct lw {
   int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
   int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
+  int ool;                     /* compact element code being written: heavy ops through gkn<k> wrappers */
+  fmt_buf wrap;                /* the wrappers' definitions (head() writes them) */
+  struct lw_wr { int op; gk_dtype t, a[3]; } wr[16];
+  int nwr;
   int fail;
   char err[256];
 } lw;
@@ -487,6 +491,52 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
   return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
 }
 
+static int elem_cost(const rt_node *x);
+
+/* In compact element code (L->ool), a heavy op (elem_cost >= 8: libm,
+** fmod, Philox) that the group computes at two or more nodes of the same
+** types calls one out-of-line wrapper gkn<k> around its table expression
+** (the same text, so the same value) instead of an inlined copy per node.
+** Returns k, or -1: inline. */
+static int ool_wrapper(lw *L, const rt_node *x) {
+  if (!L->ool || elem_cost(x) < 8 || x->nin > 3) return -1;
+  const rt_group *g = L->g;
+  int same = 0;
+  for (int i = 0; i < g->nnodes && same < 2; i++) {
+    const rt_node *y = g->nodes[i];
+    int eq = y->op == x->op && y->t == x->t && y->nin == x->nin && in_index(g, y) < 0;
+    for (int j = 0; eq && j < x->nin; j++) eq = y->in[j]->t == x->in[j]->t;
+    same += eq;
+  }
+  if (same < 2) return -1;
+  for (int k = 0; k < L->nwr; k++) {
+    const struct lw_wr *w = &L->wr[k];
+    int eq = w->op == x->op && w->t == x->t;
+    for (int j = 0; eq && j < x->nin; j++) eq = w->a[j] == x->in[j]->t;
+    if (eq) return k;
+  }
+  if (L->nwr == (int)(sizeof L->wr / sizeof L->wr[0])) return -1;
+  int k = L->nwr++;
+  struct lw_wr *w = &L->wr[k];
+  w->op = x->op; w->t = x->t;
+  for (int j = 0; j < x->nin; j++) w->a[j] = x->in[j]->t;
+  const char *T = ctype(x->t);
+  if (x->op == RT_RAND || x->op == RT_RANDN) {
+    fmt_printf(&L->wrap, "static __device__ __noinline__ %s gkn%d(gk_u64 s, gk_u64 c) { return %s(s, c); }\n", T, k,
+               x->op == RT_RAND ? "gk_rand" : "gk_randn");
+    return k;
+  }
+  static const char *const an[3] = {"a", "b", "c"};
+  fmt_printf(&L->wrap, "static __device__ __noinline__ %s gkn%d(", T, k);
+  for (int j = 0; j < x->nin; j++) fmt_printf(&L->wrap, "%s%s %s", j ? ", " : "", ctype(x->in[j]->t), an[j]);
+  fmt_puts(&L->wrap, ") { return ");
+  gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
+  int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
+  subst(&L->wrap, rt_op_info[x->op].expr[col], "a", "b", "c", T, utype(ti));
+  fmt_puts(&L->wrap, "; }\n");
+  return k;
+}
+
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
   if (m) return m;
@@ -593,6 +643,9 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   case RT_RAND: case RT_RANDN: {
     /* seed and offset are kernel parameters: the text does not depend on them */
     const char *fn = x->op == RT_RAND ? "gk_rand" : "gk_randn";
+    char fw[16];
+    int w = ool_wrapper(L, x);
+    if (w >= 0) { snprintf(fw, sizeof fw, "gkn%d", w); fn = fw; }
     int r = -1;
     for (int q = 0; q < L->nrn; q++) if (L->rn[q] == x) r = q;
     if (r >= 0) fmt_printf(o, "%s(sc%d, sc%d + (gk_u64)(%s))", fn, 2 * r, 2 * r + 1, ix->s);
@@ -613,7 +666,10 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     if (d->cls != RC_MAP) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
     gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
     int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
-    subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
+    int w = ool_wrapper(L, x);
+    if (w >= 0) fmt_printf(o, "gkn%d(%s%s%s%s%s)", w, a[0], x->nin > 1 ? ", " : "", x->nin > 1 ? a[1] : "",
+                           x->nin > 2 ? ", " : "", x->nin > 2 ? a[2] : "");
+    else subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
   fmt_puts(o, ";\n");
@@ -691,6 +747,8 @@ static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_printf(b, "#include \"%s\"\n", inc);
   fmt_puts(b, "#include \"gk_fused.cuh\"\n");   /* gk_scalar.h's semantics + the generated kernels' helpers */
   fmt_printf(b, "typedef %s I;\n", L->i64 ? "gk_i64" : "int");
+  if (L->wrap.data && L->wrap.len) fmt_puts(b, L->wrap.data);
+  if (L->wrap.status) b->status = L->wrap.status;
 }
 
 /* The parameter members of K and the kernel's parameter list. */
@@ -1058,6 +1116,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
     for (int p = o; p < g->nout && L->vec_ok; p++)
       if (!(is_red(g->outs[p]) && L->stage[node_index(g, g->outs[p])]) && g->outs[p]->n == x->n)
         cmap |= compact1(L, g->outs[p], 9);
+    L->ool = cmap;
     if (L->vec_ok && !cmap) map_vector(L, &body, o);
     else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
                     MAP_THREADS, MAP_THREADS);
@@ -1068,6 +1127,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
       if (is_red(y) && L->stage[node_index(g, y)]) continue;
       if (y->n == x->n) store_out(L, p, &ix);
     }
+    L->ool = 0;
     fmt_puts(&body, "  }\n  }\n");
   }
   /* assemble */
@@ -1165,7 +1225,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) roots[nroots++] = g->nodes[i]->in[0];
   int cmp = compact(L, roots, nroots, L->vec_ok ? 17 : 9);
   free(roots);
-  L->hoist_pv = cmp;
+  L->hoist_pv = L->ool = cmp;
   /* lift */
   L->o = &lift; scope_reset(L); L->rowctx = 0;
   L->xf = "x."; L->base_n = len; L->avail = 0; L->rmode = RM_REG;
@@ -1178,6 +1238,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
       if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT)
         fmt_printf(&piv, "    pv%d = (double)%s;\n", i, emit_val(L, g->nodes[i]->in[0], &L->pivot));
   }
+  L->ool = 0;
   /* epilogue */
   L->o = &epi; scope_reset(L); L->xf = NULL; L->avail = 1; L->acc[1] = "t"; L->rtag = TAG_BASE;
   for (int o = 0; o < g->nout; o++) {
@@ -1342,13 +1403,31 @@ static int lower_rows(lw *L, fmt_buf *src) {
           }
       }
   }
+  /* heavy element code: lift_a / lift_b / store out of line (each inlined
+  ** once per item of a thread's packs: at most 8 packs of 4 and a tail) */
+  const int ncp = GK_ROWS_WARP_MAX_PACKS * 4 + 1;
+  const rt_node **ra = calloc(3 * ((size_t)g->nnodes + (size_t)g->nout) + 1, sizeof *ra);
+  if (!ra) { lw_fail(L, "out of memory"); return -1; }
+  const rt_node **rb = ra + g->nnodes + g->nout, **rs = rb + g->nnodes + g->nout;
+  int na = 0, nb = 0, nst = 0;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    if (L->stage[i] == 1) ra[na++] = g->nodes[i]->in[0];
+    if (L->stage[i] == 2 || (L->varm[i] && L->varm[i] != VAR_SHIFT)) rb[nb++] = g->nodes[i]->in[0];
+  }
+  for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) rs[nst++] = g->outs[o];
+  int cla = compact(L, ra, na, ncp), clb = compact(L, rb, nb, ncp), cst = compact(L, rs, nst, ncp);
+  free(ra);
+  /* a streamed row's var (VAR_SHIFT) recomputes its pivot, the row's first
+  ** element, in lift_a: inlined, the copies of a pack share it; out of line
+  ** each element would compute it again */
+  for (int i = 0; i < g->nnodes; i++) if (L->varm[i] == VAR_SHIFT && env_compact < 0) cla = 0;
   fmt_buf la, lb, st, ro; fmt_init(&la); fmt_init(&lb); fmt_init(&st); fmt_init(&ro);
   memset(L->used_field, 0, sizeof L->used_field);
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
   L->lift_row = 0;
   char flat[96];
   /* lift_a */
-  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col";
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col"; L->ool = cla;
   snprintf(flat, sizeof flat, "(%s * (I)%s + col)", "x.r", pC);
   ixv ix; snprintf(ix.s, sizeof ix.s, "%s", flat); ix.tag = TAG_BASE;
   int fi = 0;
@@ -1370,7 +1449,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   if (strstr(la.data ? la.data : "", "x.r")) L->lift_row = 1;
   if (ns == 2) {
-    L->o = &lb; scope_reset(L); L->avail = 1; L->acc[1] = "a";
+    L->o = &lb; scope_reset(L); L->avail = 1; L->acc[1] = "a"; L->ool = clb;
     fmt_puts(&lb, "    S2 r;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 2) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
@@ -1389,7 +1468,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   /* store */
   L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
   if (has_store) {
-    L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c";
+    L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c"; L->ool = cst;
     ixv is = {"fi", TAG_BASE};
     for (int o = 0; o < g->nout; o++) {
       const rt_node *x = g->outs[o];
@@ -1399,7 +1478,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     }
   }
   /* row_out */
-  L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0";
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0"; L->ool = 0;
   L->rowctx = 0;
   {
     ixv ir = {"row", TAG_ROW};
@@ -1416,24 +1495,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
-  /* heavy element code: lift_a / lift_b / store out of line (each inlined
-  ** once per item of a thread's packs: at most 8 packs of 4 and a tail) */
-  const int ncp = GK_ROWS_WARP_MAX_PACKS * 4 + 1;
-  const rt_node **ra = calloc(3 * ((size_t)g->nnodes + (size_t)g->nout) + 1, sizeof *ra);
-  if (!ra) { lw_fail(L, "out of memory"); fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
-  const rt_node **rb = ra + g->nnodes + g->nout, **rs = rb + g->nnodes + g->nout;
-  int na = 0, nb = 0, nst = 0;
-  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
-    if (L->stage[i] == 1) ra[na++] = g->nodes[i]->in[0];
-    if (L->stage[i] == 2 || (L->varm[i] && L->varm[i] != VAR_SHIFT)) rb[nb++] = g->nodes[i]->in[0];
-  }
-  for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) rs[nst++] = g->outs[o];
-  int cla = compact(L, ra, na, ncp), clb = compact(L, rb, nb, ncp), cst = compact(L, rs, nst, ncp);
-  free(ra);
-  /* a streamed row's var (VAR_SHIFT) recomputes its pivot, the row's first
-  ** element, in lift_a: inlined, the copies of a pack share it; out of line
-  ** each element would compute it again */
-  for (int i = 0; i < g->nnodes; i++) if (L->varm[i] == VAR_SHIFT && env_compact < 0) cla = 0;
   /* assemble */
   head(L, src, "gk_rows.cuh", 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
@@ -1504,12 +1565,17 @@ static int lower_cols(lw *L, fmt_buf *src) {
   const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
   gk_launch pl = gk_col_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1]));
   const char *pcnt = prm(L, NULL, P_CNT, pl.grid[1] > 1 ? gk_align16(pl.grid[1] * C * acc_bound(nper[1])) : 0);
+  /* heavy element code: the lift out of line (inlined once per column of a
+  ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
+  int cla = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1) cla |= compact1(L, g->nodes[i]->in[0], 20);
   fmt_buf la, ro; fmt_init(&la); fmt_init(&ro);
   memset(L->used_field, 0, sizeof L->used_field);
   /* lift: the element (row, col), inputs of R x C read at it as fields of x */
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
   L->lift_row = 0; L->in_lift = 0;
-  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col";
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col"; L->ool = cla;
   {
     ixv ix = {"fi", TAG_BASE};
     fmt_printf(&la, "    const I fi = row * (I)%s + col;\n    (void)fi;\n    S1 r;\n", pC);
@@ -1521,7 +1587,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
     }
   }
   /* out: every output at column col */
-  L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1;
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1; L->ool = 0;
   {
     ixv ic = {"col", TAG_ROW};
     for (int o = 0; o < g->nout; o++) {
@@ -1530,11 +1596,6 @@ static int lower_cols(lw *L, fmt_buf *src) {
     }
   }
   if (L->fail) { fmt_free(&la); fmt_free(&ro); return -1; }
-  /* heavy element code: the lift out of line (inlined once per column of a
-  ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
-  int cla = 0;
-  for (int i = 0; i < g->nnodes; i++)
-    if (L->stage[i] == 1) cla |= compact1(L, g->nodes[i]->in[0], 20);
   head(L, src, "gk_cols.cuh", 0);
   stage_structs(L, src, 1);
   xf_struct(L, src, 0);
@@ -1593,8 +1654,13 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* a row scan reads and writes PACK consecutive elements (every input
   ** 16-byte aligned, C a multiple of the pack) */
   int vec = x->axis != 1 || !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  /* heavy element code: load / store out of line (a tile of 32 items: 64
+  ** inlined loads; a row scan's chunk: a pack and its ragged tail) */
+  int ncp = x->axis < 0 ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
+  int cld = compact1(L, x->in[0], ncp), cst = 0;
+  for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
   fmt_buf ld; fmt_init(&ld);
-  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->ool = cld;
   if (x->axis < 0) {
     ixv ix = {"i", TAG_BASE};
     const char *v = emit_val(L, x->in[0], &ix);
@@ -1615,7 +1681,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* store: the scan value, then every output computed from it at the same
   ** index (the fused epilogue; the planner guarantees no index map between) */
   fmt_buf stb; fmt_init(&stb);
-  L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->ool = cst;
   const char *si = x->axis < 0 ? "i" : "fi";
   if (x->axis >= 0) {   /* N consecutive elements of a row: values in o<q>[N], one gk_st<N> per output */
     L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "c_";
@@ -1637,12 +1703,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     fmt_puts(&stb, "    }\n");
     for (int q = 0; q < g->nout; q++) fmt_printf(&stb, "    gk_st<N>(out%d + row * (I)%s + col, o%d);\n", q, pC, q);
   }
-  L->rowctx = 0;
-  /* heavy element code: load / store out of line (a tile of 32 items: 64
-  ** inlined loads; a row scan's chunk: a pack and its ragged tail) */
-  int ncp = x->axis < 0 ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
-  int cld = compact1(L, x->in[0], ncp), cst = 0;
-  for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
+  L->rowctx = 0; L->ool = 0;
   head(L, src, "gk_rows.cuh", 0);
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
   if (x->axis == 0) fmt_puts(src, "#include \"gk_cols.cuh\"\n");
@@ -1716,15 +1777,16 @@ static int lower_select(lw *L, fmt_buf *src) {
   int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
   int64_t cnt = gk_align16(ts), tick = cnt + 16;
   const char *pN = prm(L, NULL, P_N, n), *pcnt = prm(L, NULL, P_CNT, cnt), *ptick = part ? prm(L, NULL, P_TICK, tick) : "";
+  /* heavy element code out of line (a tile of 32 items: a full and a partial body, 64 inlined loads) */
+  const rt_node *rs[2] = {x->in[0], x->in[1]};
+  int cld = compact(L, rs, 2, 64);
   fmt_buf ld; fmt_init(&ld);
-  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0; L->ool = cld;
   ixv ix = {"i", TAG_BASE};
   const char *m = emit_val(L, x->in[1], &ix);
   const char *v = emit_val(L, x->in[0], &ix);
   fmt_printf(&ld, "    v = %s;\n    return %s != 0;\n", v, m);
-  /* heavy element code out of line (a tile of 32 items: a full and a partial body, 64 inlined loads) */
-  const rt_node *rs[2] = {x->in[0], x->in[1]};
-  int cld = compact(L, rs, 2, 64);
+  L->ool = 0;
   head(L, src, "gk_select.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->t));
   members(L, src);
@@ -2158,6 +2220,8 @@ static void clear_marks(lw *L) {
   memset(L->maxof, 0, sizeof(int) * n);
   memset(L->shared, 0, n);
   memset(L->varm, 0, n);
+  fmt_reset(&L->wrap);
+  L->nwr = 0;
 }
 
 int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
@@ -2243,6 +2307,7 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_SORT: rc = lower_sort(&L, &src); break;
   }
   free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
+  fmt_free(&L.wrap);
   for (int k = 0; k < L.nprm; k++) free(L.prm[k]);
   free(L.prm);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
