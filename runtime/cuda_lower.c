@@ -2221,7 +2221,7 @@ static void clear_marks(lw *L) {
   memset(L->shared, 0, n);
   memset(L->varm, 0, n);
   fmt_reset(&L->wrap);
-  L->nwr = 0;
+  L->nwr = L->ool = L->hoist_pv = 0;
 }
 
 int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
