@@ -233,7 +233,7 @@ FUZZ_SRC = $(LIB_SRC) $(GEN_SRC)
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz_common.h $(FUZZ_SRC) | $(G)/grammar.c
 	@mkdir -p build/fuzz
 	$(FUZZ_CC) -std=c11 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -D_GNU_SOURCE -DNDEBUG \
-	  -I. -I$(G) -pthread -o $@ $< $(if $(filter build/fuzz/fuzz_lang,$@),lang/ast.c lang/parse.c $(G)/lexer.c $(G)/grammar.c,$(FUZZ_SRC)) -ldl -lm
+	  -I. -I$(G) -pthread -o $@ $< $(if $(filter build/fuzz/fuzz_lang,$@),lang/ast.c lang/parse.c lang/tree.c $(G)/lexer.c $(G)/grammar.c,$(FUZZ_SRC)) -ldl -lm
 
 fuzz: build/fuzz/fuzz_lang build/fuzz/fuzz_gk build/fuzz/fuzz_npy
 	@for t in lang gk npy; do \

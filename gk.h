@@ -374,6 +374,13 @@ typedef struct gk_progress {
 ** for a long statement polls it), and it sets no error. */
 int gk_get_progress(gk_ctx *g, gk_progress *p);
 
+/* The bytes per second a large copy within the backend's memory moves (read
+** plus write), the yardstick of a profile's "of copy" column: the cuda
+** backend measures a 128 MiB device-to-device copy the first time it is asked
+** (about a millisecond) and keeps the answer; 0 where there is none (the cpu
+** backend) or for NULL.  Call it from the thread that owns g. */
+double gk_copy_rate(gk_ctx *g);
+
 /* The "did you mean" hint that gk's error for an unknown name or function
 ** carries, for tools such as the REPL's :help: "; gk writes it scan(x)" for
 ** a spelling from numpy, torch or Julia, "; did you mean 'softmax'?" for the

@@ -727,9 +727,15 @@ int gk_get_progress(gk_ctx *g, gk_progress *p) {
   return GK_OK;
 }
 
+double gk_copy_rate(gk_ctx *g) {
+  if (!g) return 0;
+  begin(g);
+  return cc_copy_rate(g->cc);
+}
+
 const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n) {
   if (!buf || n == 0) return buf;
-  return cc_hint(g ? g->cc : NULL, name, 1, -1, buf, n);
+  return cc_hint(g ? g->cc : NULL, cc_builtin_names(), name, 1, -1, buf, n);
 }
 
 /* ------------------------------------------------------------ DLPack */

@@ -72,8 +72,8 @@ void cli_output(void *ud, const char *text, size_t len) {
 void cli_profile_begin(cli_state *st, gk_progress *p0) {
   gk_get_progress(st->g, p0);
   fflush(stdout);
-  printf("profile (%s backend):\n  %-4s %-9s %13s %13s %13s %11s  %s\n", gk_backend(st->g),
-         "#", "group", "time", "moved", "rate", "lower/JIT", "fused ops");
+  printf("profile (%s backend):\n  %-4s %-9s %13s %13s %13s %7s %11s  %s\n", gk_backend(st->g),
+         "#", "group", "time", "moved", "rate", "of copy", "lower/JIT", "fused ops");
   fflush(stdout);
   st->out_nl = 1;
 }
@@ -88,9 +88,12 @@ void cli_profile_end(cli_state *st, const gk_progress *p0, double wall_s) {
   } else {
     double ms = p.run_ms - p0->run_ms;
     double mb = (double)(p.bytes - p0->bytes) / 1e6;
-    printf("profile: %lld kernel%s, %.3f ms in kernels (%.3f MB, %.2f GB/s), %.3f ms lowering/JIT, %.3f ms wall\n",
+    double copy = gk_copy_rate(st->g);
+    char share[48] = "";
+    if (copy > 0 && ms > 0) snprintf(share, sizeof share, ", %.0f%% of copy", 100.0 * mb * 1e9 / ms / copy);
+    printf("profile: %lld kernel%s, %.3f ms in kernels (%.3f MB, %.2f GB/s%s), %.3f ms lowering/JIT, %.3f ms wall\n",
            (long long)(p.kernels - p0->kernels), p.kernels - p0->kernels == 1 ? "" : "s", ms, mb,
-           ms > 0 ? mb / ms : 0.0, p.jit_ms - p0->jit_ms, wall_s * 1e3);
+           ms > 0 ? mb / ms : 0.0, share, p.jit_ms - p0->jit_ms, wall_s * 1e3);
   }
   fflush(stdout);
 }

@@ -1987,7 +1987,7 @@ static int eval_name(cc_session *s, const ast *e, cval *out) {
   if (find_builtin(e->str) || cc_findfn(s, e->str))
     return cc_error(s, e->loc, GK_ETYPE, "'%s' is a function; call it as %s(...)", e->str, e->str);
   char hint[192];
-  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'%s", e->str, cc_hint(s, e->str, 0, -1, hint, sizeof hint));
+  return cc_error(s, e->loc, GK_ETYPE, "unknown name '%s'%s", e->str, cc_hint(s, cc_builtin_names(), e->str, 0, -1, hint, sizeof hint));
 }
 
 /* A list literal: numbers (nested lists for matrices) into a host array. */
@@ -2154,7 +2154,7 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
     char hint[192];
     if (b->min == b->max)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d%s", b->name, b->min, b->min == 1 ? "" : "s", got,
-                      cc_hint(s, b->name, 1, got, hint, sizeof hint));
+                      cc_hint(s, cc_builtin_names(), b->name, 1, got, hint, sizeof hint));
     if (b->max < 0)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes at least %d argument%s, got %d", b->name, b->min, b->min == 1 ? "" : "s", got);
     return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d to %d arguments, got %d", b->name, b->min, b->max, got);
@@ -2229,7 +2229,7 @@ static int eval_call(cc_session *s, const ast *e, cval *out) {
   }
   const builtin *b = find_builtin(e->str);
   char hint[192];
-  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'%s", e->str, cc_hint(s, e->str, 1, -1, hint, sizeof hint));
+  if (!b) return cc_error(s, e->loc, GK_ETYPE, "unknown function '%s'%s", e->str, cc_hint(s, cc_builtin_names(), e->str, 1, -1, hint, sizeof hint));
   bargs *a = rt_alloc(s->mem, sizeof *a);
   if (!a) return cc_error(s, e->loc, GK_ENOMEM, "out of memory");
   int rc = bind_args(s, e, b, a);
@@ -2357,25 +2357,7 @@ static int define_fn(cc_session *s, const ast *st) {
   nf.body = copy->kids[0];
   nf.nparams = (int)st->ival;
   nf.params = copy->kwname;
-  cfn *old = cc_findfn(s, st->str);
-  if (old) {
-    rt_free(s->mem, old->name, strlen(old->name) + 1);
-    lang_arena_free(&old->arena);
-    *old = nf;
-    return GK_OK;
-  }
-  if (s->nfns == s->capfns) {
-    int nc = s->capfns ? s->capfns * 2 : 8;
-    cfn *n2 = rt_realloc(s->mem, s->fns, sizeof(cfn) * (size_t)s->capfns, sizeof(cfn) * (size_t)nc);
-    if (!n2) {
-      lang_arena_free(&nf.arena);
-      rt_free(s->mem, nf.name, ln + 1);
-      return cc_error(s, st->loc, GK_ENOMEM, "out of memory");
-    }
-    s->fns = n2; s->capfns = nc;
-  }
-  s->fns[s->nfns++] = nf;
-  return GK_OK;
+  return cc_setfn(s, &nf, st->loc);
 }
 
 int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
@@ -2425,7 +2407,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
   if (rc) { s->seed = seed0; s->rng_offset = off0; }
   if (rc == GK_ELIMIT && s->steps > CC_MAX_STEPS && st->nkids > 0) s->errloc = st->kids[0]->loc;   /* the call, not a body */
   cc_end_statement(s);
-  if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_sync(s, err);
+  if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_compute_vars(s);
   *loc = s->errloc;
   s->err = saved;
   return rc;

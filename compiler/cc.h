@@ -44,6 +44,8 @@ enum { CC_OPT_PLAN, CC_OPT_CUDA, CC_OPT_FUSION, CC_OPT_TF32,
 /* Progress and profile totals (gk_get_progress); done, planned and jit are
 ** atomics, safe to read from another thread while a statement runs. */
 void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes);
+/* The backend's copy rate (bytes/s, rt_backend.copy_rate), 0 when it has none. */
+double cc_copy_rate(cc_session *s);
 
 int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e);
 void cc_close(cc_session *s);
@@ -61,9 +63,10 @@ int64_t cc_kernels(cc_session *s);
 void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses);
 
 /* suggest.c: the "did you mean" suffix of an unknown name's message ("" when
-** none); call: the name was called; nargs: with that many arguments (-1:
-** not an arity error); s may be NULL (builtins only).  Returns buf. */
-const char *cc_hint(cc_session *s, const char *name, int call, int nargs, char *buf, size_t n);
+** none); builtins: the builtin names (cc_builtin_names()); call: the name was
+** called; nargs: with that many arguments (-1: not an arity error); s may be
+** NULL (builtins only).  Returns buf. */
+const char *cc_hint(cc_session *s, const char *const *builtins, const char *name, int call, int nargs, char *buf, size_t n);
 
 /* The builtin function names, in table order, NULL-terminated; static. */
 const char *const *cc_builtin_names(void);

@@ -1,6 +1,7 @@
 /*
 ** compiler/fuse.c -- from pending graph to plan: which nodes run together in
-** one kernel, in what order, and running the plan on the backend.
+** one kernel, and in what order.  cc_collect gathers the pending graph of the
+** values asked for, cc_fuse fuses it into groups (run.c runs them).
 **
 ** Anchors are the nodes a group is built around: heavy ops (reduce, scan,
 ** filter, partition, hist, matmul, the sort family) and the values asked for.  Elementwise
@@ -19,47 +20,26 @@
 ** themselves, so the merged plan stays acyclic; groups run in a topological
 ** order of their dependencies.
 */
-#include <stdio.h>
 #include <string.h>
-#include <time.h>
 #include "compiler/cc_int.h"
-#include "runtime/host.h"
-#include "runtime/cuda_lower.h"
 
+/* The state of one cc_fuse; every array has one entry per pending node. */
 typedef struct planner {
   cc_session *s;
-  rt_node **post;   /* pending nodes in post-order */
-  int npost, cap;
+  rt_node **post;   /* pending nodes in post-order (cc_pending) */
+  int npost;
   int *parent;      /* union-find over anchor indices (by post index) */
+  char *seen;       /* scratch marks */
+  int *deps;        /* anchor i's direct anchor dependencies: deps[dstart[i] .. dstart[i + 1]) */
+  int *dstart;      /* npost + 1 entries */
+  int *isout;       /* a group output: a target, a variable's value, read by another group */
+  int *gid;         /* chain depth (anchors), then stage level (split_stages), then group */
 } planner;
 
-/* Arrays freed where their length is not at hand carry it in a header, so
-** the allocator hook is told the size it gave (gk.h's contract). */
-#define SZ_HDR 16   /* keeps max_align_t alignment */
-static void *sz_alloc(rt_mem *m, size_t n) {
-  if (n > SIZE_MAX - SZ_HDR) return NULL;
-  char *p = rt_alloc(m, n + SZ_HDR);
-  if (!p) return NULL;
-  memcpy(p, &(size_t){ n + SZ_HDR }, sizeof(size_t));
-  return p + SZ_HDR;
-}
-static void *sz_calloc(rt_mem *m, size_t count, size_t size) {
-  if (size && count > SIZE_MAX / size) return NULL;
-  void *p = sz_alloc(m, count * size);
-  if (p) memset(p, 0, count * size);
-  return p;
-}
-static void sz_free(rt_mem *m, void *p) {
-  if (!p) return;
-  size_t n;
-  memcpy(&n, (char *)p - SZ_HDR, sizeof n);
-  rt_free(m, (char *)p - SZ_HDR, n);
-}
-
-static int push_post(planner *p, rt_node *x) {
+static int push_post(cc_session *s, cc_pending *p, rt_node *x) {
   if (p->npost == p->cap) {
     int nc = p->cap ? p->cap * 2 : 64;
-    rt_node **n = rt_realloc(p->s->mem, p->post, sizeof(rt_node *) * (size_t)p->cap, sizeof(rt_node *) * (size_t)nc);
+    rt_node **n = rt_realloc(s->mem, p->post, sizeof(rt_node *) * (size_t)p->cap, sizeof(rt_node *) * (size_t)nc);
     if (!n) return GK_ENOMEM;
     p->post = n; p->cap = nc;
   }
@@ -69,8 +49,7 @@ static int push_post(planner *p, rt_node *x) {
 }
 
 /* Iterative post-order DFS over pending nodes. */
-static int collect(planner *p, rt_node **targets, int nt) {
-  cc_session *s = p->s;
+static int collect(cc_session *s, cc_pending *p, rt_node **targets, int nt) {
   int scap = 256, sp = 0, rc = GK_OK;
   struct fr { rt_node *x; int next; } *st = rt_alloc(s->mem, sizeof(struct fr) * (size_t)scap);
   if (!st) return GK_ENOMEM;
@@ -92,7 +71,7 @@ static int collect(planner *p, rt_node **targets, int nt) {
         }
         st[sp].x = c; st[sp].next = 0; sp++;
       } else {
-        rc = push_post(p, f->x);
+        rc = push_post(s, p, f->x);
         sp--;
       }
     }
@@ -100,8 +79,6 @@ static int collect(planner *p, rt_node **targets, int nt) {
   rt_free(s->mem, st, sizeof(struct fr) * (size_t)scap);
   return rc;
 }
-
-static int is_pending(cc_session *s, const rt_node *x) { return !x->val && G(x)->mark == s->stamp; }
 
 /* The estimated compile cost of inlining x into a kernel, in units of a
 ** simple arithmetic op: libm calls compile to long inlined bodies (sinf's
@@ -147,9 +124,9 @@ static int moves_index(const rt_node *x) {
 static int bound_view_paths(planner *p) {
   cc_session *s = p->s;
   int n = p->npost;
-  uint64_t *set = sz_alloc(s->mem, sizeof(uint64_t) * CC_MAX_VIEW_PATHS * (size_t)n);
-  int *cnt = sz_calloc(s->mem, (size_t)n, sizeof(int));
-  if (!set || !cnt) { sz_free(s->mem, set); sz_free(s->mem, cnt); return GK_ENOMEM; }
+  uint64_t *set = cc_sz_alloc(s->mem, sizeof(uint64_t) * CC_MAX_VIEW_PATHS * (size_t)n);
+  int *cnt = cc_sz_calloc(s->mem, (size_t)n, sizeof(int));
+  if (!set || !cnt) { cc_sz_free(s->mem, set); cc_sz_free(s->mem, cnt); return GK_ENOMEM; }
   for (int i = n - 1; i >= 0; i--) {
     rt_node *x = p->post[i];
     uint64_t *mine = set + (size_t)i * CC_MAX_VIEW_PATHS;
@@ -157,7 +134,7 @@ static int bound_view_paths(planner *p) {
     int mv = moves_index(x);
     for (int j = 0; j < x->nin; j++) {
       rt_node *c = x->in[j];
-      if (!is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
+      if (!cc_is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
       int k = G(c)->post;
       uint64_t *theirs = set + (size_t)k * CC_MAX_VIEW_PATHS;
       for (int a = 0; a < cnt[i] && !G(c)->anchor; a++) {
@@ -170,7 +147,7 @@ static int bound_view_paths(planner *p) {
       }
     }
   }
-  sz_free(s->mem, set); sz_free(s->mem, cnt);
+  cc_sz_free(s->mem, set); cc_sz_free(s->mem, cnt);
   return GK_OK;
 }
 
@@ -193,7 +170,7 @@ static int direct_deps(planner *p, rt_node *x, int *out, int *nout, char *seen) 
   for (int i = 0; i < x->nin; i++) st[sp++] = x->in[i];
   while (sp > 0) {
     rt_node *y = st[--sp];
-    if (!is_pending(s, y) || seen[G(y)->post]) continue;
+    if (!cc_is_pending(s, y) || seen[G(y)->post]) continue;
     seen[G(y)->post] = 1;
     if (G(y)->anchor) { out[(*nout)++] = G(y)->post; continue; }
     for (int i = 0; i < y->nin; i++) {
@@ -219,7 +196,7 @@ static int below_index_map(cc_session *s, rt_node *y, rt_node *a) {
     rt_node *z = st[--sp];
     for (int k = 0; k < z->nin; k++) {
       if (z->in[k] == a) return 1;
-      if (is_pending(s, z->in[k]) && !G(z->in[k])->anchor) { if (sp == 128) return 1; st[sp++] = z->in[k]; }
+      if (cc_is_pending(s, z->in[k]) && !G(z->in[k])->anchor) { if (sp == 128) return 1; st[sp++] = z->in[k]; }
     }
   }
   return 0;
@@ -243,125 +220,12 @@ static int same_index_path(planner *p, rt_node *x, rt_node *a) {
     }
     for (int i = 0; i < y->nin; i++) {
       rt_node *c = y->in[i];
-      if (c == a || !is_pending(s, c) || G(c)->anchor) continue;
+      if (c == a || !cc_is_pending(s, c) || G(c)->anchor) continue;
       if (sp == 128) return 0;
       st[sp++] = c;
     }
   }
   return 1;
-}
-
-static const char *prim_name(rt_group_kind k) {
-  static const char *const names[] = { "map", "grid_reduce", "row_kernel", "lookback_scan", "select",
-                                       "select", "histogram", "gemm", "tiled_transpose", "radix_sort" };
-  return names[k];
-}
-
-static void node_ref(fmt_buf *b, const rt_node *x) {
-  if (x->op == RT_CONST && x->n == 1) {
-    if (rt_is_float(x->t)) fmt_printf(b, "%g", x->c.f);
-    else if (x->t == GK_BOOL) fmt_puts(b, x->c.i ? "true" : "false");
-    else fmt_printf(b, "%lld", (long long)x->c.i);
-  } else fmt_printf(b, "%%%d", x->id);
-}
-
-static void type_str(fmt_buf *b, const rt_node *x) {
-  fmt_printf(b, "%s[", rt_dtype_name(x->t));
-  for (int i = 0; i < x->ndim; i++) fmt_printf(b, "%s%lld", i ? "," : "", (long long)x->shape[i]);
-  fmt_puts(b, "]");
-}
-
-/* The --plan text of one group. */
-static void print_group(cc_session *s, const rt_group *g, int64_t number) {
-  fmt_buf b; fmt_init(&b);
-  fmt_printf(&b, "kernel %lld: %s (%s", (long long)number, rt_group_name[g->kind], prim_name(g->kind));
-  fmt_printf(&b, g->nlaunch > 1 ? ", %d launches)\n" : ")\n", g->nlaunch);
-  fmt_puts(&b, "  in: ");
-  if (!g->nin) fmt_puts(&b, "-");
-  for (int i = 0; i < g->nin; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->ins[i]); fmt_puts(&b, " "); type_str(&b, g->ins[i]); }
-  fmt_puts(&b, "\n");
-  for (int i = 0; i < g->nnodes; i++) {
-    const rt_node *x = g->nodes[i];
-    if (x->op == RT_CONST && x->n == 1) continue;
-    fmt_printf(&b, "  %%%d = ", x->id);
-    switch (x->op) {
-    case RT_REDUCE: fmt_printf(&b, "%s%s", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
-    case RT_SCAN: fmt_printf(&b, "%s%s%s", x->excl ? "exscan." : "scan.", rt_rop_name[x->rop], x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : ""); break;
-    case RT_SORT: case RT_ARGSORT: case RT_TOPK: case RT_ARGTOPK:
-      fmt_printf(&b, "%s%s", rt_op_info[x->op].name, x->axis == 1 ? ".rows" : x->axis == 0 ? ".cols" : "");
-      if (x->op == RT_TOPK || x->op == RT_ARGTOPK) fmt_printf(&b, " k=%lld", (long long)x->nbins);
-      break;
-    case RT_CAST: fmt_printf(&b, "%s", rt_dtype_name(x->t)); break;
-    case RT_CONST: fmt_puts(&b, "fill "); break;
-    default: fmt_puts(&b, rt_op_info[x->op].name); break;
-    }
-    if (x->op == RT_CONST) { rt_node c = *x; c.n = 1; node_ref(&b, &c); }
-    for (int k = 0; k < x->nin; k++) { fmt_puts(&b, " "); node_ref(&b, x->in[k]); }
-    fmt_puts(&b, " : "); type_str(&b, x);
-    fmt_puts(&b, "\n");
-  }
-  fmt_puts(&b, "  out: ");
-  for (int i = 0; i < g->nout; i++) { if (i) fmt_puts(&b, ", "); node_ref(&b, g->outs[i]); }
-  fmt_puts(&b, "\n");
-  if (s->opt_cuda && rt_prep_source(g->prep)) { fmt_puts(&b, rt_prep_source(g->prep)); fmt_puts(&b, "\n"); }
-  else if (s->opt_cuda && !strcmp(s->be->name, "cpu")) {
-    /* The cpu backend lowers nothing to run; lower a copy here to show the
-    ** CUDA the cuda backend would run (GK_NVRTC_CHECK=1 also compiles it). */
-    rt_group f = *g;
-    rt_err e;
-    f.prep = NULL;
-    rt_err_clear(&e);
-    if (cuda_lower(&f, s->mem, 132, s->opt_tf32, &e) == GK_OK && rt_prep_source(f.prep))
-      fmt_printf(&b, "// the CUDA the cuda backend would run (lowered on the cpu backend for 132 SMs, an H200;\n"
-                     "// the cuda backend lowers for its device)\n%s\n", rt_prep_source(f.prep));
-    else if (e.status)
-      fmt_printf(&b, "// no CUDA for this kernel: the lowering failed: %s\n", e.msg);
-    else
-      fmt_printf(&b, "// no CUDA for this kernel: a %s group runs no generated code (its primitive is called as it is)\n",
-                 rt_group_name[g->kind]);
-    rt_prep_free(s->mem, f.prep);
-  }
-  if (b.status == GK_OK) {
-    if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
-    else fwrite(b.data, 1, b.len, stdout);
-  }
-  fmt_free(&b);
-}
-
-static double now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
-
-/* The profile line of one group (the "profile" option): its time, the
-** bytes it reads and writes once (inputs and outputs), the rate, the
-** lowering/JIT time when it was prepared now, and its fused ops. */
-static void profile_group(cc_session *s, const rt_group *g, int64_t number, double run_ms, double jit_ms) {
-  double bytes = 0;
-  for (int i = 0; i < g->nin; i++) bytes += (double)g->ins[i]->n * (double)rt_dtype_size(g->ins[i]->t);
-  for (int i = 0; i < g->nout; i++) bytes += (double)g->outs[i]->n * (double)rt_dtype_size(g->outs[i]->t);
-  atomic_fetch_add_explicit(&s->prof_bytes, (int64_t)bytes, memory_order_relaxed);
-  fmt_buf b; fmt_init(&b);
-  char jit[32] = "";
-  if (jit_ms > 0) snprintf(jit, sizeof jit, "%.3f ms", jit_ms);
-  fmt_printf(&b, "  %-4lld %-9s %10.3f ms %10.3f MB %8.2f GB/s %11s  ", (long long)number, rt_group_name[g->kind],
-             run_ms, bytes / 1e6, run_ms > 0 ? bytes / (run_ms * 1e6) : 0.0, jit[0] ? jit : "-");
-  int shown = 0;
-  for (int i = 0; i < g->nnodes && b.len < 4000; i++) {
-    const rt_node *x = g->nodes[i];
-    if (x->op == RT_CONST || x->op == RT_INPUT || x->op == RT_VIEW) continue;
-    const char *nm = x->op == RT_REDUCE ? rt_rop_name[x->rop] : x->op == RT_SCAN ? "scan" :
-                     x->op == RT_CAST ? rt_dtype_name(x->t) : rt_op_info[x->op].name;
-    fmt_printf(&b, "%s%s", shown++ ? " " : "", nm);
-  }
-  if (!shown) fmt_puts(&b, "(copy)");
-  fmt_putc(&b, '\n');
-  if (b.status == GK_OK) {
-    if (s->hooks.output) s->hooks.output(s->hooks.ud, b.data, b.len);
-    else fwrite(b.data, 1, b.len, stdout);
-  }
-  fmt_free(&b);
 }
 
 /* A view that permutes its input's elements (no broadcast, no offset,
@@ -426,7 +290,7 @@ static int leaf_reduce(cc_session *s, rt_node *x, int64_t *len) {
 /* Adds to the targets the pending variables that are leaf reductions of a
 ** length some target's leaf reduction has: they share its pass for free
 ** (`s = sum(x); t = max(x)` then `print(s)` computes t too). */
-static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node **own, int *nown) {
+static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node ***own, int *nown) {
   int64_t lens[8]; int nl = 0;
   for (int i = 0; i < *nt && nl < 8; i++) {
     rt_node *x = (*targets)[i];
@@ -453,278 +317,12 @@ static int pull_siblings(cc_session *s, rt_node ***targets, int *nt, rt_node **o
     if (!leaf_reduce(s, x, &l)) continue;
     for (int k = 0; k < nl; k++) if (lens[k] == l) { t[m++] = x; break; }
   }
-  *own = (rt_node *)t; *nown = *nt + cap;
+  *own = t; *nown = *nt + cap;
   *targets = t; *nt = m;
   return 1;
 }
 
-/* ------------------------------------------------------------ plan cache
-** A plan depends only on the structure of the pending graph: ops, dtypes,
-** ranks, constants, which nodes are targets or bound to variables, the
-** dtypes and ranks of the materialized inputs, and which of their sizes
-** (dims, element counts, view offsets and strides, bin counts) are 0, 1 or
-** equal to each other -- not on the sizes themselves (fusion compares sizes
-** only for equality and with 0 and 1), not on the inputs' values or the
-** random streams' seeds and offsets (kernel parameters).  The signature
-** serializes exactly that, every other size as the number of its first
-** appearance; the sizes themselves go beside it.  A hit rebuilds the groups
-** by position (node i of the post-order, materialized input k) and reuses
-** the lowered text and launch description when the sizes are the same, so a
-** statement re-run on new data (gk_step, a REPL line, a loop in a script)
-** neither plans nor lowers; on new sizes it lowers the groups again (no
-** fusion; the same text, since sizes are kernel parameters: a memory hit of
-** the kernel cache) and remembers the plan for the new sizes. */
-
-typedef struct pc_group {
-  rt_group g;              /* launch fields and kind; pointers unused */
-  int *nodes, *outs, *ins; /* post-order index, or -(k+1) for materialized input k */
-} pc_group;
-
-typedef struct pc_entry {
-  uint64_t hash;
-  uint64_t *sig;
-  size_t nsig;
-  int64_t *vals;           /* the sizes the launch descriptions are for */
-  size_t nvals;
-  int ngroups;
-  pc_group *groups;
-  int *order;
-} pc_entry;
-
-typedef struct sigbuf {
-  uint64_t *w; size_t n, cap; int fail;
-  int64_t *vals; size_t nv, capv;   /* distinct sizes other than 0 and 1, in order of appearance */
-  int64_t *cv; size_t ncv, capcv;   /* constants' values, in order */
-  uint32_t *ht; size_t htcap;       /* open addressing: 1 + index into vals, 0 empty */
-} sigbuf;
-
-static void sig_push(cc_session *s, sigbuf *b, uint64_t v) {
-  if (b->fail) return;
-  if (b->n == b->cap) {
-    size_t nc = b->cap ? b->cap * 2 : 256;
-    uint64_t *w = rt_realloc(s->mem, b->w, b->cap * 8, nc * 8);
-    if (!w) { b->fail = 1; return; }
-    b->w = w; b->cap = nc;
-  }
-  b->w[b->n++] = v;
-}
-
-static int sig_val(cc_session *s, sigbuf *b, int64_t **a, size_t *n, size_t *cap, int64_t v) {
-  if (*n == *cap) {
-    size_t nc = *cap ? *cap * 2 : 64;
-    int64_t *w = rt_realloc(s->mem, *a, *cap * 8, nc * 8);
-    if (!w) { b->fail = 1; return -1; }
-    *a = w; *cap = nc;
-  }
-  (*a)[(*n)++] = v;
-  return 0;
-}
-
-/* A size: 0 and 1 as themselves, any other value as 2 + the number of its
-** first appearance (equal sizes get equal numbers). */
-static void sig_size(cc_session *s, sigbuf *b, int64_t v) {
-  if (b->fail) return;
-  if (v == 0 || v == 1) { sig_push(s, b, (uint64_t)v); return; }
-  if (2 * (b->nv + 1) > b->htcap) {
-    size_t nc = b->htcap ? b->htcap * 2 : 64;
-    uint32_t *t = rt_calloc(s->mem, nc, sizeof(uint32_t));
-    if (!t) { b->fail = 1; return; }
-    for (size_t k = 0; k < b->nv; k++) {
-      size_t h = (size_t)cc_mix(0, (uint64_t)b->vals[k]) & (nc - 1);
-      while (t[h]) h = (h + 1) & (nc - 1);
-      t[h] = (uint32_t)(k + 1);
-    }
-    rt_free(s->mem, b->ht, b->htcap * sizeof(uint32_t));
-    b->ht = t; b->htcap = nc;
-  }
-  size_t h = (size_t)cc_mix(0, (uint64_t)v) & (b->htcap - 1);
-  while (b->ht[h] && b->vals[b->ht[h] - 1] != v) h = (h + 1) & (b->htcap - 1);
-  if (!b->ht[h]) {
-    if (sig_val(s, b, &b->vals, &b->nv, &b->capv, v)) return;
-    b->ht[h] = (uint32_t)b->nv;
-  }
-  sig_push(s, b, (uint64_t)1 << 61 | (uint64_t)(b->ht[h] + 1));
-}
-
-/* A constant's value: data, beside the signature (fusion never reads it). */
-static void sig_const(cc_session *s, sigbuf *b, const rt_node *x) {
-  uint64_t c; memcpy(&c, &x->c, 8);
-  sig_push(s, b, (uint64_t)1 << 60);
-  sig_val(s, b, &b->cv, &b->ncv, &b->capcv, (int64_t)c);
-}
-
-/* Serializes the pending graph p.post (targets flagged in istarget);
-** materialized inputs are numbered in order of first use into mat[]. */
-static int plan_signature(planner *p, const char *istarget, sigbuf *b, rt_node **mat, int *nmat) {
-  cc_session *s = p->s;
-  sig_push(s, b, (uint64_t)s->opt_fusion | (uint64_t)s->opt_tf32 << 1 | (uint64_t)p->npost << 8);
-  for (int i = 0; i < p->npost; i++) {
-    rt_node *x = p->post[i];
-    sig_push(s, b, (uint64_t)x->op | (uint64_t)x->rop << 8 | (uint64_t)(uint8_t)x->axis << 16 | (uint64_t)x->excl << 24 |
-                   (uint64_t)x->t << 32 | (uint64_t)x->ndim << 40 | (uint64_t)x->nin << 48 |
-                   (uint64_t)(istarget[i] != 0) << 56 | (uint64_t)(G(x)->bound > 0) << 57);
-    for (int d = 0; d < x->ndim; d++) sig_size(s, b, x->shape[d]);
-    sig_size(s, b, x->n);
-    if (x->op == RT_CONST) sig_const(s, b, x);
-    if (x->op == RT_VIEW) { sig_size(s, b, x->voff); for (int d = 0; d < x->ndim; d++) sig_size(s, b, x->vstride[d]); }
-    if (x->op == RT_HIST || x->op == RT_TOPK || x->op == RT_ARGTOPK) sig_size(s, b, x->nbins);
-    for (int k = 0; k < x->nin; k++) {
-      rt_node *c = x->in[k];
-      if (is_pending(s, c)) { sig_push(s, b, (uint64_t)G(c)->post); continue; }
-      if (G(c)->mark != -s->stamp) {
-        G(c)->mark = -s->stamp;
-        G(c)->post = (*nmat)++;
-        mat[G(c)->post] = c;
-        sig_push(s, b, (uint64_t)1 << 63 | (uint64_t)c->t << 8 | (uint64_t)c->ndim);
-        for (int d = 0; d < c->ndim; d++) sig_size(s, b, c->shape[d]);
-        sig_size(s, b, c->n);
-      }
-      sig_push(s, b, (uint64_t)1 << 62 | (uint64_t)G(c)->post);
-    }
-  }
-  return b->fail ? GK_ENOMEM : GK_OK;
-}
-
-static uint64_t sig_hash(const sigbuf *b) {
-  uint64_t h = 0x243f6a8885a308d3ull;
-  for (size_t i = 0; i < b->n; i++) h = cc_mix(h, b->w[i]);
-  return h;
-}
-
-static void pc_entry_free(cc_session *s, pc_entry *e) {
-  for (int g = 0; g < e->ngroups; g++) {
-    pc_group *q = &e->groups[g];
-    sz_free(s->mem, q->nodes); sz_free(s->mem, q->outs); sz_free(s->mem, q->ins);
-    rt_prep_free(s->mem, q->g.prep);
-  }
-  sz_free(s->mem, e->groups);
-  sz_free(s->mem, e->order);
-  sz_free(s->mem, e->sig);
-  sz_free(s->mem, e->vals);
-  memset(e, 0, sizeof *e);
-}
-
-void cc_plan_cache_free(cc_session *s) {
-  if (!s->pcache) return;
-  for (int i = 0; i < CC_PLAN_CACHE; i++) pc_entry_free(s, &s->pcache[i]);
-  rt_free(s->mem, s->pcache, sizeof(pc_entry) * CC_PLAN_CACHE);
-  s->pcache = NULL;
-}
-
-void cc_plan_stats(cc_session *s, int64_t *hits, int64_t *misses) {
-  if (hits) *hits = s->pc_hits;
-  if (misses) *misses = s->pc_misses;
-}
-
-/* The plan in e was lowered for the sizes and constants in b. */
-static int pc_same_vals(const pc_entry *e, const sigbuf *b) {
-  return e->nvals == b->nv + b->ncv && (!b->nv || !memcmp(e->vals, b->vals, b->nv * 8)) &&
-         (!b->ncv || !memcmp(e->vals + b->nv, b->cv, b->ncv * 8));
-}
-
-static pc_entry *pc_find(cc_session *s, const sigbuf *b, uint64_t h) {
-  if (!s->pcache) return NULL;
-  for (int i = 0; i < CC_PLAN_CACHE; i++) {
-    pc_entry *e = &s->pcache[i];
-    if (e->sig && e->hash == h && e->nsig == b->n && !memcmp(e->sig, b->w, b->n * 8)) return e;
-  }
-  return NULL;
-}
-
-static int pc_index(cc_session *s, const rt_node *x) {
-  return G(x)->mark == s->stamp ? G(x)->post : -(G(x)->post + 1);
-}
-
-/* Remembers the plan just run (before its outputs are frozen), in entry
-** `into` (the one it came from, lowered again for new sizes) or the next
-** slot.  Failure to remember is not an error. */
-static void pc_store(cc_session *s, const sigbuf *b, uint64_t h, rt_group *groups, int ngroups, const int *order,
-                     pc_entry *into) {
-  if (!s->pcache && !(s->pcache = rt_calloc(s->mem, CC_PLAN_CACHE, sizeof(pc_entry)))) return;
-  pc_entry *e = into ? into : &s->pcache[s->pc_next];
-  pc_entry_free(s, e);
-  e->groups = sz_calloc(s->mem, (size_t)(ngroups ? ngroups : 1), sizeof(pc_group));
-  e->order = sz_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
-  e->sig = sz_alloc(s->mem, b->n * 8);
-  e->vals = sz_alloc(s->mem, (b->nv + b->ncv + 1) * 8);
-  if (!e->groups || !e->order || !e->sig || !e->vals) goto fail;
-  if (b->nv) memcpy(e->vals, b->vals, b->nv * 8);     /* vals / cv may be NULL when empty */
-  if (b->ncv) memcpy(e->vals + b->nv, b->cv, b->ncv * 8);
-  e->nvals = b->nv + b->ncv;
-  e->ngroups = ngroups;
-  if (ngroups) memcpy(e->order, order, sizeof(int) * (size_t)ngroups);
-  memcpy(e->sig, b->w, b->n * 8);
-  e->nsig = b->n;
-  e->hash = h;
-  for (int g = 0; g < ngroups; g++) {
-    const rt_group *src = &groups[g];
-    pc_group *q = &e->groups[g];
-    q->g = *src;
-    q->g.nodes = q->g.outs = q->g.ins = NULL;
-    q->g.prep = NULL;
-    q->nodes = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nnodes + 1));
-    q->outs = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nout + 1));
-    q->ins = sz_alloc(s->mem, sizeof(int) * (size_t)(src->nin + 1));
-    if (!q->nodes || !q->outs || !q->ins) goto fail;
-    for (int k = 0; k < src->nnodes; k++) q->nodes[k] = pc_index(s, src->nodes[k]);
-    for (int k = 0; k < src->nout; k++) q->outs[k] = pc_index(s, src->outs[k]);
-    for (int k = 0; k < src->nin; k++) q->ins[k] = pc_index(s, src->ins[k]);
-    if (src->prep && !(q->g.prep = rt_prep_copy(s->mem, src->prep))) goto fail;
-  }
-  if (!into) s->pc_next = (s->pc_next + 1) % CC_PLAN_CACHE;
-  return;
-fail:
-  pc_entry_free(s, e);
-}
-
-/* GK_PLAN_CACHE=verify: prepares a group taken from the cache afresh and
-** checks that the text and the launch list are the ones the cache gave (a
-** check of the cache that needs no GPU: run with GK_NVRTC_CHECK=1 on the
-** cpu backend, or on a GPU). */
-static int pc_verify(cc_session *s, const rt_group *g) {
-  rt_group f = *g;
-  f.prep = NULL;
-  rt_err_clear(&s->be->err);
-  int rc = s->be->prepare_group(s->be, &f, s->opt_tf32);
-  if (rc) { rt_prep_free(s->mem, f.prep); return cc_error(s, s->errloc, rc, "%s", s->be->err.msg); }
-  int same = rt_prep_same(f.prep, g->prep) && f.nlaunch == g->nlaunch;
-  rt_prep_free(s->mem, f.prep);
-  if (!same) return cc_error(s, s->errloc, GK_EMISUSE, "internal error: a cached plan's %s kernel differs from a fresh lowering", rt_group_name[g->kind]);
-  return GK_OK;
-}
-
-/* Rebuilds the groups of cached plan e for the graph in p.post / mat[].
-** *relower[g] is set when a group's text must be lowered again. */
-static int pc_rebuild(cc_session *s, planner *p, rt_node **mat, const pc_entry *e, rt_group **out, int **order, char **relower) {
-  rt_group *groups = sz_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), sizeof(rt_group));
-  int *ord = sz_alloc(s->mem, sizeof(int) * (size_t)(e->ngroups ? e->ngroups : 1));
-  char *rl = sz_calloc(s->mem, (size_t)(e->ngroups ? e->ngroups : 1), 1);
-  if (!groups || !ord || !rl) {
-    sz_free(s->mem, groups); sz_free(s->mem, ord); sz_free(s->mem, rl);
-    return GK_ENOMEM;
-  }
-  *out = groups; *order = ord; *relower = rl;
-  memcpy(ord, e->order, sizeof(int) * (size_t)e->ngroups);
-  for (int g = 0; g < e->ngroups; g++) {
-    const pc_group *q = &e->groups[g];
-    rt_group *gr = &groups[g];
-    *gr = q->g;
-    gr->prep = NULL;
-    gr->nodes = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nnodes + 1));
-    gr->outs = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nout + 1));
-    gr->ins = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(q->g.nin + 1));
-    if (!gr->nodes || !gr->outs || !gr->ins) return GK_ENOMEM;
-#define AT(ix) ((ix) >= 0 ? p->post[(ix)] : mat[-(ix) - 1])
-    for (int k = 0; k < q->g.nnodes; k++) gr->nodes[k] = AT(q->nodes[k]);
-    for (int k = 0; k < q->g.nout; k++) gr->outs[k] = AT(q->outs[k]);
-    for (int k = 0; k < q->g.nin; k++) gr->ins[k] = AT(q->ins[k]);
-#undef AT
-    if (q->g.prep && !(gr->prep = rt_prep_copy(s->mem, q->g.prep))) return GK_ENOMEM;
-  }
-  return GK_OK;
-}
-
-/* Step 3b of cc_compute: re-forms the union-find so that no group has more
+/* Step 3b of cc_fuse: re-forms the union-find so that no group has more
 ** than RT_MAX_STAGES dependent reduction stages.  An anchor's level is the
 ** stage it runs in within its group (reductions: one more than the deepest
 ** anchor of the group they read; others: that deepest level); anchors of one
@@ -759,407 +357,379 @@ static int split_stages(planner *p, const int *deps, const int *dstart, int *lv)
   return GK_OK;
 }
 
-int cc_compute(cc_session *s, rt_node **targets, int nt) {
-  planner p;
-  memset(&p, 0, sizeof p);
-  p.s = s;
-  s->stamp++;
-  rt_node *owned = NULL; int nowned = 0;
-  if (s->opt_fusion) pull_siblings(s, &targets, &nt, &owned, &nowned);
-  int rc = collect(&p, targets, nt);
-  int n = p.npost, i, j;
-  int *deps = NULL, *dstart = NULL, *order = NULL, *isout = NULL, *gid = NULL;
-  char *seen = NULL, *relower = NULL;
-  rt_group *groups = NULL;
-  int ngroups = 0, cached = 0, nmat = 0;
-  pc_entry *resized = NULL;   /* the cached plan was for other sizes: lowered again, stored back */
-  sigbuf sig = {0};
-  rt_node **mat = NULL;
-  uint64_t sh = 0;
-  if (rc || n == 0) goto done;
-  if (!s->pc_off) {
-    char *ist = rt_calloc(s->mem, (size_t)n, 1);
-    mat = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(3 * n + 1));
-    if (ist && mat) {
-      for (i = 0; i < nt; i++) if (!targets[i]->val) ist[G(targets[i])->post] = 1;
-      if (plan_signature(&p, ist, &sig, mat, &nmat) == GK_OK) {
-        sh = sig_hash(&sig);
-        pc_entry *e = pc_find(s, &sig, sh);
-        if (e) {
-          ngroups = e->ngroups;
-          rc = pc_rebuild(s, &p, mat, e, &groups, &order, &relower);
-          rt_free(s->mem, ist, (size_t)n);
-          if (rc) goto done;
-          cached = 1;
-          if (!pc_same_vals(e, &sig)) {
-            resized = e;
-            memset(relower, 1, (size_t)(ngroups ? ngroups : 1));
-          }
-          s->pc_hits++;
-          goto run;
-        }
-      }
-    }
-    rt_free(s->mem, ist, (size_t)n);
-  }
-  p.parent = sz_alloc(s->mem, sizeof(int) * (size_t)n);
-  seen = sz_alloc(s->mem, (size_t)n);
-  dstart = sz_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
-  isout = sz_calloc(s->mem, (size_t)n, sizeof(int));
-  gid = sz_alloc(s->mem, sizeof(int) * (size_t)n);
-  int *fcost = rt_alloc(s->mem, sizeof(int) * (size_t)n);
-  if (!p.parent || !seen || !dstart || !isout || !gid || !fcost) {
-    if (fcost) rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
-    rc = GK_ENOMEM; goto done;
-  }
+/* ------------------------------------------------------------ collecting */
 
-  /* 1. anchors */
-  for (i = 0; i < n; i++) {
-    rt_node *x = p.post[i];
+int cc_collect(cc_session *s, rt_node **targets, int nt, cc_pending *pg) {
+  memset(pg, 0, sizeof *pg);
+  if (s->opt_fusion) pull_siblings(s, &targets, &nt, &pg->own, &pg->nown);
+  pg->targets = targets;
+  pg->ntargets = nt;
+  return collect(s, pg, targets, nt);
+}
+
+void cc_pending_free(cc_session *s, cc_pending *pg) {
+  rt_free(s->mem, pg->post, sizeof(rt_node *) * (size_t)pg->cap);
+  if (pg->own) rt_free(s->mem, pg->own, sizeof(rt_node *) * (size_t)pg->nown);
+  memset(pg, 0, sizeof *pg);
+}
+
+/* ------------------------------------------------------------ planning */
+
+static int planner_init(planner *p, cc_session *s, const cc_pending *pg) {
+  int n = pg->npost;
+  memset(p, 0, sizeof *p);
+  p->s = s;
+  p->post = pg->post;
+  p->npost = n;
+  p->parent = cc_sz_alloc(s->mem, sizeof(int) * (size_t)n);
+  p->seen = cc_sz_alloc(s->mem, (size_t)n);
+  p->dstart = cc_sz_alloc(s->mem, sizeof(int) * (size_t)(n + 1));
+  p->isout = cc_sz_calloc(s->mem, (size_t)n, sizeof(int));
+  p->gid = cc_sz_alloc(s->mem, sizeof(int) * (size_t)n);
+  return p->parent && p->seen && p->dstart && p->isout && p->gid ? GK_OK : GK_ENOMEM;
+}
+
+static void planner_free(planner *p) {
+  rt_mem *m = p->s->mem;
+  cc_sz_free(m, p->parent); cc_sz_free(m, p->seen); cc_sz_free(m, p->dstart);
+  cc_sz_free(m, p->isout); cc_sz_free(m, p->gid); cc_sz_free(m, p->deps);
+}
+
+/* Step 1: the anchors -- heavy ops, the targets, and with fusion off every
+** map and source -- each its own union-find set; targets are outputs. */
+static void mark_anchors(planner *p, rt_node **targets, int nt) {
+  cc_session *s = p->s;
+  int n = p->npost;
+  for (int i = 0; i < n; i++) {
+    rt_node *x = p->post[i];
     int cls = rt_op_info[x->op].cls;
     G(x)->anchor = cls == RC_HEAVY ||
                    (!s->opt_fusion && cls == RC_MAP) ||
                    (!s->opt_fusion && (x->op == RT_IOTA || x->op == RT_RAND || x->op == RT_RANDN));
-    p.parent[i] = i;
+    p->parent[i] = i;
   }
   /* an i64 hist's range from the data needs the extremes themselves (numpy's
   ** uint64 difference), so unfused the range casts stay inside the hist */
   if (!s->opt_fusion)
-    for (i = 0; i < n; i++) {
-      rt_node *x = p.post[i];
+    for (int i = 0; i < n; i++) {
+      rt_node *x = p->post[i];
       if (x->op != RT_HIST || !x->excl) continue;
-      for (j = 1; j <= 2 && j < x->nin; j++) {
+      for (int j = 1; j <= 2 && j < x->nin; j++) {
         rt_node *c = x->in[j];
-        if (c->op == RT_CAST && is_pending(s, c) && G(c)->post >= 0) G(c)->anchor = 0;
+        if (c->op == RT_CAST && cc_is_pending(s, c) && G(c)->post >= 0) G(c)->anchor = 0;
       }
     }
-  for (i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; isout[G(targets[i])->post] = 1; }
-  /* bound the depth of inlined chains (evaluation recurses on it) and
-  ** their estimated compile cost (NVRTC time grows with the code a kernel
-  ** inlines: fuse_cost) */
-  for (i = 0; i < n; i++) {
-    rt_node *x = p.post[i];
+  for (int i = 0; i < nt; i++) if (!targets[i]->val) { G(targets[i])->anchor = 1; p->isout[G(targets[i])->post] = 1; }
+}
+
+/* Step 1, continued: bounds the depth of inlined chains (evaluation recurses
+** on it) and their estimated compile cost (NVRTC time grows with the code a
+** kernel inlines: fuse_cost); a node past either becomes an anchor.  The
+** depths are left in gid. */
+static int bound_chains(planner *p) {
+  cc_session *s = p->s;
+  int n = p->npost, *gid = p->gid;
+  int *fcost = rt_alloc(s->mem, sizeof(int) * (size_t)n);
+  if (!fcost) return GK_ENOMEM;
+  for (int i = 0; i < n; i++) {
+    rt_node *x = p->post[i];
     int d = 0;
     long cost = fuse_cost(x);
-    for (j = 0; j < x->nin; j++) {
+    for (int j = 0; j < x->nin; j++) {
       rt_node *c = x->in[j];
-      if (!is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
+      if (!cc_is_pending(s, c) || G(c)->anchor || G(c)->post < 0) continue;
       if (gid[G(c)->post] > d) d = gid[G(c)->post];
       cost += fcost[G(c)->post];   /* a shared operand counts once per use: an overestimate */
     }
-    gid[i] = d + 1;   /* gid doubles as chain depth until step 4 */
+    gid[i] = d + 1;
     fcost[i] = (int)(cost < CC_MAX_FUSE_COST * 2L ? cost : CC_MAX_FUSE_COST * 2L);
     if ((gid[i] > CC_MAX_FUSE_DEPTH || fcost[i] > CC_MAX_FUSE_COST) && !G(x)->anchor) {
       G(x)->anchor = 1; gid[i] = 0; fcost[i] = 0;
     }
   }
   rt_free(s->mem, fcost, sizeof(int) * (size_t)n);
-  if (s->opt_fusion && (rc = bound_view_paths(&p))) goto done;
-
-  /* 2. direct anchor dependencies of every anchor */
-  {
-    int cap = n * 4 + 16, nd = 0;
-    deps = sz_alloc(s->mem, sizeof(int) * (size_t)cap);
-    if (!deps) { rc = GK_ENOMEM; goto done; }
-    for (i = 0; i < n; i++) {
-      dstart[i] = nd;
-      if (!G(p.post[i])->anchor) continue;
-      if (nd + n > cap) {
-        int nc = cap * 2 + n;
-        int *d2 = sz_alloc(s->mem, sizeof(int) * (size_t)nc);
-        if (!d2) { rc = GK_ENOMEM; goto done; }
-        memcpy(d2, deps, sizeof(int) * (size_t)nd);
-        sz_free(s->mem, deps);
-        deps = d2; cap = nc;
-      }
-      memset(seen, 0, (size_t)n);
-      if ((rc = direct_deps(&p, p.post[i], deps, &nd, seen))) goto done;
-    }
-    dstart[n] = nd;
-  }
-
-  /* 3. fusion merges (each joins a node with its whole pending closure) */
-  if (s->opt_fusion) {
-    for (i = 0; i < n; i++) {
-      rt_node *t = p.post[i];
-      if (!G(t)->anchor || dstart[i] == dstart[i + 1]) continue;
-      /* transitive closure of anchor deps; check they are all reductions of one kind */
-      memset(seen, 0, (size_t)n);
-      int stack[256], sp = 0, ok = 1, kind = -1;
-      int64_t len = -1, r0 = -1, c0 = -1;
-      for (j = dstart[i]; j < dstart[i + 1] && sp < 256; j++) stack[sp++] = deps[j];
-      while (sp > 0 && ok) {
-        int a = stack[--sp];
-        if (seen[a]) continue;
-        seen[a] = 1;
-        rt_node *d = p.post[a];
-        int k = red_kind(d);
-        if (!k || d->rop == ROP_ARGMAX || d->rop == ROP_ARGMIN) { ok = 0; break; }
-        if (kind < 0) kind = k;
-        if (k != kind) { ok = 0; break; }
-        const rt_node *in = d->in[0];
-        if (k == 1) { if (len < 0) len = in->n; else if (len != in->n) ok = 0; }
-        else {
-          if (r0 < 0) { r0 = in->shape[0]; c0 = in->shape[1]; len = d->axis; }
-          else if (in->shape[0] != r0 || in->shape[1] != c0 || d->axis != len) ok = 0;
-        }
-        for (j = dstart[a]; j < dstart[a + 1]; j++) { if (sp < 256) stack[sp++] = deps[j]; else ok = 0; }
-      }
-      if (!ok || kind < 0) continue;
-      int tk = red_kind(t);
-      if (kind == 1) {
-        /* scalar epilogue or dependent whole-array reduction */
-        if (!((tk == 1 && t->in[0]->n == len) || (!tk && rt_op_info[t->op].cls != RC_HEAVY && t->n == 1))) continue;
-      } else {
-        /* row program: a map of the matrix shape, or a row reduction of it, or a per-row scalar epilogue */
-        /* axis=k moves its result back with a reshape, and off the last axis a
-        ** permuting view (compiler/build.c, axis_out): the matrix behind them */
-        const rt_node *tb = t;
-        while (!tk && tb->nin == 1 && !tb->in[0]->val && tb->in[0]->n == t->n && (tb->op == RT_RESHAPE ||
-               (tb->op == RT_VIEW && tb->voff == 0 && axis_perm(tb))))
-          tb = tb->in[0];
-        int same = tb->ndim == 2 && tb->shape[0] == r0 && tb->shape[1] == c0;
-        int rowred = tk == 2 && t->in[0]->shape[0] == r0 && t->in[0]->shape[1] == c0 && t->axis == len;
-        int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && tb->ndim == 1 && tb->shape[0] == (len == 1 ? r0 : c0);
-        if (!(same && rt_op_info[t->op].cls != RC_HEAVY) && !rowred && !perrow) continue;
-      }
-      for (j = 0; j < n; j++) if (seen[j]) uf_join(&p, i, j);
-    }
-    /* scan epilogue: a map of the scan's shape whose only pending anchor is
-    ** one leaf scan, read at the same index (no view between them) */
-    for (i = 0; i < n; i++) {
-      rt_node *t = p.post[i];
-      if (!G(t)->anchor || rt_op_info[t->op].cls == RC_HEAVY || dstart[i + 1] - dstart[i] != 1) continue;
-      int a = deps[dstart[i]];
-      rt_node *sc = p.post[a];
-      if (sc->op != RT_SCAN || dstart[a] != dstart[a + 1] || sc->ndim != t->ndim ||
-          memcmp(sc->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
-        continue;
-      if (same_index_path(&p, t, sc)) uf_join(&p, i, a);
-    }
-    /* horizontal: leaf whole-array reductions of one length; leaf maps of one shape */
-    for (i = 0; i < n; i++) {
-      rt_node *x = p.post[i];
-      if (!G(x)->anchor || dstart[i] != dstart[i + 1]) continue;
-      int k = red_kind(x);
-      int map = !k && rt_op_info[x->op].cls != RC_HEAVY;
-      if (k != 1 && !map) continue;
-      for (j = i + 1; j < n; j++) {
-        rt_node *y = p.post[j];
-        if (!G(y)->anchor || dstart[j] != dstart[j + 1]) continue;
-        if (k == 1 && red_kind(y) == 1 && y->in[0]->n == x->in[0]->n && y->rop != ROP_ARGMAX && y->rop != ROP_ARGMIN &&
-            x->rop != ROP_ARGMAX && x->rop != ROP_ARGMIN) uf_join(&p, i, j);
-        if (map && !red_kind(y) && rt_op_info[y->op].cls != RC_HEAVY && y->ndim == x->ndim &&
-            !memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) uf_join(&p, i, j);
-      }
-    }
-  }
-
-  /* 3b. stage limit: a group whose reductions chain deeper than RT_MAX_STAGES
-  ** is cut by stage level, each slice of RT_MAX_STAGES levels its own group.
-  ** A slice reads only lower slices (and what the whole group read), so the
-  ** plan stays acyclic.  gid holds the levels until step 4. */
-  if (s->opt_fusion && (rc = split_stages(&p, deps, dstart, gid))) goto done;
-
-  /* 4. groups: one per union-find root; outs are anchors read across groups */
-  for (i = 0; i < n; i++) gid[i] = -1;
-  for (i = 0; i < n; i++) if (G(p.post[i])->anchor) {
-    int r = uf_find(&p, i);
-    if (gid[r] < 0) gid[r] = ngroups++;
-    gid[i] = gid[r];
-  }
-  for (i = 0; i < n; i++) if (G(p.post[i])->anchor) {
-    for (j = dstart[i]; j < dstart[i + 1]; j++) if (gid[deps[j]] != gid[i]) isout[deps[j]] = 1;
-    if (G(p.post[i])->bound) isout[i] = 1;   /* a variable's value: keep it once computed */
-  }
-
-  groups = sz_calloc(s->mem, (size_t)ngroups, sizeof(rt_group));
-  order = sz_alloc(s->mem, sizeof(int) * (size_t)(ngroups ? ngroups : 1));
-  if (!groups || !order) { rc = GK_ENOMEM; goto done; }
-  for (int g = 0; g < ngroups && !rc; g++) {
-    rt_group *gr = &groups[g];
-    /* members: anchors of g plus the pending non-anchors they read */
-    memset(seen, 0, (size_t)n);
-    int cnt = 0, nouts = 0, nanc = 0;
-    for (i = 0; i < n; i++) if (G(p.post[i])->anchor && gid[i] == g) {
-      seen[i] = 1; nanc++;
-      if (isout[i]) nouts++;
-    }
-    /* flood from anchors through non-anchors (post-order: users after inputs, so walk backwards) */
-    for (i = n - 1; i >= 0; i--) {
-      if (!seen[i]) continue;
-      rt_node *x = p.post[i];
-      for (j = 0; j < x->nin; j++) {
-        rt_node *c = x->in[j];
-        if (is_pending(s, c) && !G(c)->anchor) seen[G(c)->post] = 1;
-      }
-    }
-    for (i = 0; i < n; i++) cnt += seen[i];
-    gr->nodes = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)cnt);
-    gr->outs = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(nouts ? nouts : 1));
-    gr->ins = sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(cnt * 3 + 1));
-    if (!gr->nodes || !gr->outs || !gr->ins) { rc = GK_ENOMEM; break; }
-    rt_node *anc[64]; int na = 0;
-    for (i = 0; i < n; i++) if (seen[i]) {
-      rt_node *x = p.post[i];
-      gr->nodes[gr->nnodes++] = x;
-      if (G(x)->anchor && gid[i] == g) {
-        if (isout[i]) gr->outs[gr->nout++] = x;
-        if (na < 64) anc[na++] = x;
-      }
-      for (j = 0; j < x->nin; j++) {
-        rt_node *c = x->in[j];
-        int external = c->val || (G(c)->anchor && gid[G(c)->post] != g);
-        if (!external) continue;
-        int dup = 0;
-        for (int k = 0; k < gr->nin; k++) if (gr->ins[k] == c) dup = 1;
-        if (!dup) gr->ins[gr->nin++] = c;
-      }
-    }
-    gr->kind = kind_of_group(anc, na);
-  }
-  if (rc) goto done;
-
-  /* 5. topological order of groups (Kahn; ties by first anchor's post index) */
-  {
-    int *indeg = rt_calloc(s->mem, (size_t)ngroups, sizeof(int));
-    char *done = rt_calloc(s->mem, (size_t)ngroups, 1);
-    if (!indeg || !done) { rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups); rt_free(s->mem, done, (size_t)ngroups); rc = GK_ENOMEM; goto done; }
-    for (int g = 0; g < ngroups; g++)
-      for (int k = 0; k < groups[g].nin; k++) {
-        rt_node *c = groups[g].ins[k];
-        if (!c->val) indeg[g]++;
-      }
-    int no = 0;
-    while (no < ngroups) {
-      int pick = -1;
-      for (int g = 0; g < ngroups; g++) if (!done[g] && indeg[g] == 0) { pick = g; break; }
-      if (pick < 0) { rc = GK_EMISUSE; break; }   /* cycle: a planner bug */
-      done[pick] = 1;
-      order[no++] = pick;
-      for (int g = 0; g < ngroups; g++) if (!done[g])
-        for (int k = 0; k < groups[g].nin; k++) {
-          rt_node *c = groups[g].ins[k];
-          if (!c->val && gid[G(c)->post] == pick) indeg[g]--;
-        }
-    }
-    rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups);
-    rt_free(s->mem, done, (size_t)ngroups);
-    if (rc) { cc_error(s, s->errloc, GK_EMISUSE, "internal error: the plan has a cycle"); goto done; }
-  }
-
-  /* 6. run (a cached plan arrives here with its groups lowered already) */
-run:
-  if (!cached) s->pc_misses++;
-  atomic_store_explicit(&s->prog_planned, s->kernels + ngroups, memory_order_relaxed);
-  for (int k = 0; k < ngroups && !rc; k++) {
-    rt_group *g = &groups[order[k]];
-    double t0 = now_ms(), t1;
-    s->kernels++;
-    rt_err_clear(&s->be->err);
-    if (!cached || relower[order[k]] || rt_prep_rebind(g)) {
-      rt_prep_free(s->mem, g->prep);
-      g->prep = NULL;
-      atomic_store_explicit(&s->prog_jit, 1, memory_order_relaxed);
-      rc = s->be->prepare_group(s->be, g, s->opt_tf32);
-      atomic_store_explicit(&s->prog_jit, 0, memory_order_relaxed);
-      if (rc) { cc_error(s, s->errloc, rc, "%s", s->be->err.msg); break; }
-    } else if (s->pc_verify && g->prep && (rc = pc_verify(s, g))) break;
-    double jit = now_ms() - t0;
-    atomic_fetch_add_explicit(&s->prof_jit_ns, (int64_t)(jit * 1e6), memory_order_relaxed);
-    if (s->opt_plan) print_group(s, g, s->kernels);
-    int64_t number = s->kernels;
-    if (g->nlaunch > 1) s->kernels += g->nlaunch - 1;   /* e.g. a matmul's prologue, then the gemm */
-    t1 = now_ms();
-    rc = s->be->run_group(s->be, g);
-    if (!rc && s->opt_profile && s->be->sync) rc = s->be->sync(s->be);   /* a profile waits for each kernel */
-    if (rc) cc_error(s, s->errloc, rc, "%s", s->be->err.msg);
-    else {
-      double t2 = now_ms();
-      atomic_fetch_add_explicit(&s->prof_run_ns, (int64_t)((t2 - t1) * 1e6), memory_order_relaxed);
-      if (s->opt_profile) profile_group(s, g, number, t2 - t1, jit > 0.001 ? jit : 0);
-    }
-    atomic_store_explicit(&s->prog_done, s->kernels, memory_order_relaxed);
-  }
-  atomic_store_explicit(&s->prog_planned, s->kernels, memory_order_relaxed);
-  if (!rc && (!cached || resized) && !s->pc_off && sig.w && !sig.fail) pc_store(s, &sig, sh, groups, ngroups, order, resized);
-  if (!rc) {
-    for (int g = 0; g < ngroups; g++)
-      for (int k = 0; k < groups[g].nout; k++) cc_freeze(s, groups[g].outs[k]);
-  }
-
-done:
-  if (rc && !s->err->status) cc_error(s, s->errloc, rc, rc == GK_ENOMEM ? "out of memory" : "internal error planning");
-  if (groups) {
-    for (int g = 0; g < ngroups; g++) {
-      sz_free(s->mem, groups[g].nodes);
-      sz_free(s->mem, groups[g].outs);
-      sz_free(s->mem, groups[g].ins);
-      rt_prep_free(s->mem, groups[g].prep);
-    }
-    sz_free(s->mem, groups);
-  }
-  sz_free(s->mem, order);
-  sz_free(s->mem, deps);
-  sz_free(s->mem, dstart);
-  sz_free(s->mem, isout);
-  sz_free(s->mem, gid);
-  sz_free(s->mem, seen);
-  sz_free(s->mem, p.parent);
-  rt_free(s->mem, p.post, sizeof(rt_node *) * (size_t)p.cap);
-  rt_free(s->mem, sig.w, sig.cap * 8);
-  rt_free(s->mem, sig.vals, sig.capv * 8);
-  rt_free(s->mem, sig.cv, sig.capcv * 8);
-  rt_free(s->mem, sig.ht, sig.htcap * sizeof(uint32_t));
-  sz_free(s->mem, mat);
-  sz_free(s->mem, relower);
-  if (owned) rt_free(s->mem, owned, sizeof(rt_node *) * (size_t)nowned);
-  return rc;
-}
-
-int cc_sync(cc_session *s, rt_err *err) {
-  rt_err *saved = s->err;
-  s->err = err;
-  rt_node **xs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
-  int n = 0, rc = GK_OK;
-  if (!xs) rc = cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
-  else {
-    for (int i = 0; i < s->nvars; i++) if (!s->vars[i].v.x->val) xs[n++] = s->vars[i].v.x;
-    if (n) rc = cc_compute(s, xs, n);
-    rt_free(s->mem, xs, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
-  }
-  if (!rc) rc = s->be->sync(s->be);
-  s->err = saved;
-  return rc;
-}
-
-int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err) {
-  cvar *v = cc_findvar(s, name);
-  if (!v) return rt_seterr(err, GK_EMISUSE, "no variable '%s'", name);
-  if (compute && !v->v.x->val) {
-    rt_err *saved = s->err;
-    s->err = err;
-    rt_node *y = v->v.x;
-    int rc = cc_compute(s, &y, 1);
-    s->err = saved;
-    if (rc) return rc;
-  }
-  *x = v->v.x;
   return GK_OK;
 }
 
-int cc_bind_value(cc_session *s, const char *name, rt_value *v, rt_err *err) {
-  rt_err *saved = s->err;
-  s->err = err;
-  int rc = GK_OK;
-  rt_node *x = cc_input(s, v);
-  if (!x) rc = err->status ? err->status : GK_ENOMEM;
-  else {
-    cval c; memset(&c, 0, sizeof c);
-    c.kind = K_ARRAY; c.x = x;
-    rc = cc_setvar(s, name, c);
+/* Step 2: the direct anchor dependencies of every anchor (p->deps, p->dstart). */
+static int anchor_deps(planner *p) {
+  cc_session *s = p->s;
+  int n = p->npost, cap = n * 4 + 16, nd = 0;
+  p->deps = cc_sz_alloc(s->mem, sizeof(int) * (size_t)cap);
+  if (!p->deps) return GK_ENOMEM;
+  for (int i = 0; i < n; i++) {
+    p->dstart[i] = nd;
+    if (!G(p->post[i])->anchor) continue;
+    if (nd + n > cap) {
+      int nc = cap * 2 + n;
+      int *d2 = cc_sz_alloc(s->mem, sizeof(int) * (size_t)nc);
+      if (!d2) return GK_ENOMEM;
+      memcpy(d2, p->deps, sizeof(int) * (size_t)nd);
+      cc_sz_free(s->mem, p->deps);
+      p->deps = d2; cap = nc;
+    }
+    memset(p->seen, 0, (size_t)n);
+    int rc = direct_deps(p, p->post[i], p->deps, &nd, p->seen);
+    if (rc) return rc;
   }
-  cc_end_statement(s);
-  s->err = saved;
+  p->dstart[n] = nd;
+  return GK_OK;
+}
+
+/* The reductions of an anchor's pending closure, when they are all of one
+** kind: whole-array reductions of one length (kind 1, len), or reductions
+** along one axis (len) of one matrix shape r0 x c0 (kind 2). */
+typedef struct closure {
+  int kind;
+  int64_t len, r0, c0;
+} closure;
+
+/* Walks anchor i's transitive anchor dependencies, marking them in p->seen;
+** 1 when they form a closure c (see above). */
+static int closure_of(planner *p, int i, closure *c) {
+  int n = p->npost, stack[256], sp = 0, ok = 1;
+  memset(p->seen, 0, (size_t)n);
+  c->kind = -1; c->len = -1; c->r0 = -1; c->c0 = -1;
+  for (int j = p->dstart[i]; j < p->dstart[i + 1] && sp < 256; j++) stack[sp++] = p->deps[j];
+  while (sp > 0 && ok) {
+    int a = stack[--sp];
+    if (p->seen[a]) continue;
+    p->seen[a] = 1;
+    rt_node *d = p->post[a];
+    int k = red_kind(d);
+    if (!k || d->rop == ROP_ARGMAX || d->rop == ROP_ARGMIN) { ok = 0; break; }
+    if (c->kind < 0) c->kind = k;
+    if (k != c->kind) { ok = 0; break; }
+    const rt_node *in = d->in[0];
+    if (k == 1) { if (c->len < 0) c->len = in->n; else if (c->len != in->n) ok = 0; }
+    else {
+      if (c->r0 < 0) { c->r0 = in->shape[0]; c->c0 = in->shape[1]; c->len = d->axis; }
+      else if (in->shape[0] != c->r0 || in->shape[1] != c->c0 || d->axis != c->len) ok = 0;
+    }
+    for (int j = p->dstart[a]; j < p->dstart[a + 1]; j++) { if (sp < 256) stack[sp++] = p->deps[j]; else ok = 0; }
+  }
+  return ok && c->kind >= 0;
+}
+
+/* 1 when target t joins its closure c: over whole-array reductions, a
+** dependent reduction of the length or a scalar epilogue; over a matrix's
+** rows (columns), a map of the matrix shape, a row reduction of it, or a
+** per-row scalar epilogue. */
+static int joins_closure(const rt_node *t, const closure *c) {
+  int tk = red_kind(t);
+  if (c->kind == 1)
+    return (tk == 1 && t->in[0]->n == c->len) || (!tk && rt_op_info[t->op].cls != RC_HEAVY && t->n == 1);
+  /* axis=k moves its result back with a reshape, and off the last axis a
+  ** permuting view (compiler/build.c, axis_out): the matrix behind them */
+  const rt_node *tb = t;
+  while (!tk && tb->nin == 1 && !tb->in[0]->val && tb->in[0]->n == t->n && (tb->op == RT_RESHAPE ||
+         (tb->op == RT_VIEW && tb->voff == 0 && axis_perm(tb))))
+    tb = tb->in[0];
+  int same = tb->ndim == 2 && tb->shape[0] == c->r0 && tb->shape[1] == c->c0;
+  int rowred = tk == 2 && t->in[0]->shape[0] == c->r0 && t->in[0]->shape[1] == c->c0 && t->axis == c->len;
+  int perrow = !tk && rt_op_info[t->op].cls != RC_HEAVY && tb->ndim == 1 && tb->shape[0] == (c->len == 1 ? c->r0 : c->c0);
+  return (same && rt_op_info[t->op].cls != RC_HEAVY) || rowred || perrow;
+}
+
+/* Step 3: each anchor with pending anchor dependencies joins its whole
+** closure when that closure is reductions of one kind it fits. */
+static void merge_closures(planner *p) {
+  int n = p->npost;
+  for (int i = 0; i < n; i++) {
+    rt_node *t = p->post[i];
+    closure c;
+    if (!G(t)->anchor || p->dstart[i] == p->dstart[i + 1]) continue;
+    if (!closure_of(p, i, &c) || !joins_closure(t, &c)) continue;
+    for (int j = 0; j < n; j++) if (p->seen[j]) uf_join(p, i, j);
+  }
+}
+
+/* Step 3, scan epilogues: a map of the scan's shape whose only pending
+** anchor is one leaf scan, read at the same index (no view between them). */
+static void merge_scan_epilogues(planner *p) {
+  for (int i = 0; i < p->npost; i++) {
+    rt_node *t = p->post[i];
+    if (!G(t)->anchor || rt_op_info[t->op].cls == RC_HEAVY || p->dstart[i + 1] - p->dstart[i] != 1) continue;
+    int a = p->deps[p->dstart[i]];
+    rt_node *sc = p->post[a];
+    if (sc->op != RT_SCAN || p->dstart[a] != p->dstart[a + 1] || sc->ndim != t->ndim ||
+        memcmp(sc->shape, t->shape, sizeof(int64_t) * (size_t)t->ndim))
+      continue;
+    if (same_index_path(p, t, sc)) uf_join(p, i, a);
+  }
+}
+
+/* Step 3, horizontal: leaf whole-array reductions of one length; leaf maps
+** of one shape. */
+static void merge_leaves(planner *p) {
+  int n = p->npost;
+  for (int i = 0; i < n; i++) {
+    rt_node *x = p->post[i];
+    if (!G(x)->anchor || p->dstart[i] != p->dstart[i + 1]) continue;
+    int k = red_kind(x);
+    int map = !k && rt_op_info[x->op].cls != RC_HEAVY;
+    if (k != 1 && !map) continue;
+    for (int j = i + 1; j < n; j++) {
+      rt_node *y = p->post[j];
+      if (!G(y)->anchor || p->dstart[j] != p->dstart[j + 1]) continue;
+      if (k == 1 && red_kind(y) == 1 && y->in[0]->n == x->in[0]->n && y->rop != ROP_ARGMAX && y->rop != ROP_ARGMIN &&
+          x->rop != ROP_ARGMAX && x->rop != ROP_ARGMIN) uf_join(p, i, j);
+      if (map && !red_kind(y) && rt_op_info[y->op].cls != RC_HEAVY && y->ndim == x->ndim &&
+          !memcmp(y->shape, x->shape, sizeof(int64_t) * (size_t)x->ndim)) uf_join(p, i, j);
+    }
+  }
+}
+
+/* Step 4: one group per union-find root (gid: each anchor's group, -1 for
+** the others); outputs are anchors read across groups and variables'
+** values.  Returns the number of groups. */
+static int assign_groups(planner *p) {
+  int n = p->npost, ngroups = 0, *gid = p->gid;
+  for (int i = 0; i < n; i++) gid[i] = -1;
+  for (int i = 0; i < n; i++) if (G(p->post[i])->anchor) {
+    int r = uf_find(p, i);
+    if (gid[r] < 0) gid[r] = ngroups++;
+    gid[i] = gid[r];
+  }
+  for (int i = 0; i < n; i++) if (G(p->post[i])->anchor) {
+    for (int j = p->dstart[i]; j < p->dstart[i + 1]; j++) if (gid[p->deps[j]] != gid[i]) p->isout[p->deps[j]] = 1;
+    if (G(p->post[i])->bound) p->isout[i] = 1;   /* a variable's value: keep it once computed */
+  }
+  return ngroups;
+}
+
+/* Step 4, one group: its members are the anchors of group g plus the
+** pending non-anchors they read, in post-order; its inputs what they read
+** from outside (materialized, or another group's anchors). */
+static int build_group(planner *p, int g, rt_group *gr) {
+  cc_session *s = p->s;
+  int n = p->npost, cnt = 0, nouts = 0, *gid = p->gid;
+  char *seen = p->seen;
+  memset(seen, 0, (size_t)n);
+  for (int i = 0; i < n; i++) if (G(p->post[i])->anchor && gid[i] == g) {
+    seen[i] = 1;
+    if (p->isout[i]) nouts++;
+  }
+  /* flood from anchors through non-anchors (post-order: users after inputs, so walk backwards) */
+  for (int i = n - 1; i >= 0; i--) {
+    if (!seen[i]) continue;
+    rt_node *x = p->post[i];
+    for (int j = 0; j < x->nin; j++) {
+      rt_node *c = x->in[j];
+      if (cc_is_pending(s, c) && !G(c)->anchor) seen[G(c)->post] = 1;
+    }
+  }
+  for (int i = 0; i < n; i++) cnt += seen[i];
+  gr->nodes = cc_sz_alloc(s->mem, sizeof(rt_node *) * (size_t)cnt);
+  gr->outs = cc_sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(nouts ? nouts : 1));
+  gr->ins = cc_sz_alloc(s->mem, sizeof(rt_node *) * (size_t)(cnt * 3 + 1));
+  if (!gr->nodes || !gr->outs || !gr->ins) return GK_ENOMEM;
+  rt_node *anc[64]; int na = 0;
+  for (int i = 0; i < n; i++) if (seen[i]) {
+    rt_node *x = p->post[i];
+    gr->nodes[gr->nnodes++] = x;
+    if (G(x)->anchor && gid[i] == g) {
+      if (p->isout[i]) gr->outs[gr->nout++] = x;
+      if (na < 64) anc[na++] = x;
+    }
+    for (int j = 0; j < x->nin; j++) {
+      rt_node *c = x->in[j];
+      int external = c->val || (G(c)->anchor && gid[G(c)->post] != g);
+      if (!external) continue;
+      int dup = 0;
+      for (int k = 0; k < gr->nin; k++) if (gr->ins[k] == c) dup = 1;
+      if (!dup) gr->ins[gr->nin++] = c;
+    }
+  }
+  gr->kind = kind_of_group(anc, na);
+  return GK_OK;
+}
+
+/* Step 5: a topological order of the groups (Kahn; ties by first anchor's
+** post index) into pl->order. */
+static int order_groups(planner *p, cc_plan *pl) {
+  cc_session *s = p->s;
+  int ngroups = pl->ngroups, rc = GK_OK;
+  rt_group *groups = pl->groups;
+  int *indeg = rt_calloc(s->mem, (size_t)ngroups, sizeof(int));
+  char *done = rt_calloc(s->mem, (size_t)ngroups, 1);
+  if (!indeg || !done) { rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups); rt_free(s->mem, done, (size_t)ngroups); return GK_ENOMEM; }
+  for (int g = 0; g < ngroups; g++)
+    for (int k = 0; k < groups[g].nin; k++) {
+      rt_node *c = groups[g].ins[k];
+      if (!c->val) indeg[g]++;
+    }
+  int no = 0;
+  while (no < ngroups) {
+    int pick = -1;
+    for (int g = 0; g < ngroups; g++) if (!done[g] && indeg[g] == 0) { pick = g; break; }
+    if (pick < 0) { rc = GK_EMISUSE; break; }   /* cycle: a planner bug */
+    done[pick] = 1;
+    pl->order[no++] = pick;
+    for (int g = 0; g < ngroups; g++) if (!done[g])
+      for (int k = 0; k < groups[g].nin; k++) {
+        rt_node *c = groups[g].ins[k];
+        if (!c->val && p->gid[G(c)->post] == pick) indeg[g]--;
+      }
+  }
+  rt_free(s->mem, indeg, sizeof(int) * (size_t)ngroups);
+  rt_free(s->mem, done, (size_t)ngroups);
+  if (rc) cc_error(s, s->errloc, GK_EMISUSE, "internal error: the plan has a cycle");
   return rc;
+}
+
+/* Steps 4 and 5: the groups of the union-find, in run order. */
+static int form_groups(planner *p, cc_plan *pl) {
+  cc_session *s = p->s;
+  pl->ngroups = assign_groups(p);
+  pl->groups = cc_sz_calloc(s->mem, (size_t)pl->ngroups, sizeof(rt_group));
+  pl->order = cc_sz_alloc(s->mem, sizeof(int) * (size_t)(pl->ngroups ? pl->ngroups : 1));
+  if (!pl->groups || !pl->order) return GK_ENOMEM;
+  for (int g = 0; g < pl->ngroups; g++) {
+    int rc = build_group(p, g, &pl->groups[g]);
+    if (rc) return rc;
+  }
+  return order_groups(p, pl);
+}
+
+/* Plans the pending graph pg: anchors (1), their dependencies (2), fusion
+** merges (3, 3b: stage limit), groups (4) in a topological order (5).  On
+** failure pl holds what was built (cc_plan_free). */
+int cc_fuse(cc_session *s, const cc_pending *pg, cc_plan *pl) {
+  planner p;
+  int rc = planner_init(&p, s, pg);
+  if (!rc) {
+    mark_anchors(&p, pg->targets, pg->ntargets);
+    rc = bound_chains(&p);
+  }
+  if (!rc && s->opt_fusion) rc = bound_view_paths(&p);
+  if (!rc) rc = anchor_deps(&p);
+  if (!rc && s->opt_fusion) {
+    merge_closures(&p);
+    merge_scan_epilogues(&p);
+    merge_leaves(&p);
+    /* a group whose reductions chain deeper than RT_MAX_STAGES is cut by
+    ** stage level, each slice of RT_MAX_STAGES levels its own group; a slice
+    ** reads only lower slices (and what the whole group read), so the plan
+    ** stays acyclic.  gid holds the levels until step 4. */
+    rc = split_stages(&p, p.deps, p.dstart, p.gid);
+  }
+  if (!rc) rc = form_groups(&p, pl);
+  planner_free(&p);
+  return rc;
+}
+
+void cc_plan_free(cc_session *s, cc_plan *pl) {
+  if (pl->groups) {
+    for (int g = 0; g < pl->ngroups; g++) {
+      cc_sz_free(s->mem, pl->groups[g].nodes);
+      cc_sz_free(s->mem, pl->groups[g].outs);
+      cc_sz_free(s->mem, pl->groups[g].ins);
+      rt_prep_free(s->mem, pl->groups[g].prep);
+    }
+    cc_sz_free(s->mem, pl->groups);
+  }
+  cc_sz_free(s->mem, pl->order);
+  cc_sz_free(s->mem, pl->relower);
+  memset(pl, 0, sizeof *pl);
 }

@@ -1,7 +1,8 @@
 /*
 ** compiler/graph.c -- the lazy graph: interned (CSE) nodes with reference
-** counts, the current statement's nodes, materialized values, variables and
-** user functions of a session.
+** counts, the current statement's nodes, materialized values, and the
+** statement's error record (cc_error).  The bottom of compiler/: it calls
+** no other file of it.
 **
 ** Every node made while a statement runs holds one "statement reference"
 ** until cc_end_statement, so a failed statement frees what it built and a
@@ -164,156 +165,8 @@ rt_node *cc_input(cc_session *s, rt_value *v) {
   return x;
 }
 
-/* ---------------------------------------------------------------- names */
-
-static int var_pos(cc_session *s, const char *name, int *found) {
-  int lo = 0, hi = s->nvars;
-  while (lo < hi) {
-    int mid = (lo + hi) / 2;
-    int c = strcmp(s->vars[mid].name, name);
-    if (c == 0) { *found = 1; return mid; }
-    if (c < 0) lo = mid + 1; else hi = mid;
-  }
-  *found = 0;
-  return lo;
-}
-
-cvar *cc_findvar(cc_session *s, const char *name) {
-  int f, i = var_pos(s, name, &f);
-  return f ? &s->vars[i] : NULL;
-}
-
-/* Binds name to v (taking a reference on v.x), dropping the old binding. */
-int cc_setvar(cc_session *s, const char *name, cval v) {
-  int f, i = var_pos(s, name, &f);
-  if (f) {
-    rt_node *old = s->vars[i].v.x;
-    cc_ref(v.x);
-    G(v.x)->bound++;
-    G(old)->bound--;
-    s->vars[i].v = v;
-    cc_unref(s, old);
-    return GK_OK;
-  }
-  if (s->nvars >= CC_MAX_VARS) return cc_error(s, s->errloc, GK_ELIMIT, "too many variables (limit %d)", CC_MAX_VARS);
-  if (s->nvars == s->capvars) {
-    int nc = s->capvars ? s->capvars * 2 : 16;
-    cvar *nv = rt_realloc(s->mem, s->vars, sizeof(cvar) * (size_t)s->capvars, sizeof(cvar) * (size_t)nc);
-    if (!nv) return cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
-    s->vars = nv; s->capvars = nc;
-  }
-  size_t ln = strlen(name);
-  char *nm = rt_alloc(s->mem, ln + 1);
-  if (!nm) return cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
-  memcpy(nm, name, ln + 1);
-  memmove(&s->vars[i + 1], &s->vars[i], sizeof(cvar) * (size_t)(s->nvars - i));
-  s->vars[i].name = nm;
-  s->vars[i].v = v;
-  cc_ref(v.x);
-  G(v.x)->bound++;
-  s->nvars++;
-  return GK_OK;
-}
-
-int cc_unbind(cc_session *s, const char *name) {
-  int f, i = var_pos(s, name, &f);
-  if (!f) return GK_EMISUSE;
-  rt_node *old = s->vars[i].v.x;
-  G(old)->bound--;
-  rt_free(s->mem, s->vars[i].name, strlen(s->vars[i].name) + 1);
-  memmove(&s->vars[i], &s->vars[i + 1], sizeof(cvar) * (size_t)(s->nvars - i - 1));
-  s->nvars--;
-  cc_unref(s, old);
-  return GK_OK;
-}
-
-cfn *cc_findfn(cc_session *s, const char *name) {
-  for (int i = 0; i < s->nfns; i++) if (!strcmp(s->fns[i].name, name)) return &s->fns[i];
-  return NULL;
-}
-
-int cc_has_fn(cc_session *s, const char *name) { return cc_findfn(s, name) != NULL; }
-
-void cc_each_var(cc_session *s, cc_var_fn fn, void *ud) {
-  for (int i = 0; i < s->nvars; i++) fn(ud, s->vars[i].name, s->vars[i].v.x);
-}
-
-/* ---------------------------------------------------------------- session */
-
-int cc_open(rt_mem *mem, rt_backend *be, const cc_hooks *hooks, cc_session **out, rt_err *e) {
-  cc_session *s = rt_calloc(mem, 1, sizeof *s);
-  if (!s) return rt_seterr(e, GK_ENOMEM, "out of memory");
-  s->mem = mem;
-  s->be = be;
-  if (hooks) s->hooks = *hooks;
-  s->opt_fusion = 1;
-  const char *f = getenv("GK_FUSION");
-  if (f && !strcmp(f, "0")) s->opt_fusion = 0;
-  const char *pc = getenv("GK_PLAN_CACHE");
-  if (pc && !strcmp(pc, "0")) s->pc_off = 1;
-  if (pc && !strcmp(pc, "verify")) s->pc_verify = 1;
-  s->seed = 0;
-  s->err = e;
-  *out = s;
-  return GK_OK;
-}
-
-void cc_close(cc_session *s) {
-  if (!s) return;
-  cc_end_statement(s);
-  for (int i = 0; i < s->nvars; i++) {
-    rt_node *x = s->vars[i].v.x;
-    rt_free(s->mem, s->vars[i].name, strlen(s->vars[i].name) + 1);
-    cc_unref(s, x);
-  }
-  rt_free(s->mem, s->vars, sizeof(cvar) * (size_t)s->capvars);
-  for (int i = 0; i < s->nfns; i++) {
-    rt_free(s->mem, s->fns[i].name, strlen(s->fns[i].name) + 1);
-    lang_arena_free(&s->fns[i].arena);
-  }
-  rt_free(s->mem, s->fns, sizeof(cfn) * (size_t)s->capfns);
+void cc_graph_free(cc_session *s) {
   rt_free(s->mem, s->htab, sizeof(gnode *) * s->hcap);
-  cc_plan_cache_free(s);
-  rt_free(s->mem, s, sizeof *s);
-}
-
-void cc_option(cc_session *s, int opt, int value) {
-  switch (opt) {
-  case CC_OPT_PLAN: s->opt_plan = value; break;
-  case CC_OPT_CUDA: s->opt_cuda = value; break;
-  case CC_OPT_FUSION: s->opt_fusion = value; break;
-  case CC_OPT_TF32: s->opt_tf32 = value; break;
-  case CC_OPT_DIGITS: s->opt_digits = value; break;
-  case CC_OPT_WIDTH: s->opt_width = value; break;
-  case CC_OPT_LAST: s->opt_last = value; break;
-  case CC_OPT_PROFILE: s->opt_profile = value; break;
-  case CC_OPT_CHARTS: s->opt_charts = value; break;
-  }
-}
-
-int cc_get_option(cc_session *s, int opt) {
-  switch (opt) {
-  case CC_OPT_PLAN: return s->opt_plan;
-  case CC_OPT_CUDA: return s->opt_cuda;
-  case CC_OPT_FUSION: return s->opt_fusion;
-  case CC_OPT_TF32: return s->opt_tf32;
-  case CC_OPT_DIGITS: return s->opt_digits;
-  case CC_OPT_WIDTH: return s->opt_width;
-  case CC_OPT_LAST: return s->opt_last;
-  case CC_OPT_PROFILE: return s->opt_profile;
-  case CC_OPT_CHARTS: return s->opt_charts;
-  }
-  return 0;
-}
-
-int64_t cc_kernels(cc_session *s) { return s->kernels; }
-
-void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, double *run_ms, double *jit_ms, int64_t *bytes) {
-  *done = atomic_load_explicit(&s->prog_done, memory_order_relaxed);
-  *planned = atomic_load_explicit(&s->prog_planned, memory_order_relaxed);
-  if (*planned < *done) *planned = *done;
-  *jit = atomic_load_explicit(&s->prog_jit, memory_order_relaxed);
-  *run_ms = (double)atomic_load_explicit(&s->prof_run_ns, memory_order_relaxed) * 1e-6;
-  *jit_ms = (double)atomic_load_explicit(&s->prof_jit_ns, memory_order_relaxed) * 1e-6;
-  *bytes = atomic_load_explicit(&s->prof_bytes, memory_order_relaxed);
+  s->htab = NULL;
+  s->hcap = 0;
 }

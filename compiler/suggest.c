@@ -84,8 +84,8 @@ static const spelling spellings[] = {
   { "help", NULL, "at the prompt type :help NAME or ?NAME" },
 };
 
-static int is_builtin(const char *name) {
-  for (const char *const *b = cc_builtin_names(); *b; b++) if (!strcmp(*b, name)) return 1;
+static int is_builtin(const char *const *builtins, const char *name) {
+  for (const char *const *b = builtins; *b; b++) if (!strcmp(*b, name)) return 1;
   return 0;
 }
 
@@ -133,36 +133,36 @@ static void near_vars(near *n, cc_session *s) {
   if (s) for (int i = 0; i < s->nvars; i++) consider(n, s->vars[i].name);
 }
 
-static void near_fns(near *n, cc_session *s) {
+static void near_fns(near *n, cc_session *s, const char *const *builtins) {
   if (s) for (int i = 0; i < s->nfns; i++) consider(n, s->fns[i].name);
-  for (const char *const *b = cc_builtin_names(); *b; b++) consider(n, *b);
+  for (const char *const *b = builtins; *b; b++) consider(n, *b);
 }
 
 /* Writes the hint for `name` into buf (empty when there is none) and returns
 ** buf.  call: the name was called as a function; nargs: with that many
 ** arguments (used for max/min with two). */
-const char *cc_hint(cc_session *s, const char *name, int call, int nargs, char *buf, size_t n) {
+const char *cc_hint(cc_session *s, const char *const *builtins, const char *name, int call, int nargs, char *buf, size_t n) {
   buf[0] = '\0';
   if (!name || !*name) return buf;
   if (call && nargs == 2 && (!strcmp(name, "max") || !strcmp(name, "min"))) {
     int mx = name[1] == 'a';
-    if (is_builtin(mx ? "maximum" : "minimum"))
+    if (is_builtin(builtins, mx ? "maximum" : "minimum"))
       snprintf(buf, n, "; the elementwise %s of two arrays is %s(a, b)", mx ? "larger" : "smaller",
                mx ? "maximum" : "minimum");
     return buf;
   }
-  if (nargs >= 0 && call && is_builtin(name)) return buf;   /* an arity error of a builtin: nothing to add */
+  if (nargs >= 0 && call && is_builtin(builtins, name)) return buf;   /* an arity error of a builtin: nothing to add */
   for (size_t i = 0; i < sizeof spellings / sizeof spellings[0]; i++) {
     const spelling *sp = &spellings[i];
-    if (strcmp(sp->name, name) != 0 || (sp->needs && !is_builtin(sp->needs))) continue;
+    if (strcmp(sp->name, name) != 0 || (sp->needs && !is_builtin(builtins, sp->needs))) continue;
     if (!strncmp(sp->gk, "at the", 6)) snprintf(buf, n, "; %s", sp->gk);
     else snprintf(buf, n, "; gk writes it %s", sp->gk);
     return buf;
   }
   size_t len = strlen(name);
   near nr = { name, len <= 2 ? 0 : len <= 4 ? 1 : len <= 8 ? 2 : 3, NULL, 1 << 30 };
-  if (call) { near_fns(&nr, s); near_vars(&nr, s); }
-  else { near_vars(&nr, s); near_fns(&nr, s); }
+  if (call) { near_fns(&nr, s, builtins); near_vars(&nr, s); }
+  else { near_vars(&nr, s); near_fns(&nr, s, builtins); }
   if (nr.best) snprintf(buf, n, "; did you mean '%s'?", nr.best);
   return buf;
 }

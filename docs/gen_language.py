@@ -832,7 +832,7 @@ def limits_md():
               "`[1, 1, ..., 1]` with 65 elements", first_error(gk("size([" + ",".join(["1"] * 65) + "])", expect_ok=False)), None))
     lim("LANG_MAX_PARAMS", "lang/ast.h", "`fn f(a0, ..., a16) = a0`",
         src="fn f(" + ",".join("a%d" % i for i in range(17)) + ") = a0")
-    lim("SHOW_MAX", "lang/parse.c", "an unexpected 55-letter name", src="x = 1 " + "b" * 55,
+    lim("SHOW_MAX", "lang/tree.c", "an unexpected 55-letter name", src="x = 1 " + "b" * 55,
         note="Not a limit on programs: a token quoted in a message is cut to this many bytes and `...`.")
     lim("GK_MAX_DIMS", "gk.h", "`zeros(1,1,1,1,1,1,1,1,1)`", src="zeros(1,1,1,1,1,1,1,1,1)")
     lim("RT_MAX_ELEMENTS", "runtime/rt.h", "`zeros(1048576, 1048576)`", src="zeros(1048576, 1048576)",

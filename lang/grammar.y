@@ -12,7 +12,7 @@
 ** precedence tables: `a < b < c` and `a == not b` are syntax errors, `-x**2`
 ** is -(x**2) and `2**-1` is 2**(-1).
 **
-** Actions only call the builders in parse.c (lang_mk_*); those check the
+** Actions only call the builders in tree.c (lang_mk_*); those check the
 ** limits (nesting, tree depth, argument counts) and record the first error in
 ** the parse state; after an error they return NULL, and the driver feeds no
 ** more tokens.
@@ -41,7 +41,9 @@
 #include "gk.h"
 #include "lang/parse.h"
 #define YYNOERRORRECOVERY 1   /* the first syntax error ends the parse */
-#define YYMALLOCARGTYPE size_t
+/* parse.c allocates the parser itself (lang_lemon_size, lang_lemonInit), so
+** no lang_lemonAlloc / lang_lemonFree is generated */
+#define lang_lemon_ENGINEALWAYSONSTACK 1
 }
 
 %code {
@@ -55,7 +57,7 @@ size_t lang_lemon_size(void) { return sizeof(yyParser); }
   lang_error(st, GK_ELIMIT, st->cur.loc, "expression nested too deeply (limit %d)", LANG_MAX_DEPTH);
 }
 
-/* Token codes.  ORDER: lexer.re and parse.c use the TK_ names only. */
+/* Token codes.  ORDER: lexer.re and tree.c use the TK_ names only. */
 %token NEWLINE SEMI.
 %token NAME ASSIGN FN LP RP COMMA.
 %token OR AND NOT.

@@ -1,6 +1,7 @@
 /*
 ** lang/parse.h -- private to lang/: the state shared by the re2c lexer
-** (lexer.re), the Lemon grammar (grammar.y) and the driver (parse.c).
+** (lexer.re), the Lemon grammar (grammar.y), the tree builders (tree.c) and
+** the driver (parse.c).
 **
 ** Nothing here is seen by compiler/ or the rest of the library: the contract
 ** with them is lang/ast.h.  One lang_pstate lives on lang_parse's stack for
@@ -75,7 +76,7 @@ int lang_lex(lang_pstate *st, lang_token *t);
 ** the last non-empty line. */
 lang_loc lang_eof_loc(const lang_lexer *lx);
 
-/* Diagnostics (parse.c).  Only the first error is kept. */
+/* Diagnostics (tree.c).  Only the first error is kept. */
 void lang_error(lang_pstate *st, int status, lang_loc loc, const char *fmt, ...)
 #if defined(__GNUC__)
   __attribute__((format(printf, 4, 5)))
@@ -85,7 +86,7 @@ void lang_nomem(lang_pstate *st);
 void lang_syntax_error(lang_pstate *st, int major, const lang_token *t);
 void *lang_alloc(lang_pstate *st, size_t n); /* arena allocation; records ENOMEM */
 
-/* Tree builders used by grammar.y's actions (parse.c).  Each returns NULL
+/* Tree builders used by grammar.y's actions (tree.c).  Each returns NULL
 ** once an error is recorded, and checks the depth limits as it builds. */
 ast *lang_mk_int(lang_pstate *st, const lang_token *t);
 ast *lang_mk_float(lang_pstate *st, const lang_token *t);

@@ -129,15 +129,12 @@ void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached);
 /* Host to device; returns when src may be reused (src may be pageable). */
 int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n);
 
-/* Same as cu_upload, meant for small parameter blocks enqueued between
-** launches: src is staged by the driver and may be reused at return. */
-int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n);
-
 /* Device to host; waits for the stream first, so it sees all earlier work,
 ** and surfaces any asynchronous error. */
 int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n);
 
-/* Enqueues a device-to-device copy of n bytes. */
+/* Enqueues a device-to-device copy of n bytes (the cuda backend's copy-rate
+** yardstick for profiles). */
 int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n);
 
 /* Enqueues setting n bytes at p to `byte`. */
@@ -426,6 +423,9 @@ void cu_status_text(int lib, int rc, char *buf, size_t len);
 #define CU_CALL(d, lib, fn, ...) \
   cu_check((d), CU_LIB_##lib, (int)cu_##lib.fn(__VA_ARGS__), #fn, __FILE__, __LINE__)
 int cu_check(cu_dev *d, int lib, int rc, const char *call, const char *file, int line);
+/* The same call with no device to record into (NVRTC without a GPU,
+** cu_nvrtc.c): the status alone, as CU_CALL(NULL, ...) gives it. */
+#define CU_CALL0(lib, fn, ...) ((int)cu_##lib.fn(__VA_ARGS__))
 
 /* 1 when driver status rc leaves the context unusable. */
 int cu_sticky(int rc);

@@ -614,10 +614,6 @@ int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
   return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, src, n, d->stream));
 }
 
-int cu_memcpy_htod_async(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
-  return cu_upload(d, dst, src, n);
-}
-
 /* A small read (a reduction's result) goes through page-locked staging: a
 ** copy from the device into pageable memory is staged by the driver, which
 ** costs microseconds a scalar read should not.  Without it (allocation

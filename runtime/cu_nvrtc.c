@@ -98,19 +98,19 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
   for (int i = 0; i < NEXTRA; i++) opts[i + 1] = extra[i];
   nopt = NEXTRA + 1 + env_opts(envbuf, opts + NEXTRA + 1);
 
-  r = CU_CALL(NULL, rtc, nvrtcCreateProgram, &prog, src, prog_name, gk_kernel_header_count,
-              gk_kernel_header_srcs, gk_kernel_header_names);
+  r = CU_CALL0(rtc, nvrtcCreateProgram, &prog, src, prog_name, gk_kernel_header_count,
+               gk_kernel_header_srcs, gk_kernel_header_names);
   if (r != 0) {
     cu_status_text(CU_LIB_rtc, r, st, sizeof st);
     set_log(log, "nvrtcCreateProgram failed: %s%s", st, "");
     return r == 1 ? GK_ENOMEM : GK_EDEVICE;  /* NVRTC_ERROR_OUT_OF_MEMORY = 1 */
   }
-  r = CU_CALL(NULL, rtc, nvrtcCompileProgram, prog, nopt, opts);
+  r = CU_CALL0(rtc, nvrtcCompileProgram, prog, nopt, opts);
 
   /* The log, on success too (warnings). */
-  if (CU_CALL(NULL, rtc, nvrtcGetProgramLogSize, prog, &logn) == 0 && logn > 0) {
+  if (CU_CALL0(rtc, nvrtcGetProgramLogSize, prog, &logn) == 0 && logn > 0) {
     text = (char *)malloc(logn + 1);
-    if (text && CU_CALL(NULL, rtc, nvrtcGetProgramLog, prog, text) == 0) text[logn] = 0;
+    if (text && CU_CALL0(rtc, nvrtcGetProgramLog, prog, text) == 0) text[logn] = 0;
     else if (text) text[0] = 0;
   }
   if (debug & CU_DEBUG_SRC)
@@ -130,8 +130,8 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
     }
     goto done;
   }
-  r = ptx ? CU_CALL(NULL, rtc, nvrtcGetPTXSize, prog, &n)
-          : CU_CALL(NULL, rtc, nvrtcGetCUBINSize, prog, &n);
+  r = ptx ? CU_CALL0(rtc, nvrtcGetPTXSize, prog, &n)
+          : CU_CALL0(rtc, nvrtcGetCUBINSize, prog, &n);
   if (r == 0) {
     out = (char *)malloc(n ? n : 1);
     if (!out) {
@@ -139,8 +139,8 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
       rc = GK_ENOMEM;
       goto done;
     }
-    r = ptx ? CU_CALL(NULL, rtc, nvrtcGetPTX, prog, out)
-            : CU_CALL(NULL, rtc, nvrtcGetCUBIN, prog, out);
+    r = ptx ? CU_CALL0(rtc, nvrtcGetPTX, prog, out)
+            : CU_CALL0(rtc, nvrtcGetCUBIN, prog, out);
   }
   if (r != 0) {
     cu_status_text(CU_LIB_rtc, r, st, sizeof st);
@@ -159,7 +159,7 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
   rc = GK_OK;
 done:
   free(text);
-  CU_CALL(NULL, rtc, nvrtcDestroyProgram, &prog);
+  CU_CALL0(rtc, nvrtcDestroyProgram, &prog);
   if (ms) *ms = (cu_now() - t0) * 1e3;
   return rc;
 }

@@ -60,7 +60,6 @@ int host_stopped(void);
 ** bit.  Element c of a stream (c = stream offset + index) depends only on
 ** (seed, c), never on the size of the request or the machine.
 */
-void rng_philox(uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]);
 float rng_uniform_at(uint64_t seed, uint64_t c); /* U[0,1) */
 float rng_normal_at(uint64_t seed, uint64_t c);  /* N(0,1) */
 void rng_fill_uniform(uint64_t seed, uint64_t offset, float *out, int64_t n);

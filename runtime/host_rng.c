@@ -40,15 +40,6 @@
 
 #define RNG_GRAIN 65536 /* elements per parallel chunk: ~100 us of work */
 
-/* Philox4x32-10 of counter ctr under key: out gets the 4 output words.
-** ctr is not modified (it is an array parameter only for symmetry with
-** Random123's interface); out may not alias key. */
-void rng_philox(uint32_t ctr[4], const uint32_t key[2], uint32_t out[4]) {
-  gk_u32 c[4] = {ctr[0], ctr[1], ctr[2], ctr[3]};
-  gk_philox(c, key[0], key[1]);
-  out[0] = c[0], out[1] = c[1], out[2] = c[2], out[3] = c[3];
-}
-
 float rng_uniform_at(uint64_t seed, uint64_t c) { return gk_rand(seed, c); }
 float rng_normal_at(uint64_t seed, uint64_t c) { return gk_randn(seed, c); }
 

@@ -78,6 +78,11 @@ struct rt_backend {
   int (*read)(rt_backend *b, rt_value *v, void *dst);         /* v's data to host dst (v->bytes) */
   int (*write)(rt_backend *b, rt_value *v, const void *src);  /* host src (v->bytes) into v */
   int (*sync)(rt_backend *b);
+  /* Bytes per second a large device-to-device copy moves (read + write
+  ** counted), measured by wall clock around the copy and a sync the first
+  ** time it is asked, then cached: the yardstick a profile's GB/s is read
+  ** against.  0 when it cannot be measured; NULL: the backend has none. */
+  double (*copy_rate)(rt_backend *b);
   void (*free_storage)(rt_backend *b, rt_value *v);
   void (*close)(rt_backend *b);
   void *impl;                    /* backend state */
@@ -116,14 +121,10 @@ const char *rt_prep_source(const struct rt_prep *p);   /* generated source, or N
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e);
 int rt_cuda_available(char *why, size_t len);
-/* The multiprocessor count of a cuda backend; 132 (an H200) for any other
-** backend, so that lowered text is stable there. */
-int rt_cuda_sms(rt_backend *b);
 /* The device ordinal a cuda backend runs on (GK_DEVICE); 0 for any other. */
 int rt_cuda_device(rt_backend *b);
 
 /* dtype helpers */
 int rt_is_float(gk_dtype t);
-int rt_is_int(gk_dtype t);   /* i32 or i64 (not bool) */
 
 #endif /* RT_H */

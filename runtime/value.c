@@ -50,7 +50,6 @@ int rt_seterr(rt_err *e, int status, const char *fmt, ...) {
 void rt_err_clear(rt_err *e) { e->status = GK_OK; e->msg[0] = 0; }
 
 int rt_is_float(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind == 2; }
-int rt_is_int(gk_dtype t) { return rt_dtype_size(t) && rt_dtype_info[t].kind == 1; }
 
 /* Element count and byte size of a shape, with every product checked for
 ** overflow before anything is allocated.  Dims must be >= 0.  The limit is

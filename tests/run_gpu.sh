@@ -18,6 +18,8 @@
 #                               backend (GPU_DIFF_N programs, default 5000)
 #  10. op table edge values:    $B/tests/test_ops with GK_TEST_OPS_BACKEND=cuda
 #                               (every op row x dtype, cuda against cpu)
+#  11. the REPL on the GPU:     tests/cli/test_repl.py with REPL_BACKEND=cuda
+#                               (:profile, the status line, Ctrl-C in a pty)
 # Each section prints its own `N passed, M failed`; the last line sums them.
 # GPU_NUMPY_ARGS passes options to numpy_check.py (e.g. --quick).
 # GPU_QUICK=1 skips sections 4 and 6, GPU_NOSAN=1 section 6; GPU_SAN_N=k
@@ -36,7 +38,7 @@ count() {  # count NAME LOGFILE: adds the last "N passed, M failed" line
   TP=$((TP + ${p:-0})); TF=$((TF + ${f:-1}))
 }
 
-want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7 8 9 10} " in *" $1 "*) return 0;; esac; return 1; }
+want() { case " ${GPU_SECTIONS:-1 2 3 4 5 6 7 8 9 10 11} " in *" $1 "*) return 0;; esac; return 1; }
 J=$(nproc 2>/dev/null || echo 8)
 
 # 1 + 2 (GPU_SKIP_SUITES=1 skips sections 1-3; GPU_SECTIONS="1 3" picks sections)
@@ -162,6 +164,12 @@ if want 10; then
   if [ -x "$OPS" ]; then GK_NVRTC_CHECK=0 GK_TEST_OPS_BACKEND=cuda "$OPS" > "$LOGD/ops_cuda.log" 2>&1
   else echo "0 passed, 1 failed (no test_ops binary)" > "$LOGD/ops_cuda.log"; fi
   count ops-cuda "$LOGD/ops_cuda.log"
+fi
+
+# 11: the REPL in a pseudo-terminal, on cuda
+if want 11; then
+  B=$B REPL_BACKEND=cuda python3 "$ROOT/tests/cli/test_repl.py" > "$LOGD/repl_cuda.log" 2>&1
+  count repl-cuda "$LOGD/repl_cuda.log"
 fi
 
 # 9: random programs, cuda against numpy and against cpu

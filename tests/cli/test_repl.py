@@ -30,6 +30,7 @@ B = os.environ.get("B", os.path.join(ROOT, "build"))
 GK = os.path.abspath(os.path.join(B, "gk"))
 T = tempfile.mkdtemp(prefix="gk-repl-")
 passed = failed = 0
+BE = os.environ.get("REPL_BACKEND", "cpu")   # REPL_BACKEND=cuda: the same session on the GPU (tests/run_gpu.sh)
 PROMPT = re.compile(rb"(^|\n)(gk> |\.\.\. )$")   # the help text has "    gk> " examples
 
 
@@ -51,7 +52,7 @@ class Session:
     """gk in a pty; send() a line and wait for the next prompt."""
 
     def __init__(self, args=(), env=None, cols=80):
-        e = dict(os.environ, GK_HISTORY=os.path.join(T, "history"), GK_BACKEND="cpu", TERM="xterm")
+        e = dict(os.environ, GK_HISTORY=os.path.join(T, "history"), GK_BACKEND=BE, TERM="xterm")
         e.pop("NO_COLOR", None)
         e.pop("GK_DIGITS", None)
         if env:
@@ -220,14 +221,17 @@ s = Session()
 s.send('save("p.npy", rand(100000)); x = load("p.npy"); y = load("p.npy") * 2')
 out = body(s.send(":profile sum(x * y + 1)"), ":profile sum(x * y + 1)")
 lines = out.split("\n")
-check(":profile header", lines[0] == "profile (cpu backend):" and "fused ops" in lines[1], out)
+check(":profile header", lines[0] == "profile (%s backend):" % BE and "fused ops" in lines[1], out)
 check(":profile kernel line", re.match(r"  \d+ +reduce +[0-9.]+ ms +0\.800 MB +[0-9.]+ GB/s .* mul mul add sum$", lines[2]) is not None, out)
-check(":profile totals", re.search(r"^profile: 1 kernel, [0-9.]+ ms in kernels \(0\.800 MB, [0-9.]+ GB/s\), [0-9.]+ ms lowering/JIT, [0-9.]+ ms wall$", out, re.M) is not None, out)
+SHARE = r", \d+% of copy" if BE == "cuda" else ""   # cuda: the share of its copy rate; none on the cpu
+check(":profile kernel share", re.match(r"  \d+ +reduce +[0-9.]+ ms +0\.800 MB +[0-9.]+ GB/s +%s " % (r"\d+%" if BE == "cuda" else "-"),
+                                        lines[2]) is not None, out)
+check(":profile totals", re.search(r"^profile: 1 kernel, [0-9.]+ ms in kernels \(0\.800 MB, [0-9.]+ GB/s%s\), [0-9.]+ ms lowering/JIT, [0-9.]+ ms wall$" % SHARE, out, re.M) is not None, out)
 out = body(s.send(":profile"), ":profile")
 check(":profile toggles", out == "profile: on\n", out)
 L = "softmax(rows(reshape(x, 100, 1000)))[0, 0:2]"
 out = body(s.send(L), L)
-check("profile on: each entry profiled", out.startswith("profile (cpu backend):") and " rows " in out, out)
+check("profile on: each entry profiled", out.startswith("profile (%s backend):" % BE) and " rows " in out, out)
 s.send(":profile")
 
 # ---------------------------------------------------------------- charts
@@ -250,7 +254,10 @@ check("piped: hist prints counts only, plot draws ASCII", p.stdout.startswith("[
 s = Session(env={"GK_COMPACT": "0"})   # the heavy fused kernel unrolled: seconds of NVRTC on cuda
 s.send("x = rand(3e7)")
 t0 = time.time()
-out = s.send("print(sum(exp(x)) > 0); print(sum(sin(x) * cos(x)) > 0); print(sum(sqrt(x) + log1p(x)) > 0); print(sum(tanh(x)) > 0)")
+if BE == "cuda":   # long on a GPU: a compile of a heavy fused kernel (seconds of NVRTC)
+    out = s.send("print(var((sqrt(x) % randn(30000000)) + (sqrt(x[::-1]) % (randn(30000000) * 2)) + tan(x) ** 3) > 0)")
+else:
+    out = s.send("print(sum(exp(x)) > 0); print(sum(sin(x) * cos(x)) > 0); print(sum(sqrt(x) + log1p(x)) > 0); print(sum(tanh(x)) > 0)")
 el = time.time() - t0
 if el > 1.6:
     check("a statement past 1 s shows a status line, erased", "gk: running 1." in out and "kernels " in out and "\r\x1b[K" in out, repr(out))
