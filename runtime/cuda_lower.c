@@ -42,19 +42,22 @@
 
 /* The environment switches, read once (contexts on several threads lower at
 ** once: a lazy `static int x = -1` read was a data race). */
-static int env_novec, env_lit, env_check, env_show;
+static int env_novec, env_lit, env_check, env_show, env_compact;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
 static void env_init(void) {
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
+  /* GK_COMPACT=0: never the compact variant of heavy element code, =1: always (to check it) */
+  const char *c = getenv("GK_COMPACT");
+  env_compact = !c || !*c ? -1 : strcmp(c, "0") != 0;
   /* GK_NVRTC_CHECK=src also prints each kernel's text, =names its name, =time
   ** its NVRTC time; =lower only lowers (no NVRTC: cheap enough for every
-  ** differential program) */
+  ** differential program), =lower-names lowers and prints the names */
   env_check = env_on("GK_NVRTC_CHECK");
   const char *v = getenv("GK_NVRTC_CHECK");
   env_show = !env_check ? 0 : !strcmp(v, "src") ? 1 : !strcmp(v, "names") ? 2 : !strcmp(v, "lower") ? 3
-           : !strcmp(v, "time") ? 4 : 0;
+           : !strcmp(v, "time") ? 4 : !strcmp(v, "lower-names") ? 5 : 0;
 }
 
 #define LW_MEMO 1024           /* memoised (node, index) values per scope */
@@ -111,6 +114,11 @@ typedef struct lw {
   int sealed;                  /* the parameter list is written: no new parameter */
   int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
+  int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
+  int ool;                     /* compact element code being written: heavy ops through gkn<k> wrappers */
+  fmt_buf wrap;                /* the wrappers' definitions (head() writes them) */
+  struct lw_wr { int op; gk_dtype t, a[3]; } wr[16];
+  int nwr;
   int fail;
   char err[256];
 } lw;
@@ -483,6 +491,52 @@ static const char *emit_red_ref(lw *L, const rt_node *x, const ixv *ix) {
   return memo_put(L, x, x->n == 1 ? "" : ix->s, v);
 }
 
+static int elem_cost(const rt_node *x);
+
+/* In compact element code (L->ool), a heavy op (elem_cost >= 8: libm,
+** fmod, Philox) that the group computes at two or more nodes of the same
+** types calls one out-of-line wrapper gkn<k> around its table expression
+** (the same text, so the same value) instead of an inlined copy per node.
+** Returns k, or -1: inline. */
+static int ool_wrapper(lw *L, const rt_node *x) {
+  if (!L->ool || elem_cost(x) < 8 || x->nin > 3) return -1;
+  const rt_group *g = L->g;
+  int same = 0;
+  for (int i = 0; i < g->nnodes && same < 2; i++) {
+    const rt_node *y = g->nodes[i];
+    int eq = y->op == x->op && y->t == x->t && y->nin == x->nin && in_index(g, y) < 0;
+    for (int j = 0; eq && j < x->nin; j++) eq = y->in[j]->t == x->in[j]->t;
+    same += eq;
+  }
+  if (same < 2) return -1;
+  for (int k = 0; k < L->nwr; k++) {
+    const struct lw_wr *w = &L->wr[k];
+    int eq = w->op == x->op && w->t == x->t;
+    for (int j = 0; eq && j < x->nin; j++) eq = w->a[j] == x->in[j]->t;
+    if (eq) return k;
+  }
+  if (L->nwr == (int)(sizeof L->wr / sizeof L->wr[0])) return -1;
+  int k = L->nwr++;
+  struct lw_wr *w = &L->wr[k];
+  w->op = x->op; w->t = x->t;
+  for (int j = 0; j < x->nin; j++) w->a[j] = x->in[j]->t;
+  const char *T = ctype(x->t);
+  if (x->op == RT_RAND || x->op == RT_RANDN) {
+    fmt_printf(&L->wrap, "static __device__ __noinline__ %s gkn%d(gk_u64 s, gk_u64 c) { return %s(s, c); }\n", T, k,
+               x->op == RT_RAND ? "gk_rand" : "gk_randn");
+    return k;
+  }
+  static const char *const an[3] = {"a", "b", "c"};
+  fmt_printf(&L->wrap, "static __device__ __noinline__ %s gkn%d(", T, k);
+  for (int j = 0; j < x->nin; j++) fmt_printf(&L->wrap, "%s%s %s", j ? ", " : "", ctype(x->in[j]->t), an[j]);
+  fmt_puts(&L->wrap, ") { return ");
+  gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
+  int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
+  subst(&L->wrap, rt_op_info[x->op].expr[col], "a", "b", "c", T, utype(ti));
+  fmt_puts(&L->wrap, "; }\n");
+  return k;
+}
+
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
   if (m) return m;
@@ -589,6 +643,9 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   case RT_RAND: case RT_RANDN: {
     /* seed and offset are kernel parameters: the text does not depend on them */
     const char *fn = x->op == RT_RAND ? "gk_rand" : "gk_randn";
+    char fw[16];
+    int w = ool_wrapper(L, x);
+    if (w >= 0) { snprintf(fw, sizeof fw, "gkn%d", w); fn = fw; }
     int r = -1;
     for (int q = 0; q < L->nrn; q++) if (L->rn[q] == x) r = q;
     if (r >= 0) fmt_printf(o, "%s(sc%d, sc%d + (gk_u64)(%s))", fn, 2 * r, 2 * r + 1, ix->s);
@@ -609,7 +666,10 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     if (d->cls != RC_MAP) { lw_fail(L, "op without a lowering"); fmt_puts(o, "0"); break; }
     gk_dtype ti = x->in[x->op == RT_WHERE ? 1 : 0]->t;
     int col = ti == GK_F32 ? 0 : ti == GK_F64 ? 1 : ti == GK_BOOL ? 3 : 2;
-    subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
+    int w = ool_wrapper(L, x);
+    if (w >= 0) fmt_printf(o, "gkn%d(%s%s%s%s%s)", w, a[0], x->nin > 1 ? ", " : "", x->nin > 1 ? a[1] : "",
+                           x->nin > 2 ? ", " : "", x->nin > 2 ? a[2] : "");
+    else subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
   fmt_puts(o, ";\n");
@@ -619,10 +679,76 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
 /* An upper bound of sizeof(S<s>) for a stage of nf reductions (24 bytes is the widest accumulator). */
 static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ? nf : 1)); }
 
+/* ------------------------------------------------- compact variants */
+
+/* Heavy element code (issue 11.3).  The primitives unroll the element
+** function: 17 copies in a grid reduce (ITEMS x VEC + the tail), 64 in a
+** scan or select tile (32 items, a full and a partial body), 9 in a vector
+** map.  When the element code is expensive (Philox, Box-Muller, fmod, libm),
+** those copies are most of the kernel and most of its NVRTC time, and the
+** kernel is compute-bound: the compact variant emits the generated element
+** function (lift / load / select) `__noinline__`, so it is compiled once and
+** called from every unrolled slot.  The primitive, the accumulators and the
+** order of every combine are the same, hence the same bits (--fmad=false: no
+** contraction across the call either).  A map computes its outputs in the
+** scalar grid-stride loop instead of the vector loop.
+**
+** elem_cost estimates an op's inlined code in units of ~256 bytes of sm_90
+** code (measured: sum(f(x)) of 1000 f32 minus sum(x), per copy); a group's
+** element code is compact when cost x copies > COMPACT_BUDGET (copies: the
+** most the primitive's policies unroll, whatever the size class, so the
+** choice depends on the element code and the primitive only).  Every
+** statement of tests/bench/bench_gk.py and latency.py stays below (the
+** heaviest, sin(x) * cos(y) + 0.5 in a map: 42 x 9 = 378; tests/tools/
+** kernel_names.py checks that their kernel texts are unchanged). */
+#define COMPACT_BUDGET 512
+static int elem_cost(const rt_node *x) {
+  int f = isf(x->t) || (x->nin > 0 && isf(x->in[0]->t));
+  switch (x->op) {
+  case RT_INPUT: case RT_CONST: case RT_IOTA: case RT_VIEW: case RT_RESHAPE: case RT_REDUCE: return 0;
+  case RT_RANDN: return 56;
+  case RT_MOD: return f ? 56 : 2;
+  case RT_POW: return f ? 20 : 4;
+  case RT_RAND: case RT_SIN: case RT_COS: case RT_TAN: return 20;
+  case RT_ATAN2: return 14;
+  case RT_LOG: case RT_LOG2: case RT_LOG10: case RT_LOG1P: case RT_EXPM1: case RT_ASIN: case RT_ACOS:
+  case RT_ATAN: case RT_SINH: case RT_COSH: case RT_HYPOT: return 8;
+  case RT_TANH: case RT_SIGMOID: return 4;
+  case RT_EXP: case RT_EXP2: case RT_DIV: case RT_SQRT: case RT_RSQRT: return 2;
+  default: return 1;
+  }
+}
+/* The element code under x computed in this group (each node once: seen[],
+** per g->nodes index); stops at the group's inputs and at reductions, scans
+** and the other heavy ops (their values are accumulators or loads). */
+static long expr_cost(const rt_group *g, const rt_node *x, char *seen) {
+  int k = node_index(g, x);
+  if (k < 0 || seen[k] || in_index(g, x) >= 0) return 0;
+  seen[k] = 1;
+  if (rt_op_info[x->op].cls == RC_HEAVY) return 0;
+  long c = elem_cost(x);
+  for (int j = 0; j < x->nin; j++) c += expr_cost(g, x->in[j], seen);
+  return c;
+}
+/* Whether element code of the nr roots, unrolled `copies` times, takes the compact variant. */
+static int compact(lw *L, const rt_node *const *roots, int nr, int copies) {
+  if (env_compact >= 0) return env_compact;
+  char *seen = calloc((size_t)L->g->nnodes + 1, 1);
+  if (!seen) return 0;
+  long c = 0;
+  for (int r = 0; r < nr; r++) if (roots[r]) c += expr_cost(L->g, roots[r], seen);
+  free(seen);
+  return c * copies > COMPACT_BUDGET;
+}
+static int compact1(lw *L, const rt_node *root, int copies) { return compact(L, &root, 1, copies); }
+static const char *noinl(int on) { return on ? "__noinline__ " : ""; }
+
 static void head(lw *L, fmt_buf *b, const char *inc, int sync) {
   fmt_printf(b, "#include \"%s\"\n", inc);
   fmt_puts(b, "#include \"gk_fused.cuh\"\n");   /* gk_scalar.h's semantics + the generated kernels' helpers */
   fmt_printf(b, "typedef %s I;\n", L->i64 ? "gk_i64" : "int");
+  if (L->wrap.data && L->wrap.len) fmt_puts(b, L->wrap.data);
+  if (L->wrap.status) b->status = L->wrap.status;
 }
 
 /* The parameter members of K and the kernel's parameter list. */
@@ -738,9 +864,10 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
 ** f, d^2 into q.  Every element is shifted by the same data value, so the
 ** sums stay small wherever the data sits (no cancellation of a large mean). */
 static void shift_lift(lw *L, fmt_buf *o, int i, const char *v) {
-  char vv[24];
+  char vv[24], pv[24];
   snprintf(vv, sizeof vv, "%s", v);
-  const char *p = emit_val(L, L->g->nodes[i]->in[0], &L->pivot);
+  snprintf(pv, sizeof pv, "pv%d", i);
+  const char *p = L->hoist_pv ? pv : emit_val(L, L->g->nodes[i]->in[0], &L->pivot);
   fmt_printf(o, "    { const double d_ = (double)%s - (double)%s; r.f%d = d_; r.q%d = d_ * d_; }\n", vv, p, L->field[i], i);
 }
 
@@ -984,7 +1111,13 @@ static int lower_staged(lw *L, fmt_buf *src) {
     fmt_puts(&body, "  {\n");
     hoist(L, &body, ns);
     fmt_printf(&body, "  const I n_ = (I)%s;\n", prm(L, x, P_N, x->n));
-    if (L->vec_ok) map_vector(L, &body, o);
+    /* heavy element code: the scalar loop (one copy), not the vector loop's 2V + 1 */
+    int cmap = 0;
+    for (int p = o; p < g->nout && L->vec_ok; p++)
+      if (!(is_red(g->outs[p]) && L->stage[node_index(g, g->outs[p])]) && g->outs[p]->n == x->n)
+        cmap |= compact1(L, g->outs[p], 9);
+    L->ool = cmap;
+    if (L->vec_ok && !cmap) map_vector(L, &body, o);
     else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
                     MAP_THREADS, MAP_THREADS);
     scope_reset(L); L->rowctx = 0;
@@ -994,6 +1127,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
       if (is_red(y) && L->stage[node_index(g, y)]) continue;
       if (y->n == x->n) store_out(L, p, &ix);
     }
+    L->ool = 0;
     fmt_puts(&body, "  }\n  }\n");
   }
   /* assemble */
@@ -1085,13 +1219,29 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     else if (len != g->nodes[i]->in[0]->n) return -1;
   }
   for (int o = 0; o < g->nout; o++) if (!(is_red(g->outs[o])) && g->outs[o]->n > 64) return -1;
-  fmt_buf lift, epi; fmt_init(&lift); fmt_init(&epi);
+  fmt_buf lift, epi, piv; fmt_init(&lift); fmt_init(&epi); fmt_init(&piv);
   memset(L->used_field, 0, sizeof L->used_field);
+  /* heavy element code: lift out of line, a var's pivot computed once per thread */
+  const rt_node **roots = calloc((size_t)g->nnodes + 1, sizeof *roots);
+  int nroots = 0;
+  if (!roots) { lw_fail(L, "out of memory"); return -1; }
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) roots[nroots++] = g->nodes[i]->in[0];
+  int cmp = compact(L, roots, nroots, L->vec_ok ? 17 : 9);
+  free(roots);
+  L->hoist_pv = L->ool = cmp;
   /* lift */
   L->o = &lift; scope_reset(L); L->rowctx = 0;
   L->xf = "x."; L->base_n = len; L->avail = 0; L->rmode = RM_REG;
   ixv ix = {"i", TAG_BASE};
   stage_lift(L, 1, &ix, "i");
+  L->hoist_pv = 0;
+  if (cmp) {
+    L->o = &piv; scope_reset(L); L->xf = NULL;
+    for (int i = 0; i < g->nnodes; i++)
+      if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT)
+        fmt_printf(&piv, "    pv%d = (double)%s;\n", i, emit_val(L, g->nodes[i]->in[0], &L->pivot));
+  }
+  L->ool = 0;
   /* epilogue */
   L->o = &epi; scope_reset(L); L->xf = NULL; L->avail = 1; L->acc[1] = "t"; L->rtag = TAG_BASE;
   for (int o = 0; o < g->nout; o++) {
@@ -1132,11 +1282,17 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (!nf) fmt_puts(src, " char f_;");
   fmt_puts(src, " };\nstruct K : O1 {\n  typedef XF X;\n  using O1::operator();\n");
   members(L, src);
+  if (piv.data) {
+    for (int i = 0; i < g->nnodes; i++)
+      if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT) fmt_printf(src, "  double pv%d;\n", i);
+    fmt_printf(src, "  __device__ void pivots() {\n%s  }\n", piv.data);
+  }
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
     fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + i);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
                ctype(g->ins[k]->t), k, k);
-  fmt_puts(src, "  }\n  template <class XX, class J> __device__ S1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n");
+  fmt_printf(src, "  }\n  template <class XX, class J> __device__ %sS1 lift(const XX &x, J i_) const {\n    const I i = (I)i_;\n",
+             noinl(cmp));
   fmt_puts(src, lift.data ? lift.data : "");
   fmt_puts(src, "    return r;\n  }\n");
   /* gk_fold: one element without the online pair's general merge, and
@@ -1202,12 +1358,13 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  if (piv.data) fmt_printf(src, "  if ((I)%s > 0) k.pivots();\n", plen);
   /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
   int wide = 0;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) == 8) wide = 1;
   fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
              !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
-  fmt_free(&lift); fmt_free(&epi);
+  fmt_free(&lift); fmt_free(&epi); fmt_free(&piv);
   set_launch(L->p, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
   L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
@@ -1293,13 +1450,31 @@ static int lower_rows(lw *L, fmt_buf *src) {
           }
       }
   }
+  /* heavy element code: lift_a / lift_b / store out of line (each inlined
+  ** once per item of a thread's packs: at most 8 packs of 4 and a tail) */
+  const int ncp = GK_ROWS_WARP_MAX_PACKS * 4 + 1;
+  const rt_node **ra = calloc(3 * ((size_t)g->nnodes + (size_t)g->nout) + 1, sizeof *ra);
+  if (!ra) { lw_fail(L, "out of memory"); return -1; }
+  const rt_node **rb = ra + g->nnodes + g->nout, **rs = rb + g->nnodes + g->nout;
+  int na = 0, nb = 0, nst = 0;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i]) {
+    if (L->stage[i] == 1) ra[na++] = g->nodes[i]->in[0];
+    if (L->stage[i] == 2 || (L->varm[i] && L->varm[i] != VAR_SHIFT)) rb[nb++] = g->nodes[i]->in[0];
+  }
+  for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) rs[nst++] = g->outs[o];
+  int cla = compact(L, ra, na, ncp), clb = compact(L, rb, nb, ncp), cst = compact(L, rs, nst, ncp);
+  free(ra);
+  /* a streamed row's var (VAR_SHIFT) recomputes its pivot, the row's first
+  ** element, in lift_a: inlined, the copies of a pack share it; out of line
+  ** each element would compute it again */
+  for (int i = 0; i < g->nnodes; i++) if (L->varm[i] == VAR_SHIFT && env_compact < 0) cla = 0;
   fmt_buf la, lb, st, ro; fmt_init(&la); fmt_init(&lb); fmt_init(&st); fmt_init(&ro);
   memset(L->used_field, 0, sizeof L->used_field);
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
   L->lift_row = 0;
   char flat[96];
   /* lift_a */
-  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col";
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->in_lift = 1; L->row = "x.r"; L->col = "col"; L->ool = cla;
   snprintf(flat, sizeof flat, "(%s * (I)%s + col)", "x.r", pC);
   ixv ix; snprintf(ix.s, sizeof ix.s, "%s", flat); ix.tag = TAG_BASE;
   int fi = 0;
@@ -1321,7 +1496,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   if (strstr(la.data ? la.data : "", "x.r")) L->lift_row = 1;
   if (ns == 2) {
-    L->o = &lb; scope_reset(L); L->avail = 1; L->acc[1] = "a";
+    L->o = &lb; scope_reset(L); L->avail = 1; L->acc[1] = "a"; L->ool = clb;
     fmt_puts(&lb, "    S2 r;\n");
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 2) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
@@ -1340,7 +1515,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   /* store */
   L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
   if (has_store) {
-    L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c";
+    L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c"; L->ool = cst;
     ixv is = {"fi", TAG_BASE};
     for (int o = 0; o < g->nout; o++) {
       const rt_node *x = g->outs[o];
@@ -1350,7 +1525,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     }
   }
   /* row_out */
-  L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0";
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0"; L->ool = 0;
   L->rowctx = 0;
   {
     ixv ir = {"row", TAG_ROW};
@@ -1375,12 +1550,13 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);
   xf_load(L, src, pC, L->lift_row);
-  fmt_puts(src, "  }\n  __device__ OpA::A lift_a(const X &x, I col) const {\n");
+  fmt_printf(src, "  }\n  __device__ %sOpA::A lift_a(const X &x, I col) const {\n", noinl(cla));
   fmt_puts(src, la.data ? la.data : "");
-  fmt_puts(src, "    return r;\n  }\n  __device__ OpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n");
+  fmt_printf(src, "    return r;\n  }\n  __device__ %sOpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n", noinl(clb));
   if (ns == 2) { fmt_puts(src, lb.data ? lb.data : ""); fmt_puts(src, "    return r;\n"); }
   else fmt_puts(src, "    return OpB::A();\n");
-  fmt_puts(src, "  }\n  template <int N> __device__ void store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {\n");
+  fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {\n",
+             noinl(cst));
   if (has_store) {
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
       fmt_printf(src, "    %s v%d[N];\n", ctype(g->outs[o]->t), o);
@@ -1436,12 +1612,17 @@ static int lower_cols(lw *L, fmt_buf *src) {
   const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
   gk_launch pl = gk_col_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1]));
   const char *pcnt = prm(L, NULL, P_CNT, pl.grid[1] > 1 ? gk_align16(pl.grid[1] * C * acc_bound(nper[1])) : 0);
+  /* heavy element code: the lift out of line (inlined once per column of a
+  ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
+  int cla = 0;
+  for (int i = 0; i < g->nnodes; i++)
+    if (L->stage[i] == 1) cla |= compact1(L, g->nodes[i]->in[0], 20);
   fmt_buf la, ro; fmt_init(&la); fmt_init(&ro);
   memset(L->used_field, 0, sizeof L->used_field);
   /* lift: the element (row, col), inputs of R x C read at it as fields of x */
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
   L->lift_row = 0; L->in_lift = 0;
-  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col";
+  L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col"; L->ool = cla;
   {
     ixv ix = {"fi", TAG_BASE};
     fmt_printf(&la, "    const I fi = row * (I)%s + col;\n    (void)fi;\n    S1 r;\n", pC);
@@ -1453,7 +1634,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
     }
   }
   /* out: every output at column col */
-  L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1;
+  L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1; L->ool = 0;
   {
     ixv ic = {"col", TAG_ROW};
     for (int o = 0; o < g->nout; o++) {
@@ -1468,7 +1649,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
   fmt_puts(src, "struct K {\n  typedef XF X;\n  typedef O1 Op;\n  Op op;\n");
   members(L, src);
   xf_load(L, src, pC, 0);
-  fmt_puts(src, "  }\n  __device__ Op::A lift(const X &x, I row, I col) const {\n");
+  fmt_printf(src, "  }\n  __device__ %sOp::A lift(const X &x, I row, I col) const {\n", noinl(cla));
   fmt_puts(src, la.data ? la.data : "");
   fmt_puts(src, "    (void)x;\n    return r;\n  }\n  __device__ void out(I col, const Op::A &a) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
@@ -1520,8 +1701,13 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* a row scan reads and writes PACK consecutive elements (every input
   ** 16-byte aligned, C a multiple of the pack) */
   int vec = x->axis != 1 || !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  /* heavy element code: load / store out of line (a tile of 32 items: 64
+  ** inlined loads; a row scan's chunk: a pack and its ragged tail) */
+  int ncp = x->axis < 0 ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
+  int cld = compact1(L, x->in[0], ncp), cst = 0;
+  for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
   fmt_buf ld; fmt_init(&ld);
-  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->ool = cld;
   if (x->axis < 0) {
     ixv ix = {"i", TAG_BASE};
     const char *v = emit_val(L, x->in[0], &ix);
@@ -1542,7 +1728,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* store: the scan value, then every output computed from it at the same
   ** index (the fused epilogue; the planner guarantees no index map between) */
   fmt_buf stb; fmt_init(&stb);
-  L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0;
+  L->o = &stb; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->ool = cst;
   const char *si = x->axis < 0 ? "i" : "fi";
   if (x->axis >= 0) {   /* N consecutive elements of a row: values in o<q>[N], one gk_st<N> per output */
     L->rowctx = 1; L->R = R; L->C = C; L->row = "row"; L->col = "c_";
@@ -1564,20 +1750,22 @@ static int lower_scan(lw *L, fmt_buf *src) {
     fmt_puts(&stb, "    }\n");
     for (int q = 0; q < g->nout; q++) fmt_printf(&stb, "    gk_st<N>(out%d + row * (I)%s + col, o%d);\n", q, pC, q);
   }
-  L->rowctx = 0;
+  L->rowctx = 0; L->ool = 0;
   head(L, src, "gk_rows.cuh", 0);
   fmt_puts(src, "#include \"gk_scan.cuh\"\n");
   if (x->axis == 0) fmt_puts(src, "#include \"gk_cols.cuh\"\n");
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(ti));
   members(L, src);
   if (x->axis < 0) {   /* gk_scan stores in the output type (Y): 4-byte values through shared memory for f32 */
-    fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n");
+    fmt_printf(src, "  template <int N> __device__ %svoid load(X *d, I i) const {\n", noinl(cld));
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ void store(I i, const Y *v) const {\n", T);
+    fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ %svoid store(I i, const Y *v) const {\n", T,
+               noinl(cst));
   } else {
-    fmt_puts(src, "  template <int N> __device__ void load(X *d, I row, I col) const {\n");
+    fmt_printf(src, "  template <int N> __device__ %svoid load(X *d, I row, I col) const {\n", noinl(cld));
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ void store(I row, I col, const %s *v) const {\n", A);
+    fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const %s *v) const {\n", noinl(cst),
+               A);
   }
   fmt_puts(src, stb.data ? stb.data : "");
   fmt_puts(src, "  }\n};\n");
@@ -1636,16 +1824,20 @@ static int lower_select(lw *L, fmt_buf *src) {
   int64_t ts = gk_tile_state_bytes(gl.grid[0], 8);
   int64_t cnt = gk_align16(ts), tick = cnt + 16;
   const char *pN = prm(L, NULL, P_N, n), *pcnt = prm(L, NULL, P_CNT, cnt), *ptick = part ? prm(L, NULL, P_TICK, tick) : "";
+  /* heavy element code out of line (a tile of 32 items: a full and a partial body, 64 inlined loads) */
+  const rt_node *rs[2] = {x->in[0], x->in[1]};
+  int cld = compact(L, rs, 2, 64);
   fmt_buf ld; fmt_init(&ld);
-  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0;
+  L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->rowctx = 0; L->ool = cld;
   ixv ix = {"i", TAG_BASE};
   const char *m = emit_val(L, x->in[1], &ix);
   const char *v = emit_val(L, x->in[0], &ix);
   fmt_printf(&ld, "    v = %s;\n    return %s != 0;\n", v, m);
+  L->ool = 0;
   head(L, src, "gk_select.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(x->t));
   members(L, src);
-  fmt_puts(src, "  __device__ bool operator()(I i, X &v) const {\n");
+  fmt_printf(src, "  __device__ %sbool operator()(I i, X &v) const {\n", noinl(cld));
   fmt_puts(src, ld.data ? ld.data : "");
   fmt_puts(src, "  }\n  __device__ void operator()(I dst, const X &v, I) const { out0[dst] = v; }\n};\n");
   fmt_free(&ld);
@@ -2075,6 +2267,8 @@ static void clear_marks(lw *L) {
   memset(L->maxof, 0, sizeof(int) * n);
   memset(L->shared, 0, n);
   memset(L->varm, 0, n);
+  fmt_reset(&L->wrap);
+  L->nwr = L->ool = L->hoist_pv = 0;
 }
 
 int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
@@ -2160,6 +2354,7 @@ int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
   case RG_SORT: rc = lower_sort(&L, &src); break;
   }
   free(L.stage); free(L.field); free(L.onl); free(L.varm); free(L.maxof); free(L.shared);
+  fmt_free(&L.wrap);
   for (int k = 0; k < L.nprm; k++) free(L.prm[k]);
   free(L.prm);
   for (int k = 0; k < LW_MEMO / LW_MEMO_BLOCK; k++) free(L.memo[k]);
@@ -2272,7 +2467,8 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   const rt_prep *p = g->prep;
   if (!p || !p->src || (p->nokernel && !p->nstep)) return;
   if (show == 1) fprintf(stderr, "gk-nvrtc: %s (%s group)\n%s\n", p->kname, rt_group_name[g->kind], p->src);
-  if (show == 2) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
+  if (show == 2 || show == 5) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
+  if (show == 5) return;
   uint64_t h = fnv64(p->src, p->srclen);
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;

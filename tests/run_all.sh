@@ -54,6 +54,8 @@ case "$mode" in
   run diff env GK_NVRTC_CHECK=lower python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   run shapes python3 tests/run_shapes.py
+  run kernel_names python3 tests/tools/kernel_names.py
+  [ -f tests/run_nvrtc.sh ] && run nvrtc-compact env GK_COMPACT=1 sh tests/run_nvrtc.sh
   run fuse_cost python3 tests/run_fuse_cost.py
   run compile_note python3 tests/run_compile_note.py
   # structure: no function in compiler/ over 90 lines; no circle between the

@@ -9,7 +9,8 @@ terminal (inside the statement's own status line once that shows, after
 backend compiles every kernel with NVRTC through the same watched call as
 the cuda backend (runtime/cu_nvrtc.c cu_nvrtc_build_noted), so all three are
 checked here on a statement whose kernel takes seconds to compile (a scan of
-chained sins of a pending rand).  Skipped without NVRTC.  Prints
+chained sins of a pending rand, unrolled: GK_COMPACT=0; its compact variant
+compiles in a fraction of that).  Skipped without NVRTC.  Prints
 `N passed, M failed`.
 """
 import ctypes, os, pty, re, select, subprocess, sys, time
@@ -34,7 +35,7 @@ def repl():
     """The REPL on a pseudo-terminal: the status line appears, then the result."""
     pid, fd = pty.fork()
     if pid == 0:
-        os.environ.update(GK_NVRTC_CHECK="1", GK_HISTORY="", GK_THREADS="1")
+        os.environ.update(GK_NVRTC_CHECK="1", GK_HISTORY="", GK_THREADS="1", GK_COMPACT="0")
         os.execv(GK, [GK, "--backend", "cpu"])
     out = b""
     os.write(fd, (SLOW + "\n").encode())
@@ -61,7 +62,7 @@ def repl():
 
 def script():
     """-e and a script file: no status line, whatever the compile time."""
-    env = dict(os.environ, GK_NVRTC_CHECK="1", GK_THREADS="1")
+    env = dict(os.environ, GK_NVRTC_CHECK="1", GK_THREADS="1", GK_COMPACT="0")
     p = subprocess.run([GK, "--backend", "cpu", "-e", SLOW], capture_output=True, text=True, env=env, timeout=300)
     result(p.returncode == 0 and "compiling" not in p.stderr + p.stdout and p.stdout.strip(), "script is silent",
            repr((p.stdout + p.stderr)[-400:]))
@@ -72,6 +73,7 @@ def api():
     sys.path.insert(0, os.path.join(ROOT, "tests", "bench"))
     import gkc, threading
     os.environ["GK_NVRTC_CHECK"] = "1"
+    os.environ["GK_COMPACT"] = "0"
     lib = gkc.load(os.path.abspath(LIB))
     seen = []
     NOTE = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_double)

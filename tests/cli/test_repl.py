@@ -251,7 +251,7 @@ p = subprocess.run([GK, "--backend", "cpu", "-e", "hist([1, 2, 2, 3, 3, 3], 3)\n
 check("piped: hist prints counts only, plot draws ASCII", p.stdout.startswith("[1 2 3]\n         3+") and "\u2588" not in p.stdout, p.stdout)
 
 # ---------------------------------------------------------------- status line
-s = Session()
+s = Session(env={"GK_COMPACT": "0"})   # the heavy fused kernel unrolled: seconds of NVRTC on cuda
 s.send("x = rand(3e7)")
 t0 = time.time()
 if BE == "cuda":   # long on a GPU: a compile of a heavy fused kernel (seconds of NVRTC)
@@ -270,8 +270,9 @@ s.close()
 
 # ---------------------------------------------------------------- Ctrl-C never ends the REPL
 # GK_NVRTC_CHECK=1 compiles each kernel with NVRTC (no GPU needed): a
-# compile in flight is where a statement cannot stop at once
-s = Session(env={"GK_NVRTC_CHECK": "1"})
+# compile in flight is where a statement cannot stop at once (GK_COMPACT=0:
+# the heavy var's unrolled kernel, seconds of NVRTC)
+s = Session(env={"GK_NVRTC_CHECK": "1", "GK_COMPACT": "0"})
 s.send("keep = [1, 2, 3] * 7")
 s.send("x = rand(100003)")
 os.write(s.fd, b"print(var((sqrt(x) % randn(100003)) + (sqrt(x[::-1]) % (randn(100003) * 2)) + tan(x) ** 3))\n")
