@@ -19,6 +19,7 @@
 #include "runtime/rt.h"
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
+#include "runtime/cpu_fold.h"
 #include "kernels/gk_scalar.h"   /* GK_MONOIDS: identity and combine of sum, prod, max, min, any, all */
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
@@ -210,6 +211,80 @@ static memo_slot *memo_find(evctx *c, const rt_node *x, const ixset *ix) {
   }
 }
 
+static const void *ev(evctx *c, const rt_node *x, const ixset *ix);
+
+/* Values of VIEW x's input at its n flat indices vi.  A broadcast repeats
+** each input index in a run (a row vector under a matrix: 1000 times each);
+** when the runs are long the input is evaluated once per run, at the run
+** heads (consecutive ones are a range), and the values are repeated: an
+** elementwise node's value depends on its index alone, so this is the same
+** result for a fraction of the work. */
+#define VIEW_RUN_MIN 4   /* mean run length from which the input is evaluated at the run heads */
+static const void *view_read(evctx *c, const rt_node *x, const int64_t *vi, int64_t n) {
+  int64_t runs = n > 0;
+  for (int64_t j = 1; j < n; j++) runs += vi[j] != vi[j - 1];
+  if (runs * VIEW_RUN_MIN > n) {
+    ixset sub = make_ixset(vi, n);
+    return ev(c, x->in[0], &sub);
+  }
+  int64_t *head = scratch(c, (size_t)runs * sizeof(int64_t));
+  if (!head) return NULL;
+  int64_t r = 0;
+  for (int64_t j = 0; j < n; j++)
+    if (j == 0 || vi[j] != vi[j - 1]) head[r++] = vi[j];
+  ixset sub = make_ixset(head, runs);
+  const char *p = ev(c, x->in[0], &sub);
+  size_t s = esz(x->t);
+  char *o = p ? scratch(c, (size_t)n * s) : NULL;
+  if (!o) return NULL;
+#define EXPAND(T) do { T *d = (T *)(void *)o; const T *q = (const T *)(const void *)p; r = -1; \
+    for (int64_t j = 0; j < n; j++) { r += j == 0 || vi[j] != vi[j - 1]; d[j] = q[r]; } } while (0)
+  switch (s) {
+  case 1: EXPAND(uint8_t); break;
+  case 4: EXPAND(uint32_t); break;
+  default: EXPAND(uint64_t); break;
+  }
+#undef EXPAND
+  return o;
+}
+
+/* Values of VIEW x at the contiguous range ix when x broadcasts along its
+** last dimension (stride 0): each segment of the range within one last-axis
+** line reads one input element, so the input is evaluated at the segment
+** heads only and each value filled along its segment -- no index per
+** element (a row vector under a matrix in softmax or layernorm). */
+static const void *view_broadcast(evctx *c, const rt_node *x, const ixset *ix) {
+  int nd = x->ndim;
+  int64_t L = x->shape[nd - 1], n = ix->len;
+  int64_t f0 = ix->start, nseg = (f0 + n - 1) / L - f0 / L + 1;
+  int64_t *head = scratch(c, (size_t)nseg * sizeof(int64_t));
+  if (!head) return NULL;
+  for (int64_t q = 0; q < nseg; q++) {   /* the input index of line f0 / L + q */
+    int64_t f = f0 / L + q, cur = x->voff;
+    for (int d = nd - 2; d >= 0; d--) {
+      int64_t sh = x->shape[d];
+      cur += (f % sh) * x->vstride[d]; f /= sh;
+    }
+    head[q] = cur;
+  }
+  ixset sub = make_ixset(head, nseg);
+  const char *p = ev(c, x->in[0], &sub);
+  size_t s = esz(x->t);
+  char *o = p ? scratch(c, (size_t)n * s) : NULL;
+  if (!o) return NULL;
+#define FILL(T) do { T *d = (T *)(void *)o; const T *v = (const T *)(const void *)p; int64_t j = 0; \
+    for (int64_t q = 0; q < nseg; q++) { \
+      int64_t e = (f0 / L + q + 1) * L - f0; if (e > n) e = n; \
+      for (T u = v[q]; j < e; j++) d[j] = u; } } while (0)
+  switch (s) {
+  case 1: FILL(uint8_t); break;
+  case 4: FILL(uint32_t); break;
+  default: FILL(uint64_t); break;
+  }
+#undef FILL
+  return o;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -265,12 +340,15 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     break;
   }
   case RT_VIEW: {
+    if (!ix->idx && x->ndim > 0 && x->vstride[x->ndim - 1] == 0 && x->shape[x->ndim - 1] >= VIEW_RUN_MIN) {
+      o = (void *)view_broadcast(c, x, ix);
+      if (!o) return NULL;
+      break;
+    }
     const int64_t *vi = view_indices(c, x, ix);
     if (!vi) return NULL;
-    ixset sub = make_ixset(vi, n);
-    const void *p = ev(c, x->in[0], &sub);
-    if (!p) return NULL;
-    o = (void *)p;
+    o = (void *)view_read(c, x, vi, n);
+    if (!o) return NULL;
     break;
   }
   case RT_RESHAPE:
@@ -441,6 +519,8 @@ static void acc_init(acc *a, int rop, gk_dtype t) {
   }
 }
 
+#define FOLD_LANES 8   /* independent accumulators of a contiguous float fold (runtime/cpu_fold.c has them as a vector) */
+
 /* Folds n values at p (dtype t) into a; base = index of p[0] within the reduced sequence. */
 static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t);
 
@@ -448,7 +528,9 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t);
 static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step) {
   if (n <= 0) return;
   double s = 0, m2 = 0, mean;
-  if (t == GK_F32) {
+  if (step == 1 && t == GK_F32) cpu_var_f32(p, n, &mean, &m2);
+  else if (step == 1) cpu_var_f64(p, n, &mean, &m2);
+  else if (t == GK_F32) {
     const float *v = p;
     for (int64_t q = 0; q < n; q++) s += v[q * step];
     mean = s / (double)n;
@@ -464,14 +546,28 @@ static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step)
   acc_merge(a, &b, ROP_VAR, t);
 }
 
+/* The FOLD_LANES loop below for a contiguous float run of sum, prod, max or
+** min, vectorised (runtime/cpu_fold.c: the same bits); 0 when not handled
+** (another reduction, a NaN met by max / min). */
+static int fold_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n) {
+  int f32 = t == GK_F32;
+  switch (rop) {
+  case ROP_SUM: a->f = f32 ? cpu_sum_f32(p, n, a->f) : cpu_sum_f64(p, n, a->f); return 1;
+  case ROP_PROD: a->f = f32 ? cpu_prod_f32(p, n, a->f) : cpu_prod_f64(p, n, a->f); return 1;
+  case ROP_MAX: return f32 ? cpu_max_f32(p, n, &a->f) : cpu_max_f64(p, n, &a->f);
+  case ROP_MIN: return f32 ? cpu_min_f32(p, n, &a->f) : cpu_min_f64(p, n, &a->f);
+  default: return 0;
+  }
+}
+
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
+  if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && fold_lanes_fast(a, rop, t, p, n)) return;
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
 ** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
 ** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
 ** on one add's latency), combined pairwise at its end: the order depends on
 ** the chunk alone, so the bits do not depend on the thread count. */
-#define FOLD_LANES 8
 #define MONOID_FOLD(NAME, name, IDK, COMB) case ROP_##NAME: \
     if (isf_ && step == 1 && n >= 2 * FOLD_LANES) { \
       double l[FOLD_LANES]; \

@@ -1,0 +1,107 @@
+/*
+** runtime/cpu_fold.c -- the cpu backend's float folds over contiguous memory,
+** written so they vectorise.
+**
+** runtime/cpu.c folds a contiguous run of floats into FOLD_LANES (8) double
+** lanes: lane 0 starts at the accumulator, the others at the identity, lane
+** k takes elements q*8 + k, the tail goes into lane 0, and the lanes are
+** combined pairwise (k with k+4, k+2, k+1).  These functions compute exactly
+** that, with the lanes as one vector (GCC vector extensions), so the bits are
+** the ones the plain loop gives; each is compiled for AVX2 as well as for the
+** baseline x86-64 and picked at load time (CPU_CLONES).  max and min keep
+** their lanes in the element type (a float's max is the same number in
+** double) and flag a NaN: a run holding one returns 0 and the caller's plain
+** loop decides which NaN stays.
+*/
+#include <math.h>
+#include <string.h>
+#include "runtime/cpu_fold.h"
+#include "kernels/gk_scalar.h"
+
+/* Eight lanes as two halves of four (lanes 0-3, 4-7), so each half is one
+** AVX2 register (two SSE2 ones) and the loop keeps them in registers. */
+typedef float v4f __attribute__((vector_size(16)));
+typedef double v4d __attribute__((vector_size(32)));
+typedef int32_t v4i __attribute__((vector_size(16)));
+typedef int64_t v4l __attribute__((vector_size(32)));
+
+#define LANES 8
+
+/* The lanes r[0..8) combined pairwise with COMB, as runtime/cpu.c does. */
+#define PAIRWISE(r, COMB) do { \
+    for (int w_ = LANES / 2; w_ > 0; w_ /= 2) \
+      for (int k_ = 0; k_ < w_; k_++) r[k_] = COMB(r[k_], r[k_ + w_]); } while (0)
+
+/* Four elements of v at q as four doubles. */
+#define LOAD4D_float(v, q) ({ v4f x_; memcpy(&x_, (v) + (q), sizeof x_); __builtin_convertvector(x_, v4d); })
+#define LOAD4D_double(v, q) ({ v4d x_; memcpy(&x_, (v) + (q), sizeof x_); x_; })
+
+/* sum and prod: lanes in double, whatever the element type. */
+#define ARITH_FOLD(NAME, T, COMB, OP, IDV) \
+  CPU_CLONES double NAME(const T *v, int64_t n, double init) { \
+    v4d lo = { init, IDV, IDV, IDV }, hi = { IDV, IDV, IDV, IDV }; \
+    int64_t q = 0; \
+    for (; q + LANES <= n; q += LANES) { \
+      lo = lo OP LOAD4D_##T(v, q); \
+      hi = hi OP LOAD4D_##T(v, q + 4); \
+    } \
+    double r[LANES]; memcpy(r, &lo, sizeof lo); memcpy(r + 4, &hi, sizeof hi); \
+    for (; q < n; q++) r[0] = COMB(r[0], (double)v[q]); \
+    PAIRWISE(r, COMB); \
+    return r[0]; \
+  }
+ARITH_FOLD(cpu_sum_f32, float, GK_COMB_SUM, +, 0.0)
+ARITH_FOLD(cpu_sum_f64, double, GK_COMB_SUM, +, 0.0)
+ARITH_FOLD(cpu_prod_f32, float, GK_COMB_PROD, *, 1.0)
+ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
+
+/* max (MX = 1) and min: lanes in the element type (the accumulator is an
+** element's value or an infinity, exact in T; a NaN in it stays in lane 0);
+** 0 when the lanes meet a NaN. */
+#define EXT_STEP(VT, VI, m, x, MX) do { \
+    VI take_ = MX ? x > m : x < m; \
+    m = (VT)(((VI)x & take_) | ((VI)m & ~take_)); } while (0)
+#define EXT_FOLD(NAME, T, VT, VI, MX) \
+  CPU_CLONES int NAME(const T *v, int64_t n, double *acc) { \
+    const T id = MX ? -INFINITY : INFINITY; \
+    VT lo = { (T)*acc, id, id, id }, hi = { id, id, id, id }; \
+    VI bad = { 0 }; \
+    int64_t q = 0; \
+    for (; q + LANES <= n; q += LANES) { \
+      VT x, y; memcpy(&x, v + q, sizeof x); memcpy(&y, v + q + 4, sizeof y); \
+      EXT_STEP(VT, VI, lo, x, MX); \
+      EXT_STEP(VT, VI, hi, y, MX); \
+      bad |= (x != x) | (y != y); \
+    } \
+    for (int k = 0; k < 4; k++) if (bad[k]) return 0; \
+    double r[LANES]; \
+    for (int k = 0; k < 4; k++) { r[k] = (double)lo[k]; r[k + 4] = (double)hi[k]; } \
+    for (; q < n; q++) r[0] = MX ? GK_COMB_MAX(r[0], (double)v[q]) : GK_COMB_MIN(r[0], (double)v[q]); \
+    if (MX) PAIRWISE(r, GK_COMB_MAX); else PAIRWISE(r, GK_COMB_MIN); \
+    *acc = r[0]; \
+    return 1; \
+  }
+EXT_FOLD(cpu_max_f32, float, v4f, v4i, 1)
+EXT_FOLD(cpu_min_f32, float, v4f, v4i, 0)
+EXT_FOLD(cpu_max_f64, double, v4d, v4l, 1)
+EXT_FOLD(cpu_min_f64, double, v4d, v4l, 0)
+
+/* var's two passes over one run: the sum in 8 double lanes, then the sum of
+** squared deviations from the run's mean in 8 double lanes. */
+#define VAR_FOLD(NAME, T, SUM) \
+  CPU_CLONES void NAME(const T *v, int64_t n, double *mean, double *m2) { \
+    double mu = SUM(v, n, 0.0) / (double)n; \
+    v4d lo = { 0 }, hi = { 0 }, mv = { mu, mu, mu, mu }; \
+    int64_t q = 0; \
+    for (; q + LANES <= n; q += LANES) { \
+      v4d d = LOAD4D_##T(v, q) - mv, e = LOAD4D_##T(v, q + 4) - mv; \
+      lo = lo + d * d; \
+      hi = hi + e * e; \
+    } \
+    double r[LANES]; memcpy(r, &lo, sizeof lo); memcpy(r + 4, &hi, sizeof hi); \
+    for (; q < n; q++) { double d = (double)v[q] - mu; r[0] += d * d; } \
+    PAIRWISE(r, GK_COMB_SUM); \
+    *mean = mu; *m2 = r[0]; \
+  }
+VAR_FOLD(cpu_var_f32, float, cpu_sum_f32)
+VAR_FOLD(cpu_var_f64, double, cpu_sum_f64)
