@@ -14,6 +14,7 @@
 ** loop decides which NaN stays.
 */
 #include <math.h>
+#include <stdatomic.h>
 #include <string.h>
 #include "runtime/cpu_fold.h"
 #include "kernels/gk_scalar.h"
@@ -55,9 +56,9 @@ ARITH_FOLD(cpu_sum_f64, double, GK_COMB_SUM, +, 0.0)
 ARITH_FOLD(cpu_prod_f32, float, GK_COMB_PROD, *, 1.0)
 ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
 
-/* max (MX = 1) and min: lanes in the element type (the accumulator is an
-** element's value or an infinity, exact in T; a NaN in it stays in lane 0);
-** 0 when the lanes meet a NaN. */
+/* max (MX = 1) and min of doubles: lanes in the element type (the
+** accumulator is an element's value or an infinity; a NaN in it stays in
+** lane 0); 0 when the lanes meet a NaN. */
 #define EXT_STEP(VT, VI, m, x, MX) do { \
     VI take_ = MX ? x > m : x < m; \
     m = (VT)(((VI)x & take_) | ((VI)m & ~take_)); } while (0)
@@ -81,10 +82,71 @@ ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
     *acc = r[0]; \
     return 1; \
   }
-EXT_FOLD(cpu_max_f32, float, v4f, v4i, 1)
-EXT_FOLD(cpu_min_f32, float, v4f, v4i, 0)
 EXT_FOLD(cpu_max_f64, double, v4d, v4l, 1)
 EXT_FOLD(cpu_min_f64, double, v4d, v4l, 0)
+
+/* max and min of floats.  Without a NaN the extreme of a run is one number
+** whatever the order it is found in, except between -0 and +0 (the first
+** kept); so these use as many lanes as keep the loop busy (32: four
+** registers of eight under AVX2, eight of four under SSE) and hand back (0)
+** a run whose extreme is a zero or that holds a NaN, for runtime/cpu.c's
+** 8-lane loop to decide. */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+#define XLANES 32
+#define XFINISH(buf, acc, MX) do { \
+    double r_ = *acc; \
+    for (int k_ = 0; k_ < XLANES; k_++) r_ = MX ? GK_COMB_MAX(r_, (double)buf[k_]) : GK_COMB_MIN(r_, (double)buf[k_]); \
+    for (; q < n; q++) r_ = MX ? GK_COMB_MAX(r_, (double)v[q]) : GK_COMB_MIN(r_, (double)v[q]); \
+    if (r_ == 0 || r_ != r_) return 0; \
+    *acc = r_; } while (0)
+__attribute__((target("avx2"))) static int ext_f32_avx2(const float *v, int64_t n, double *acc, int mx) {
+  __m256 m[4], bad = _mm256_setzero_ps();
+  for (int k = 0; k < 4; k++) m[k] = _mm256_set1_ps(mx ? -INFINITY : INFINITY);
+  int64_t q = 0;
+  for (; q + XLANES <= n; q += XLANES)
+    for (int k = 0; k < 4; k++) {
+      __m256 x = _mm256_loadu_ps(v + q + 8 * k);
+      m[k] = mx ? _mm256_max_ps(x, m[k]) : _mm256_min_ps(x, m[k]);
+      bad = _mm256_or_ps(bad, _mm256_cmp_ps(x, x, _CMP_UNORD_Q));
+    }
+  if (_mm256_movemask_ps(bad)) return 0;
+  float buf[XLANES];
+  for (int k = 0; k < 4; k++) _mm256_storeu_ps(buf + 8 * k, m[k]);
+  XFINISH(buf, acc, mx);
+  return 1;
+}
+static int ext_f32_sse(const float *v, int64_t n, double *acc, int mx) {
+  __m128 m[8], bad = _mm_setzero_ps();
+  for (int k = 0; k < 8; k++) m[k] = _mm_set1_ps(mx ? -INFINITY : INFINITY);
+  int64_t q = 0;
+  for (; q + XLANES <= n; q += XLANES)
+    for (int k = 0; k < 8; k++) {
+      __m128 x = _mm_loadu_ps(v + q + 4 * k);
+      m[k] = mx ? _mm_max_ps(x, m[k]) : _mm_min_ps(x, m[k]);
+      bad = _mm_or_ps(bad, _mm_cmpunord_ps(x, x));
+    }
+  if (_mm_movemask_ps(bad)) return 0;
+  float buf[XLANES];
+  for (int k = 0; k < 8; k++) _mm_storeu_ps(buf + 4 * k, m[k]);
+  XFINISH(buf, acc, mx);
+  return 1;
+}
+static int ext_f32(const float *v, int64_t n, double *acc, int mx) {
+  static _Atomic int avx2 = -1;   /* the same answer whichever thread asks first */
+  int a = atomic_load_explicit(&avx2, memory_order_relaxed);
+  if (a < 0) {
+    __builtin_cpu_init();
+    a = __builtin_cpu_supports("avx2") != 0;
+    atomic_store_explicit(&avx2, a, memory_order_relaxed);
+  }
+  return a ? ext_f32_avx2(v, n, acc, mx) : ext_f32_sse(v, n, acc, mx);
+}
+#else
+static int ext_f32(const float *v, int64_t n, double *acc, int mx) { return 0; }
+#endif
+int cpu_max_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, acc, 1); }
+int cpu_min_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, acc, 0); }
 
 /* var's two passes over one run: the sum in 8 double lanes, then the sum of
 ** squared deviations from the run's mean in 8 double lanes. */

@@ -16,6 +16,7 @@
 #include "runtime/host.h"
 #include "runtime/plan.h"
 #include "kernels/gk_scalar.h"   /* GK_COMB_MIN / GK_COMB_MAX: NaN-propagating, as every reduction */
+#include "runtime/cpu_mm.h"        /* the f32 product with FMA */
 
 #include <math.h>
 #include <stdlib.h>
@@ -501,6 +502,7 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
                 int64_t K) {
   if (t < GK_I32 || t > GK_F64 || M < 0 || N < 0 || K < 0) return GK_EMISUSE;
   if (M == 0 || N == 0) return GK_OK;
+  if (t == GK_F32 && cpu_sgemm(A, B, C, M, N, K, HOST_MM_KB, scr_alloc, scr_free)) return GK_OK;
   size_t es = esize(t);
   mm_job m = {A, B, C, NULL, NULL, M, N, K, es == 4 ? 16 : 8, t};
   /* many k blocks: add their f32 partial sums in double (accuracy ~1e-7
