@@ -20,6 +20,7 @@
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
 #include "runtime/cpu_fold.h"
+#include "runtime/cpu_exp.h"
 #include "kernels/gk_scalar.h"   /* GK_MONOIDS: identity and combine of sum, prod, max, min, any, all */
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
@@ -408,7 +409,8 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     if (rt_op_info[x->op].nin == 1) {
       const void *pa = ev(c, x->in[0], ix);
       if (!pa || !(o = scratch(c, (size_t)n * s))) return NULL;
-      unary_loop(x->op, x->in[0]->t, x->t, pa, o, n);
+      if (!(x->op == RT_EXP && x->t == GK_F32 && cpu_expf(pa, o, n)))   /* expf's bits, 8 lanes */
+        unary_loop(x->op, x->in[0]->t, x->t, pa, o, n);
     } else {
       const void *pa = ev(c, x->in[0], ix), *pb = ev(c, x->in[1], ix);
       if (!pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;
