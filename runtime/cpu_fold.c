@@ -8,7 +8,7 @@
 ** combined pairwise (k with k+4, k+2, k+1).  These functions compute exactly
 ** that, with the lanes as one vector (GCC vector extensions), so the bits are
 ** the ones the plain loop gives; each is compiled for AVX2 as well as for the
-** baseline x86-64 and picked at load time (CPU_CLONES).  max and min keep
+** baseline x86-64 (TWICE below).  max and min keep
 ** their lanes in the element type (a float's max is the same number in
 ** double) and flag a NaN: a run holding one returns 0 and the caller's plain
 ** loop decides which NaN stays.
@@ -18,6 +18,28 @@
 #include <string.h>
 #include "runtime/cpu_fold.h"
 #include "kernels/gk_scalar.h"
+
+/* Every fold is compiled twice, for AVX2 and for baseline x86-64, and the
+** entry picks one per call from a cached cpuid (not ifunc-based
+** target_clones: their resolvers run before a sanitizer's runtime is up). */
+#if defined(__x86_64__) && defined(__GNUC__)
+static int cpu_avx2(void) {
+  static _Atomic int avx2 = -1;   /* the same answer whichever thread asks first */
+  int a = atomic_load_explicit(&avx2, memory_order_relaxed);
+  if (a < 0) {
+    __builtin_cpu_init();
+    a = __builtin_cpu_supports("avx2") != 0;
+    atomic_store_explicit(&avx2, a, memory_order_relaxed);
+  }
+  return a;
+}
+#define TWICE(RET, NAME, PARAMS, ARGS, ...) \
+  __attribute__((target("avx2"))) static RET NAME##_avx2 PARAMS __VA_ARGS__ \
+  static RET NAME##_base PARAMS __VA_ARGS__ \
+  RET NAME PARAMS { return cpu_avx2() ? NAME##_avx2 ARGS : NAME##_base ARGS; }
+#else
+#define TWICE(RET, NAME, PARAMS, ARGS, ...) RET NAME PARAMS __VA_ARGS__
+#endif
 
 /* Eight lanes as two halves of four (lanes 0-3, 4-7), so each half is one
 ** AVX2 register (two SSE2 ones) and the loop keeps them in registers. */
@@ -39,7 +61,7 @@ typedef int64_t v4l __attribute__((vector_size(32)));
 
 /* sum and prod: lanes in double, whatever the element type. */
 #define ARITH_FOLD(NAME, T, COMB, OP, IDV) \
-  CPU_CLONES double NAME(const T *v, int64_t n, double init) { \
+  TWICE(double, NAME, (const T *v, int64_t n, double init), (v, n, init), { \
     v4d lo = { init, IDV, IDV, IDV }, hi = { IDV, IDV, IDV, IDV }; \
     int64_t q = 0; \
     for (; q + LANES <= n; q += LANES) { \
@@ -50,7 +72,7 @@ typedef int64_t v4l __attribute__((vector_size(32)));
     for (; q < n; q++) r[0] = COMB(r[0], (double)v[q]); \
     PAIRWISE(r, COMB); \
     return r[0]; \
-  }
+  })
 ARITH_FOLD(cpu_sum_f32, float, GK_COMB_SUM, +, 0.0)
 ARITH_FOLD(cpu_sum_f64, double, GK_COMB_SUM, +, 0.0)
 ARITH_FOLD(cpu_prod_f32, float, GK_COMB_PROD, *, 1.0)
@@ -63,7 +85,7 @@ ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
     VI take_ = MX ? x > m : x < m; \
     m = (VT)(((VI)x & take_) | ((VI)m & ~take_)); } while (0)
 #define EXT_FOLD(NAME, T, VT, VI, MX) \
-  CPU_CLONES int NAME(const T *v, int64_t n, double *acc) { \
+  TWICE(int, NAME, (const T *v, int64_t n, double *acc), (v, n, acc), { \
     const T id = MX ? -INFINITY : INFINITY; \
     VT lo = { (T)*acc, id, id, id }, hi = { id, id, id, id }; \
     VI bad = { 0 }; \
@@ -81,7 +103,7 @@ ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
     if (MX) PAIRWISE(r, GK_COMB_MAX); else PAIRWISE(r, GK_COMB_MIN); \
     *acc = r[0]; \
     return 1; \
-  }
+  })
 EXT_FOLD(cpu_max_f64, double, v4d, v4l, 1)
 EXT_FOLD(cpu_min_f64, double, v4d, v4l, 0)
 
@@ -133,14 +155,7 @@ static int ext_f32_sse(const float *v, int64_t n, double *acc, int mx) {
   return 1;
 }
 static int ext_f32(const float *v, int64_t n, double *acc, int mx) {
-  static _Atomic int avx2 = -1;   /* the same answer whichever thread asks first */
-  int a = atomic_load_explicit(&avx2, memory_order_relaxed);
-  if (a < 0) {
-    __builtin_cpu_init();
-    a = __builtin_cpu_supports("avx2") != 0;
-    atomic_store_explicit(&avx2, a, memory_order_relaxed);
-  }
-  return a ? ext_f32_avx2(v, n, acc, mx) : ext_f32_sse(v, n, acc, mx);
+  return cpu_avx2() ? ext_f32_avx2(v, n, acc, mx) : ext_f32_sse(v, n, acc, mx);
 }
 #else
 static int ext_f32(const float *v, int64_t n, double *acc, int mx) { return 0; }
@@ -151,7 +166,7 @@ int cpu_min_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, a
 /* var's two passes over one run: the sum in 8 double lanes, then the sum of
 ** squared deviations from the run's mean in 8 double lanes. */
 #define VAR_FOLD(NAME, T, SUM) \
-  CPU_CLONES void NAME(const T *v, int64_t n, double *mean, double *m2) { \
+  TWICE(void, NAME, (const T *v, int64_t n, double *mean, double *m2), (v, n, mean, m2), { \
     double mu = SUM(v, n, 0.0) / (double)n; \
     v4d lo = { 0 }, hi = { 0 }, mv = { mu, mu, mu, mu }; \
     int64_t q = 0; \
@@ -164,6 +179,6 @@ int cpu_min_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, a
     for (; q < n; q++) { double d = (double)v[q] - mu; r[0] += d * d; } \
     PAIRWISE(r, GK_COMB_SUM); \
     *mean = mu; *m2 = r[0]; \
-  }
+  })
 VAR_FOLD(cpu_var_f32, float, cpu_sum_f32)
 VAR_FOLD(cpu_var_f64, double, cpu_sum_f64)

@@ -7,14 +7,6 @@
 
 #include <stdint.h>
 
-/* Compiled for AVX2 and for baseline x86-64, chosen when the library loads
-** (GCC and clang on x86-64 with ifunc support); elsewhere one plain version. */
-#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__) && !defined(GK_NO_CLONES)
-#define CPU_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define CPU_CLONES
-#endif
-
 /* init folded with v[0..n) in 8 double lanes (sum, prod). */
 double cpu_sum_f32(const float *v, int64_t n, double init);
 double cpu_sum_f64(const double *v, int64_t n, double init);
