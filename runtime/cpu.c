@@ -16,6 +16,8 @@
 #include <math.h>
 #include <string.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include "runtime/rt.h"
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
@@ -835,13 +837,37 @@ static void scanblk_fill(job *j, evctx *c, int64_t k) {
     acc_fold(tot, x->rop, x->t, o + (size_t)s * es, len, s, 1);
   }
 }
+/* Pass 2 for SCAN_GROUP consecutive blocks k0.. at once.  A float sum's
+** serial chain waits on each add; four blocks' chains interleaved in one
+** loop run at once, each the same sequence scan_seq runs (double carry,
+** each prefix rounded to the element type), so the bits do not change. */
+#define SCAN_GROUP 4
+#define SCAN_SUM4(T) do { \
+    T *v = (T *)(void *)base; \
+    for (int64_t q = 0; q < SCAN_BLOCK; q++) \
+      for (int g = 0; g < SCAN_GROUP; g++) { \
+        double e = (double)v[g * SCAN_BLOCK + q]; \
+        if (x->excl) { v[g * SCAN_BLOCK + q] = (T)cy[g]; cy[g] = cy[g] + e; } \
+        else { cy[g] = cy[g] + e; v[g * SCAN_BLOCK + q] = (T)cy[g]; } \
+      } } while (0)
 static void scanblk_scan(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x;
-  int64_t s0 = k * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
-  acc carry = ((acc *)j->part)[k];
+  int64_t k0 = k * SCAN_GROUP, nb = (j->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
   (void)c;
-  scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+  if (x->rop == ROP_SUM && rt_is_float(x->t) && (k0 + SCAN_GROUP) * SCAN_BLOCK <= j->n) {
+    double cy[SCAN_GROUP];
+    for (int g = 0; g < SCAN_GROUP; g++) cy[g] = ((acc *)j->part)[k0 + g].f;
+    char *base = (char *)x->val->host + (size_t)(k0 * SCAN_BLOCK) * esz(x->t);
+    if (x->t == GK_F32) SCAN_SUM4(float); else SCAN_SUM4(double);
+    return;
+  }
+  for (int64_t b = k0; b < k0 + SCAN_GROUP && b < nb; b++) {
+    int64_t s0 = b * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
+    acc carry = ((acc *)j->part)[b];
+    scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+  }
 }
+#undef SCAN_SUM4
 static int run_scan_vector(rt_backend *b, rt_node *x) {
   int64_t nb = (x->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
   job j = { .b = b, .x = x, .out = x, .n = x->n, .fn = scanblk_fill };
@@ -858,7 +884,7 @@ static int run_scan_vector(rt_backend *b, rt_node *x) {
     for (int64_t k = nb - 1; k > 0; k--) part[k] = part[k - 1];
     acc_init(&part[0], x->rop, x->t);
     j.fn = scanblk_scan;
-    rc = job_go(&j, nb);
+    rc = job_go(&j, (nb + SCAN_GROUP - 1) / SCAN_GROUP);
   }
   rt_free(b->mem, part, (size_t)nb * sizeof(acc));
   return rc;
@@ -1015,17 +1041,67 @@ static int run_sort(rt_backend *b, rt_node *x) {
 
 /* ------------------------------------------------------------ the backend */
 
+/* Large host buffers ask for transparent huge pages (as numpy does from 4
+** MiB): a fresh 40 MB result otherwise costs ~10^4 page faults, taken one at
+** a time under the kernel's lock, more than the loop that fills it. */
+#define CPU_HUGE_MIN ((size_t)4 << 20)
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (bytes >= CPU_HUGE_MIN && e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);   /* advice: failure changes nothing */
+#else
+  (void)p; (void)bytes;
+#endif
+}
+
+/* The cpu backend keeps the last large buffer freed for the next value of
+** that size: a statement run again (or a loop's temporaries) gets memory
+** whose pages are already there, where a fresh 40 MB costs the kernel
+** zeroing it.  Values are freed from other threads too (an export's
+** deleter), so the slot has a lock. */
+typedef struct cpu_backend {
+  rt_backend b;             /* first: what the context holds */
+  pthread_mutex_t spare_mu;
+  void *spare;              /* a freed host buffer of spare_bytes (>= CPU_HUGE_MIN), or NULL */
+  size_t spare_bytes;
+} cpu_backend;
+
+static void *take_spare(rt_backend *b, size_t bytes) {
+  cpu_backend *cb = (cpu_backend *)b;
+  void *p = NULL;
+  pthread_mutex_lock(&cb->spare_mu);
+  if (cb->spare && cb->spare_bytes == bytes) { p = cb->spare; cb->spare = NULL; }
+  pthread_mutex_unlock(&cb->spare_mu);
+  return p;
+}
+
+/* Keeps p as the spare (freeing the one before); 0 when p is too small to keep. */
+static int keep_spare(rt_backend *b, void *p, size_t bytes) {
+  cpu_backend *cb = (cpu_backend *)b;
+  if (bytes < CPU_HUGE_MIN) return 0;
+  pthread_mutex_lock(&cb->spare_mu);
+  void *old = cb->spare;
+  size_t ob = cb->spare_bytes;
+  cb->spare = p; cb->spare_bytes = bytes;
+  pthread_mutex_unlock(&cb->spare_mu);
+  if (old) rt_free(b->mem, old, ob);
+  return 1;
+}
+
 static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
   int64_t n; size_t bytes;
   int rc = rt_shape_count(ndim, shape, esz(t), &n, &bytes, &b->err);
   if (rc) return rc;
   rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
   if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
-  v->host = rt_alloc(b->mem, bytes ? bytes : 1);
+  v->host = bytes >= CPU_HUGE_MIN ? take_spare(b, bytes) : NULL;
+  if (!v->host) v->host = rt_alloc(b->mem, bytes ? bytes : 1);
   if (!v->host) {
     rt_free(b->mem, v, sizeof *v);
     return rt_seterr(&b->err, GK_ENOMEM, "out of memory allocating %zu bytes", bytes);
   }
+  advise_huge(v->host, bytes);
   v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
   memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
   v->where = RT_ON_HOST; v->be = b;
@@ -1035,7 +1111,7 @@ static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *s
 
 static void cpu_free_storage(rt_backend *b, rt_value *v) {
   if (v->release) v->release(v->release_ud, v->host);
-  else if (v->host) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
+  else if (v->host && !keep_spare(b, v->host, v->bytes)) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
   rt_free(b->mem, v, sizeof *v);
 }
 
@@ -1111,11 +1187,18 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
 static int cpu_read(rt_backend *b, rt_value *v, void *dst) { memcpy(dst, v->host, v->bytes); return GK_OK; }
 static int cpu_write(rt_backend *b, rt_value *v, const void *src) { memcpy(v->host, src, v->bytes); return GK_OK; }
 static int cpu_sync(rt_backend *b) { return GK_OK; }
-static void cpu_close(rt_backend *b) { rt_free(b->mem, b, sizeof *b); }
+static void cpu_close(rt_backend *b) {
+  cpu_backend *cb = (cpu_backend *)b;
+  if (cb->spare) rt_free(b->mem, cb->spare, cb->spare_bytes);
+  pthread_mutex_destroy(&cb->spare_mu);
+  rt_free(b->mem, cb, sizeof *cb);
+}
 
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e) {
-  rt_backend *b = rt_calloc(mem, 1, sizeof *b);
-  if (!b) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  cpu_backend *cb = rt_calloc(mem, 1, sizeof *cb);
+  if (!cb) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  pthread_mutex_init(&cb->spare_mu, NULL);
+  rt_backend *b = &cb->b;
   b->name = "cpu";
   b->mem = mem;
   b->alloc_value = cpu_alloc_value;
