@@ -939,8 +939,10 @@ static int run_scan(rt_backend *b, rt_node *x) {
 
 /* ------------------------------------------------ filter, partition, hist */
 
+static void host_release(rt_backend *b, void *p, size_t bytes);
+
 /* Materializes node x (any kind of elementwise expression) into a fresh
-** host buffer; *owned tells whether the caller must free it. */
+** host buffer; *owned tells whether the caller must free it (host_release). */
 static int materialize(rt_backend *b, rt_node *x, void **data, int *owned) {
   if (x->val) { *data = x->val->host; *owned = 0; return GK_OK; }
   rt_value *tmp;
@@ -969,8 +971,8 @@ static int run_select(rt_backend *b, rt_node *x) {
     } else rc = host_partition(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
     if (rc && !b->err.status) rt_seterr(&b->err, rc, "filter failed");
   }
-  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
-  if (om) rt_free(b->mem, m, (size_t)x->in[1]->n);
+  if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (om) host_release(b, m, (size_t)x->in[1]->n);
   return rc;
 }
 
@@ -992,7 +994,7 @@ static int run_hist(rt_backend *b, rt_node *x) {
                      lo, hi, (long long)x->nbins);
     else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
   }
-  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (ol) rt_free(b->mem, pl, 8);
   if (oh) rt_free(b->mem, ph, 8);
   return rc;
@@ -1009,8 +1011,8 @@ static int run_matmul(rt_backend *b, rt_node *x) {
     rc = host_matmul(x->t, pa, pb, x->val->host, M, N, K);
     if (rc) rt_seterr(&b->err, rc, "matmul failed");
   }
-  if (oa) rt_free(b->mem, pa, (size_t)x->in[0]->n * esz(x->in[0]->t));
-  if (ob) rt_free(b->mem, pb, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  if (oa) host_release(b, pa, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ob) host_release(b, pb, (size_t)x->in[1]->n * esz(x->in[1]->t));
   return rc;
 }
 
@@ -1034,8 +1036,8 @@ static int run_sort(rt_backend *b, rt_node *x) {
       if (rc) rt_seterr(&b->err, rc, "out of memory sorting");
     }
   }
-  if (ov) rt_free(b->mem, v, (size_t)in->n * esz(in->t));
-  if (ow) rt_free(b->mem, w, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  if (ov) host_release(b, v, (size_t)in->n * esz(in->t));
+  if (ow) host_release(b, w, (size_t)x->in[1]->n * esz(x->in[1]->t));
   return rc;
 }
 
@@ -1055,38 +1057,43 @@ static void advise_huge(void *p, size_t bytes) {
 #endif
 }
 
-/* The cpu backend keeps the last large buffer freed for the next value of
-** that size: a statement run again (or a loop's temporaries) gets memory
-** whose pages are already there, where a fresh 40 MB costs the kernel
-** zeroing it.  Values are freed from other threads too (an export's
-** deleter), so the slot has a lock. */
+/* The cpu backend keeps the last CPU_SPARES large buffers freed for the
+** next values of those sizes: a statement run again (or a loop's
+** temporaries: a filter's mask and result) gets memory whose pages are
+** already there, where a fresh 40 MB costs the kernel zeroing it.  Values are
+** freed from other threads too (an export's deleter), so the slots have a lock. */
+#define CPU_SPARES 4
 typedef struct cpu_backend {
   rt_backend b;             /* first: what the context holds */
   pthread_mutex_t spare_mu;
-  void *spare;              /* a freed host buffer of spare_bytes (>= CPU_HUGE_MIN), or NULL */
-  size_t spare_bytes;
+  void *spare[CPU_SPARES];  /* freed host buffers (>= CPU_HUGE_MIN bytes), or NULL; [0] the newest */
+  size_t spare_bytes[CPU_SPARES];
 } cpu_backend;
 
 static void *take_spare(rt_backend *b, size_t bytes) {
   cpu_backend *cb = (cpu_backend *)b;
   void *p = NULL;
   pthread_mutex_lock(&cb->spare_mu);
-  if (cb->spare && cb->spare_bytes == bytes) { p = cb->spare; cb->spare = NULL; }
+  for (int k = 0; k < CPU_SPARES && !p; k++)
+    if (cb->spare[k] && cb->spare_bytes[k] == bytes) { p = cb->spare[k]; cb->spare[k] = NULL; }
   pthread_mutex_unlock(&cb->spare_mu);
   return p;
 }
 
-/* Keeps p as the spare (freeing the one before); 0 when p is too small to keep. */
-static int keep_spare(rt_backend *b, void *p, size_t bytes) {
+/* Frees host buffer p of bytes: kept as the newest spare when large (the
+** oldest is then freed). */
+static void host_release(rt_backend *b, void *p, size_t bytes) {
   cpu_backend *cb = (cpu_backend *)b;
-  if (bytes < CPU_HUGE_MIN) return 0;
+  if (bytes < CPU_HUGE_MIN) { rt_free(b->mem, p, bytes); return; }
   pthread_mutex_lock(&cb->spare_mu);
-  void *old = cb->spare;
-  size_t ob = cb->spare_bytes;
-  cb->spare = p; cb->spare_bytes = bytes;
+  void *old = cb->spare[CPU_SPARES - 1];
+  size_t ob = cb->spare_bytes[CPU_SPARES - 1];
+  int k = CPU_SPARES - 1;
+  for (int q = 0; q < CPU_SPARES - 1; q++) if (!cb->spare[q]) { k = q; old = NULL; break; }   /* an empty slot first */
+  for (; k > 0; k--) { cb->spare[k] = cb->spare[k - 1]; cb->spare_bytes[k] = cb->spare_bytes[k - 1]; }
+  cb->spare[0] = p; cb->spare_bytes[0] = bytes;
   pthread_mutex_unlock(&cb->spare_mu);
   if (old) rt_free(b->mem, old, ob);
-  return 1;
 }
 
 static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
@@ -1111,7 +1118,7 @@ static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *s
 
 static void cpu_free_storage(rt_backend *b, rt_value *v) {
   if (v->release) v->release(v->release_ud, v->host);
-  else if (v->host && !keep_spare(b, v->host, v->bytes)) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
+  else if (v->host) host_release(b, v->host, v->bytes ? v->bytes : 1);
   rt_free(b->mem, v, sizeof *v);
 }
 
@@ -1189,7 +1196,8 @@ static int cpu_write(rt_backend *b, rt_value *v, const void *src) { memcpy(v->ho
 static int cpu_sync(rt_backend *b) { return GK_OK; }
 static void cpu_close(rt_backend *b) {
   cpu_backend *cb = (cpu_backend *)b;
-  if (cb->spare) rt_free(b->mem, cb->spare, cb->spare_bytes);
+  for (int k = 0; k < CPU_SPARES; k++)
+    if (cb->spare[k]) rt_free(b->mem, cb->spare[k], cb->spare_bytes[k]);
   pthread_mutex_destroy(&cb->spare_mu);
   rt_free(b->mem, cb, sizeof *cb);
 }
