@@ -699,6 +699,43 @@ static void red_chunk(job *j, evctx *c, int64_t k) {
   acc_fold(a, x->rop, in->t, p, len, s, 1);
 }
 
+/* Whole-array reduce of a stored float array by sum, max or min: the same
+** per-chunk partials as red_chunk, RED_GROUP chunks per task and no
+** evaluator in between.  Sums: four chunks' folds at once (cpu_sum4_f32,
+** the same bits).  max / min: one fold over the whole group, whose extreme
+** is exact whatever the grouping (no NaN, not a zero: cpu_max_f32 hands
+** those back) and stands for the group's first chunk, the others holding
+** the identity; else each chunk as red_chunk folds it. */
+#define RED_GROUP 16
+static void red_group(job *j, evctx *c, int64_t g) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t nch = (j->n + j->chunk - 1) / j->chunk, k0 = g * RED_GROUP, k1 = k0 + RED_GROUP < nch ? k0 + RED_GROUP : nch;
+  acc *p = (acc *)j->part;
+  size_t es = esz(in->t);
+  const char *v = (const char *)in->val->host;
+  for (int64_t k = k0; k < k1; k++) acc_init(&p[k], x->rop, in->t);
+  int64_t k = k0;
+  if (x->rop == ROP_SUM && in->t == GK_F32)
+    for (; k + 4 <= k1 && (k + 4) * j->chunk <= j->n; k += 4) {
+      double s4[4];
+      cpu_sum4_f32((const float *)(const void *)v + k * j->chunk, j->chunk, s4);
+      for (int q = 0; q < 4; q++) p[k + q].f = s4[q];
+    }
+  else if ((x->rop == ROP_MAX || x->rop == ROP_MIN) && in->t == GK_F32) {
+    int64_t s = k0 * j->chunk, e = k1 * j->chunk < j->n ? k1 * j->chunk : j->n;
+    double f = p[k0].f;
+    if ((x->rop == ROP_MAX ? cpu_max_f32 : cpu_min_f32)((const float *)(const void *)v + s, e - s, &f)) {
+      p[k0].f = f;
+      return;
+    }
+  }
+  for (; k < k1; k++) {
+    int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+    acc_fold(&p[k], x->rop, in->t, v + (size_t)s * es, len, s, 1);
+  }
+  (void)c;
+}
+
 /* Per-row reduce (axis 1): a row per task, chunks within the row. */
 static void rowred_chunk(job *j, evctx *c, int64_t r) {
   const rt_node *x = j->x, *in = x->in[0];
@@ -747,7 +784,13 @@ static int run_reduce(rt_backend *b, rt_node *x) {
     j.part = rt_calloc(b->mem, nch ? (size_t)nch : 1, sizeof(acc));
     if (!j.part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
     j.fn = red_chunk;
-    int rc = job_go(&j, nch);
+    int64_t tasks = nch;
+    if (in->val && in->val->n == in->n && in->t == GK_F32 &&
+        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN)) {
+      j.fn = red_group;
+      tasks = (nch + RED_GROUP - 1) / RED_GROUP;
+    }
+    int rc = job_go(&j, tasks);
     if (rc == GK_OK) {
       /* pairwise combination of the chunk partials, in order */
       acc *p = j.part;

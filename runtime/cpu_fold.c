@@ -78,6 +78,27 @@ ARITH_FOLD(cpu_sum_f64, double, GK_COMB_SUM, +, 0.0)
 ARITH_FOLD(cpu_prod_f32, float, GK_COMB_PROD, *, 1.0)
 ARITH_FOLD(cpu_prod_f64, double, GK_COMB_PROD, *, 1.0)
 
+/* The sums of four consecutive runs of n floats (v, v + n, v + 2n, v + 3n),
+** each exactly cpu_sum_f32(run, n, 0): the four runs' lanes advance in one
+** loop, so four independent chains of adds overlap where one run's two
+** wait on the adder's latency. */
+TWICE(void, cpu_sum4_f32, (const float *v, int64_t n, double *out), (v, n, out), {
+  v4d lo[4], hi[4];
+  for (int g = 0; g < 4; g++) { lo[g] = (v4d){ 0, 0, 0, 0 }; hi[g] = lo[g]; }
+  int64_t q = 0;
+  for (; q + LANES <= n; q += LANES)
+    for (int g = 0; g < 4; g++) {
+      lo[g] = lo[g] + LOAD4D_float(v + g * n, q);
+      hi[g] = hi[g] + LOAD4D_float(v + g * n, q + 4);
+    }
+  for (int g = 0; g < 4; g++) {
+    double r[LANES]; memcpy(r, &lo[g], sizeof lo[g]); memcpy(r + 4, &hi[g], sizeof hi[g]);
+    for (int64_t t = q; t < n; t++) r[0] += (double)v[g * n + t];
+    PAIRWISE(r, GK_COMB_SUM);
+    out[g] = r[0];
+  }
+})
+
 /* max (MX = 1) and min of doubles: lanes in the element type (the
 ** accumulator is an element's value or an infinity; a NaN in it stays in
 ** lane 0); 0 when the lanes meet a NaN. */

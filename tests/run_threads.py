@@ -11,7 +11,7 @@ the same bytes under every configuration, and that the first is within
 tolerance of numpy in float64.  The cases are the paths runtime/cpu_fold.c,
 runtime/cpu_mm.c and cpu.c's broadcast view take: whole-array sum, prod, max,
 min, mean, var and scan of stored and of pending values (slices, strided
-slices), max / min meeting a NaN or only zeros (the exact fallbacks), row
+slices), filters, max / min meeting a NaN or only zeros (the exact fallbacks), row
 reductions, softmax and layernorm over rows of several widths (a pending
 matrix too), transposes, and matrix products whose k runs over one or
 several blocks, at the tail sizes 1, 31, 33, 1000003 and 2^20 + 1.
@@ -75,6 +75,9 @@ def build(d, rng):
         case("varv%d" % i, "var(p%d[::3])" % i, P[::3].var(), 1e-4, 1e-7)
         case("scan%d" % i, "scan(x%d)" % i, np.cumsum(X), 1e-5, 1e-3)
         case("scanv%d" % i, "scan(p%d[1:])" % i, np.cumsum(P[1:]), 1e-5, 1e-2)
+        p32 = x * np.float32(3) - np.float32(1)
+        case("flt%d" % i, "x%d[x%d > 0.5]" % (i, i), x[x > 0.5], 0)
+        case("fltv%d" % i, "p%d[p%d > 0]" % (i, i), p32[p32 > 0], 0)
     for i, (r, c) in enumerate(ROWS):
         m = rng.random((r, c), dtype=np.float32)
         np.save(os.path.join(d, "m%d.npy" % i), m)

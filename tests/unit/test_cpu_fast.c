@@ -86,6 +86,13 @@ static void test_folds(void) {
       CHECKF(ok || n < 32, "fold %d n=%lld: handed back without a NaN or a zero", kind, (long long)n);
       free(p);
     }
+    if (n >= 4) {   /* four runs at once, each the 8-lane sum */
+      double s4[4];
+      int64_t run = n / 4;
+      cpu_sum4_f32(v, run, s4);
+      for (int g = 0; g < 4; g++)
+        CHECKF(same(s4[g], ref_fold(0, v + g * run, run, 0)), "sum4 run %d of %lld", g, (long long)run);
+    }
     double s = cpu_sum_f64(d, n, 0), ws = 0, l[8] = {0};
     int64_t q = 0;
     for (; q + 8 <= n; q += 8) for (int k = 0; k < 8; k++) l[k] += d[q + k];
