@@ -138,9 +138,9 @@ static int usable(void) {
   int s = atomic_load_explicit(&state, memory_order_acquire);
   if (s < 0) {
     __builtin_cpu_init();
-    atomic_store_explicit(&use512, __builtin_cpu_supports("avx512f") != 0 && !getenv("GK_CPU_NO_AVX512"),
-                          memory_order_relaxed);
-    s = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && self_check();
+    const char *cap = getenv("GK_CPU_ISA");   /* testing: 1 caps the kernels at AVX2, 0 turns them off */
+    atomic_store_explicit(&use512, __builtin_cpu_supports("avx512f") && !(cap && atoi(cap) < 2), memory_order_relaxed);
+    s = !(cap && atoi(cap) < 1) && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && self_check();
     atomic_store_explicit(&state, s, memory_order_release);
   }
   return s;

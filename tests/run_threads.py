@@ -5,7 +5,7 @@
 
 Writes fresh random .npy inputs (seed printed; --seed replays), runs one gk
 program over them under GK_THREADS=1, 2 and 7, and with the AVX2 matmul
-kernel in place of the AVX-512 one (GK_CPU_MM_ISA=1, on a machine that has
+kernel in place of the AVX-512 one (GK_CPU_ISA=1, on a machine that has
 both), each saving every result to a .npz; then checks that every result has
 the same bytes under every configuration, and that the first is within
 tolerance of numpy in float64.  The cases are the paths runtime/cpu_fold.c,
@@ -119,12 +119,12 @@ def run(prog, out, env):
 
 
 def mm_isas():
-    """GK_CPU_MM_ISA settings that pick a different kernel on this machine."""
+    """GK_CPU_ISA settings that pick a different kernel on this machine."""
     try:
         flags = open("/proc/cpuinfo").read()
     except OSError:
         return []
-    return [{"GK_CPU_MM_ISA": "1", "GK_THREADS": "3"}] if " avx512f" in flags and " fma" in flags else []
+    return [{"GK_CPU_ISA": "1", "GK_THREADS": "3"}] if " avx512f" in flags and " fma" in flags else []
 
 
 def main():
