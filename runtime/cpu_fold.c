@@ -8,10 +8,11 @@
 ** combined pairwise (k with k+4, k+2, k+1).  These functions compute exactly
 ** that, with the lanes as one vector (GCC vector extensions), so the bits are
 ** the ones the plain loop gives; each is compiled for AVX2 as well as for the
-** baseline x86-64 (TWICE below).  max and min keep
-** their lanes in the element type (a float's max is the same number in
-** double) and flag a NaN: a run holding one returns 0 and the caller's plain
-** loop decides which NaN stays.
+** baseline x86-64 (TWICE below).  max and min of doubles keep 8 lanes in the
+** element type (a double's max is the same number either way); of floats,
+** 32 lanes (the extreme is one number in any order, save NaNs and -0 / +0).
+** Both flag a NaN -- and the floats' a zero extreme -- and return 0 then: the
+** caller's plain loop decides which NaN or which zero stays.
 */
 #include <math.h>
 #include <stdatomic.h>

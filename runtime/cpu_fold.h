@@ -14,7 +14,8 @@ double cpu_prod_f32(const float *v, int64_t n, double init);
 double cpu_prod_f64(const double *v, int64_t n, double init);
 /* out[g] = cpu_sum_f32(v + g * n, n, 0) for g < 4, in one pass. */
 void cpu_sum4_f32(const float *v, int64_t n, double *out);
-/* *acc folded with v[0..n) (max, min); 0 (nothing written) when a NaN is met. */
+/* *acc folded with v[0..n) (max, min); 0 (nothing written) when a NaN is met,
+** or (floats) when the extreme is a zero. */
 int cpu_max_f32(const float *v, int64_t n, double *acc);
 int cpu_min_f32(const float *v, int64_t n, double *acc);
 int cpu_max_f64(const double *v, int64_t n, double *acc);
