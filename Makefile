@@ -8,6 +8,7 @@
 #   make test-nvrtc   compile every generated kernel of the .gk suite with NVRTC
 #   make golden       regenerate the generated golden cases (tests/gen_golden.py; hand-written ones untouched)
 #   make bench        gk vs torch, torch.compile, CUB on a GPU machine (tests/bench/)
+#   make bench-cpu    gk's cpu backend vs numpy on the same .npy inputs (tests/bench/bench_cpu.py)
 #   make asan         the unit and API tests under ASan+UBSan (part of make test)
 #   make tsan         the thread and interrupt API tests under TSan (part of make test)
 #   make fuzz         libFuzzer over the front end, the whole pipeline and .npy files
@@ -119,6 +120,11 @@ $(B)/obj/%.o: %.c | $(G)/grammar.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -c -o $@ $<
 
+# The cpu backend's inner loops (the op loops, the folds, the heavy ops) at -O3, so loops of
+# unknown trip count vectorise (GCC's -O2 cost model leaves them scalar); same bits: no fast-math.
+VEC_OBJ := $(patsubst %.c,$(B)/obj/%.o,runtime/ops.c $(wildcard runtime/cpu*.c))
+$(VEC_OBJ): ALL_CFLAGS += $(if $(filter -O0,$(OPT)),,-O3)
+
 $(B)/obj/gen/%.o: $(G)/%.c
 	@mkdir -p $(dir $@)
 	$(call say,CC,$<)$(CC) $(ALL_CFLAGS) -DNDEBUG -Wno-unused-variable -Wno-sign-compare -c -o $@ $<
@@ -170,6 +176,11 @@ $(B)/libcubpeer.so: tests/bench/cub_peer.cu
 
 bench: $(B)/libgk.so $(B)/libgkbench.so $(B)/libcubpeer.so
 	B=$(B) python3 tests/bench/bench_gk.py $(BENCH_ARGS)
+
+# gk's cpu backend against numpy on the same .npy inputs (no GPU needed); BENCH_CPU_ARGS="--reps 15".
+.PHONY: bench-cpu
+bench-cpu: $(B)/libgk.so $(B)/libgkpy.so
+	B=$(B) python3 tests/bench/bench_cpu.py $(BENCH_CPU_ARGS)
 
 # The folder a device call carries (tests/bench/device_run.sh says how to run it).
 BENCH_DEV ?= .dev/bench

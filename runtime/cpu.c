@@ -16,9 +16,13 @@
 #include <math.h>
 #include <string.h>
 #include <stdio.h>
+#include <pthread.h>
+#include <sys/mman.h>
 #include "runtime/rt.h"
 #include "runtime/host.h"
 #include "runtime/cuda_lower.h"
+#include "runtime/cpu_fold.h"
+#include "runtime/cpu_exp.h"
 #include "kernels/gk_scalar.h"   /* GK_MONOIDS: identity and combine of sum, prod, max, min, any, all */
 
 #define CPU_CHUNK 2048          /* elements per evaluated chunk: fits L1/L2 with a few operands */
@@ -210,6 +214,80 @@ static memo_slot *memo_find(evctx *c, const rt_node *x, const ixset *ix) {
   }
 }
 
+static const void *ev(evctx *c, const rt_node *x, const ixset *ix);
+
+/* Values of VIEW x's input at its n flat indices vi.  A broadcast repeats
+** each input index in a run (a row vector under a matrix: 1000 times each);
+** when the runs are long the input is evaluated once per run, at the run
+** heads (consecutive ones are a range), and the values are repeated: an
+** elementwise node's value depends on its index alone, so this is the same
+** result for a fraction of the work. */
+#define VIEW_RUN_MIN 4   /* mean run length from which the input is evaluated at the run heads */
+static const void *view_read(evctx *c, const rt_node *x, const int64_t *vi, int64_t n) {
+  int64_t runs = n > 0;
+  for (int64_t j = 1; j < n; j++) runs += vi[j] != vi[j - 1];
+  if (runs * VIEW_RUN_MIN > n) {
+    ixset sub = make_ixset(vi, n);
+    return ev(c, x->in[0], &sub);
+  }
+  int64_t *head = scratch(c, (size_t)runs * sizeof(int64_t));
+  if (!head) return NULL;
+  int64_t r = 0;
+  for (int64_t j = 0; j < n; j++)
+    if (j == 0 || vi[j] != vi[j - 1]) head[r++] = vi[j];
+  ixset sub = make_ixset(head, runs);
+  const char *p = ev(c, x->in[0], &sub);
+  size_t s = esz(x->t);
+  char *o = p ? scratch(c, (size_t)n * s) : NULL;
+  if (!o) return NULL;
+#define EXPAND(T) do { T *d = (T *)(void *)o; const T *q = (const T *)(const void *)p; r = -1; \
+    for (int64_t j = 0; j < n; j++) { r += j == 0 || vi[j] != vi[j - 1]; d[j] = q[r]; } } while (0)
+  switch (s) {
+  case 1: EXPAND(uint8_t); break;
+  case 4: EXPAND(uint32_t); break;
+  default: EXPAND(uint64_t); break;
+  }
+#undef EXPAND
+  return o;
+}
+
+/* Values of VIEW x at the contiguous range ix when x broadcasts along its
+** last dimension (stride 0): each segment of the range within one last-axis
+** line reads one input element, so the input is evaluated at the segment
+** heads only and each value filled along its segment -- no index per
+** element (a row vector under a matrix in softmax or layernorm). */
+static const void *view_broadcast(evctx *c, const rt_node *x, const ixset *ix) {
+  int nd = x->ndim;
+  int64_t L = x->shape[nd - 1], n = ix->len;
+  int64_t f0 = ix->start, nseg = (f0 + n - 1) / L - f0 / L + 1;
+  int64_t *head = scratch(c, (size_t)nseg * sizeof(int64_t));
+  if (!head) return NULL;
+  for (int64_t q = 0; q < nseg; q++) {   /* the input index of line f0 / L + q */
+    int64_t f = f0 / L + q, cur = x->voff;
+    for (int d = nd - 2; d >= 0; d--) {
+      int64_t sh = x->shape[d];
+      cur += (f % sh) * x->vstride[d]; f /= sh;
+    }
+    head[q] = cur;
+  }
+  ixset sub = make_ixset(head, nseg);
+  const char *p = ev(c, x->in[0], &sub);
+  size_t s = esz(x->t);
+  char *o = p ? scratch(c, (size_t)n * s) : NULL;
+  if (!o) return NULL;
+#define FILL(T) do { T *d = (T *)(void *)o; const T *v = (const T *)(const void *)p; int64_t j = 0; \
+    for (int64_t q = 0; q < nseg; q++) { \
+      int64_t e = (f0 / L + q + 1) * L - f0; if (e > n) e = n; \
+      for (T u = v[q]; j < e; j++) d[j] = u; } } while (0)
+  switch (s) {
+  case 1: FILL(uint8_t); break;
+  case 4: FILL(uint32_t); break;
+  default: FILL(uint64_t); break;
+  }
+#undef FILL
+  return o;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -265,12 +343,15 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     break;
   }
   case RT_VIEW: {
+    if (!ix->idx && x->ndim > 0 && x->vstride[x->ndim - 1] == 0 && x->shape[x->ndim - 1] >= VIEW_RUN_MIN) {
+      o = (void *)view_broadcast(c, x, ix);
+      if (!o) return NULL;
+      break;
+    }
     const int64_t *vi = view_indices(c, x, ix);
     if (!vi) return NULL;
-    ixset sub = make_ixset(vi, n);
-    const void *p = ev(c, x->in[0], &sub);
-    if (!p) return NULL;
-    o = (void *)p;
+    o = (void *)view_read(c, x, vi, n);
+    if (!o) return NULL;
     break;
   }
   case RT_RESHAPE:
@@ -330,7 +411,8 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     if (rt_op_info[x->op].nin == 1) {
       const void *pa = ev(c, x->in[0], ix);
       if (!pa || !(o = scratch(c, (size_t)n * s))) return NULL;
-      unary_loop(x->op, x->in[0]->t, x->t, pa, o, n);
+      if (!(x->op == RT_EXP && x->t == GK_F32 && cpu_expf(pa, o, n)))   /* expf's bits, 8 lanes */
+        unary_loop(x->op, x->in[0]->t, x->t, pa, o, n);
     } else {
       const void *pa = ev(c, x->in[0], ix), *pb = ev(c, x->in[1], ix);
       if (!pa || !pb || !(o = scratch(c, (size_t)n * s))) return NULL;
@@ -406,8 +488,34 @@ static void map_chunk(job *j, evctx *c, int64_t k) {
   memcpy((char *)j->out->val->host + (size_t)s * es, p, (size_t)len * es);
 }
 
+/* --- a 2-d view of a stored array (a transpose, a strided slice): copied
+** by tiles of TILE x TILE, so the reads of a column-wise walk stay in cache
+** (the chunked path gathers through an index per element). */
+#define TILE 64
+static void view2d_rows(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x;
+  int64_t C = x->shape[1], s0 = x->vstride[0], s1 = x->vstride[1];
+  int64_t i0 = k * TILE, i1 = x->shape[0] - i0 < TILE ? x->shape[0] : i0 + TILE;
+#define COPY(T) do { const T *src = (const T *)x->in[0]->val->host + x->voff; T *dst = (T *)j->out->val->host; \
+    for (int64_t j0 = 0; j0 < C; j0 += TILE) { \
+      int64_t j1 = C - j0 < TILE ? C : j0 + TILE; \
+      for (int64_t i = i0; i < i1; i++) \
+        for (int64_t q = j0; q < j1; q++) dst[i * C + q] = src[i * s0 + q * s1]; \
+    } } while (0)
+  switch (esz(x->t)) {
+  case 1: COPY(uint8_t); break;
+  case 4: COPY(uint32_t); break;
+  default: COPY(uint64_t); break;
+  }
+#undef COPY
+}
+
 static int run_map(rt_backend *b, const rt_node *x, rt_node *out) {
   job j = { .b = b, .x = x, .out = out, .chunk = CPU_CHUNK, .n = x->n, .fn = map_chunk };
+  if (x->op == RT_VIEW && x->ndim == 2 && x->in[0]->val && x->in[0]->val->n > 1 && x->n > 1) {
+    j.fn = view2d_rows;
+    return job_go(&j, (x->shape[0] + TILE - 1) / TILE);
+  }
   return job_go(&j, (x->n + CPU_CHUNK - 1) / CPU_CHUNK);
 }
 
@@ -441,6 +549,8 @@ static void acc_init(acc *a, int rop, gk_dtype t) {
   }
 }
 
+#define FOLD_LANES 8   /* independent accumulators of a contiguous float fold (runtime/cpu_fold.c has them as a vector) */
+
 /* Folds n values at p (dtype t) into a; base = index of p[0] within the reduced sequence. */
 static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t);
 
@@ -448,7 +558,9 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t);
 static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step) {
   if (n <= 0) return;
   double s = 0, m2 = 0, mean;
-  if (t == GK_F32) {
+  if (step == 1 && t == GK_F32) cpu_var_f32(p, n, &mean, &m2);
+  else if (step == 1) cpu_var_f64(p, n, &mean, &m2);
+  else if (t == GK_F32) {
     const float *v = p;
     for (int64_t q = 0; q < n; q++) s += v[q * step];
     mean = s / (double)n;
@@ -464,14 +576,28 @@ static void var_fold(acc *a, gk_dtype t, const void *p, int64_t n, int64_t step)
   acc_merge(a, &b, ROP_VAR, t);
 }
 
+/* The FOLD_LANES loop below for a contiguous float run of sum, prod, max or
+** min, vectorised (runtime/cpu_fold.c: the same bits); 0 when not handled
+** (another reduction, a NaN met by max / min). */
+static int fold_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n) {
+  int f32 = t == GK_F32;
+  switch (rop) {
+  case ROP_SUM: a->f = f32 ? cpu_sum_f32(p, n, a->f) : cpu_sum_f64(p, n, a->f); return 1;
+  case ROP_PROD: a->f = f32 ? cpu_prod_f32(p, n, a->f) : cpu_prod_f64(p, n, a->f); return 1;
+  case ROP_MAX: return f32 ? cpu_max_f32(p, n, &a->f) : cpu_max_f64(p, n, &a->f);
+  case ROP_MIN: return f32 ? cpu_min_f32(p, n, &a->f) : cpu_min_f64(p, n, &a->f);
+  default: return 0;
+  }
+}
+
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
+  if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && fold_lanes_fast(a, rop, t, p, n)) return;
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
 ** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
 ** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
 ** on one add's latency), combined pairwise at its end: the order depends on
 ** the chunk alone, so the bits do not depend on the thread count. */
-#define FOLD_LANES 8
 #define MONOID_FOLD(NAME, name, IDK, COMB) case ROP_##NAME: \
     if (isf_ && step == 1 && n >= 2 * FOLD_LANES) { \
       double l[FOLD_LANES]; \
@@ -573,6 +699,43 @@ static void red_chunk(job *j, evctx *c, int64_t k) {
   acc_fold(a, x->rop, in->t, p, len, s, 1);
 }
 
+/* Whole-array reduce of a stored float array by sum, max or min: the same
+** per-chunk partials as red_chunk, RED_GROUP chunks per task and no
+** evaluator in between.  Sums: four chunks' folds at once (cpu_sum4_f32,
+** the same bits).  max / min: one fold over the whole group, whose extreme
+** is exact whatever the grouping (no NaN, not a zero: cpu_max_f32 hands
+** those back) and stands for the group's first chunk, the others holding
+** the identity; else each chunk as red_chunk folds it. */
+#define RED_GROUP 16
+static void red_group(job *j, evctx *c, int64_t g) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t nch = (j->n + j->chunk - 1) / j->chunk, k0 = g * RED_GROUP, k1 = k0 + RED_GROUP < nch ? k0 + RED_GROUP : nch;
+  acc *p = (acc *)j->part;
+  size_t es = esz(in->t);
+  const char *v = (const char *)in->val->host;
+  for (int64_t k = k0; k < k1; k++) acc_init(&p[k], x->rop, in->t);
+  int64_t k = k0;
+  if (x->rop == ROP_SUM && in->t == GK_F32)
+    for (; k + 4 <= k1 && (k + 4) * j->chunk <= j->n; k += 4) {
+      double s4[4];
+      cpu_sum4_f32((const float *)(const void *)v + k * j->chunk, j->chunk, s4);
+      for (int q = 0; q < 4; q++) p[k + q].f = s4[q];
+    }
+  else if ((x->rop == ROP_MAX || x->rop == ROP_MIN) && in->t == GK_F32) {
+    int64_t s = k0 * j->chunk, e = k1 * j->chunk < j->n ? k1 * j->chunk : j->n;
+    double f = p[k0].f;
+    if ((x->rop == ROP_MAX ? cpu_max_f32 : cpu_min_f32)((const float *)(const void *)v + s, e - s, &f)) {
+      p[k0].f = f;
+      return;
+    }
+  }
+  for (; k < k1; k++) {
+    int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
+    acc_fold(&p[k], x->rop, in->t, v + (size_t)s * es, len, s, 1);
+  }
+  (void)c;
+}
+
 /* Per-row reduce (axis 1): a row per task, chunks within the row. */
 static void rowred_chunk(job *j, evctx *c, int64_t r) {
   const rt_node *x = j->x, *in = x->in[0];
@@ -621,7 +784,13 @@ static int run_reduce(rt_backend *b, rt_node *x) {
     j.part = rt_calloc(b->mem, nch ? (size_t)nch : 1, sizeof(acc));
     if (!j.part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
     j.fn = red_chunk;
-    int rc = job_go(&j, nch);
+    int64_t tasks = nch;
+    if (in->val && in->val->n == in->n && in->t == GK_F32 &&
+        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN)) {
+      j.fn = red_group;
+      tasks = (nch + RED_GROUP - 1) / RED_GROUP;
+    }
+    int rc = job_go(&j, tasks);
     if (rc == GK_OK) {
       /* pairwise combination of the chunk partials, in order */
       acc *p = j.part;
@@ -711,13 +880,37 @@ static void scanblk_fill(job *j, evctx *c, int64_t k) {
     acc_fold(tot, x->rop, x->t, o + (size_t)s * es, len, s, 1);
   }
 }
+/* Pass 2 for SCAN_GROUP consecutive blocks k0.. at once.  A float sum's
+** serial chain waits on each add; four blocks' chains interleaved in one
+** loop run at once, each the same sequence scan_seq runs (double carry,
+** each prefix rounded to the element type), so the bits do not change. */
+#define SCAN_GROUP 4
+#define SCAN_SUM4(T) do { \
+    T *v = (T *)(void *)base; \
+    for (int64_t q = 0; q < SCAN_BLOCK; q++) \
+      for (int g = 0; g < SCAN_GROUP; g++) { \
+        double e = (double)v[g * SCAN_BLOCK + q]; \
+        if (x->excl) { v[g * SCAN_BLOCK + q] = (T)cy[g]; cy[g] = cy[g] + e; } \
+        else { cy[g] = cy[g] + e; v[g * SCAN_BLOCK + q] = (T)cy[g]; } \
+      } } while (0)
 static void scanblk_scan(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x;
-  int64_t s0 = k * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
-  acc carry = ((acc *)j->part)[k];
+  int64_t k0 = k * SCAN_GROUP, nb = (j->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
   (void)c;
-  scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+  if (x->rop == ROP_SUM && rt_is_float(x->t) && (k0 + SCAN_GROUP) * SCAN_BLOCK <= j->n) {
+    double cy[SCAN_GROUP];
+    for (int g = 0; g < SCAN_GROUP; g++) cy[g] = ((acc *)j->part)[k0 + g].f;
+    char *base = (char *)x->val->host + (size_t)(k0 * SCAN_BLOCK) * esz(x->t);
+    if (x->t == GK_F32) SCAN_SUM4(float); else SCAN_SUM4(double);
+    return;
+  }
+  for (int64_t b = k0; b < k0 + SCAN_GROUP && b < nb; b++) {
+    int64_t s0 = b * SCAN_BLOCK, len = j->n - s0 < SCAN_BLOCK ? j->n - s0 : SCAN_BLOCK;
+    acc carry = ((acc *)j->part)[b];
+    scan_seq(x->rop, x->excl, x->t, (char *)x->val->host + (size_t)s0 * esz(x->t), len, 1, &carry);
+  }
 }
+#undef SCAN_SUM4
 static int run_scan_vector(rt_backend *b, rt_node *x) {
   int64_t nb = (x->n + SCAN_BLOCK - 1) / SCAN_BLOCK;
   job j = { .b = b, .x = x, .out = x, .n = x->n, .fn = scanblk_fill };
@@ -734,7 +927,7 @@ static int run_scan_vector(rt_backend *b, rt_node *x) {
     for (int64_t k = nb - 1; k > 0; k--) part[k] = part[k - 1];
     acc_init(&part[0], x->rop, x->t);
     j.fn = scanblk_scan;
-    rc = job_go(&j, nb);
+    rc = job_go(&j, (nb + SCAN_GROUP - 1) / SCAN_GROUP);
   }
   rt_free(b->mem, part, (size_t)nb * sizeof(acc));
   return rc;
@@ -789,8 +982,10 @@ static int run_scan(rt_backend *b, rt_node *x) {
 
 /* ------------------------------------------------ filter, partition, hist */
 
+static void host_release(rt_backend *b, void *p, size_t bytes);
+
 /* Materializes node x (any kind of elementwise expression) into a fresh
-** host buffer; *owned tells whether the caller must free it. */
+** host buffer; *owned tells whether the caller must free it (host_release). */
 static int materialize(rt_backend *b, rt_node *x, void **data, int *owned) {
   if (x->val) { *data = x->val->host; *owned = 0; return GK_OK; }
   rt_value *tmp;
@@ -819,8 +1014,8 @@ static int run_select(rt_backend *b, rt_node *x) {
     } else rc = host_partition(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
     if (rc && !b->err.status) rt_seterr(&b->err, rc, "filter failed");
   }
-  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
-  if (om) rt_free(b->mem, m, (size_t)x->in[1]->n);
+  if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (om) host_release(b, m, (size_t)x->in[1]->n);
   return rc;
 }
 
@@ -842,7 +1037,7 @@ static int run_hist(rt_backend *b, rt_node *x) {
                      lo, hi, (long long)x->nbins);
     else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
   }
-  if (ov) rt_free(b->mem, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (ol) rt_free(b->mem, pl, 8);
   if (oh) rt_free(b->mem, ph, 8);
   return rc;
@@ -859,8 +1054,8 @@ static int run_matmul(rt_backend *b, rt_node *x) {
     rc = host_matmul(x->t, pa, pb, x->val->host, M, N, K);
     if (rc) rt_seterr(&b->err, rc, "matmul failed");
   }
-  if (oa) rt_free(b->mem, pa, (size_t)x->in[0]->n * esz(x->in[0]->t));
-  if (ob) rt_free(b->mem, pb, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  if (oa) host_release(b, pa, (size_t)x->in[0]->n * esz(x->in[0]->t));
+  if (ob) host_release(b, pb, (size_t)x->in[1]->n * esz(x->in[1]->t));
   return rc;
 }
 
@@ -884,12 +1079,65 @@ static int run_sort(rt_backend *b, rt_node *x) {
       if (rc) rt_seterr(&b->err, rc, "out of memory sorting");
     }
   }
-  if (ov) rt_free(b->mem, v, (size_t)in->n * esz(in->t));
-  if (ow) rt_free(b->mem, w, (size_t)x->in[1]->n * esz(x->in[1]->t));
+  if (ov) host_release(b, v, (size_t)in->n * esz(in->t));
+  if (ow) host_release(b, w, (size_t)x->in[1]->n * esz(x->in[1]->t));
   return rc;
 }
 
 /* ------------------------------------------------------------ the backend */
+
+/* Large host buffers ask for transparent huge pages (as numpy does from 4
+** MiB): a fresh 40 MB result otherwise costs ~10^4 page faults, taken one at
+** a time under the kernel's lock, more than the loop that fills it. */
+#define CPU_HUGE_MIN ((size_t)4 << 20)
+static void advise_huge(void *p, size_t bytes) {
+#ifdef MADV_HUGEPAGE
+  const uintptr_t huge = (uintptr_t)2 << 20;
+  uintptr_t b = ((uintptr_t)p + huge - 1) & ~(huge - 1), e = ((uintptr_t)p + bytes) & ~(huge - 1);
+  if (bytes >= CPU_HUGE_MIN && e > b) (void)madvise((void *)b, e - b, MADV_HUGEPAGE);   /* advice: failure changes nothing */
+#else
+  (void)p; (void)bytes;
+#endif
+}
+
+/* The cpu backend keeps the last CPU_SPARES large buffers freed for the
+** next values of those sizes: a statement run again (or a loop's
+** temporaries: a filter's mask and result) gets memory whose pages are
+** already there, where a fresh 40 MB costs the kernel zeroing it.  Values are
+** freed from other threads too (an export's deleter), so the slots have a lock. */
+#define CPU_SPARES 4
+typedef struct cpu_backend {
+  rt_backend b;             /* first: what the context holds */
+  pthread_mutex_t spare_mu;
+  void *spare[CPU_SPARES];  /* freed host buffers (>= CPU_HUGE_MIN bytes), or NULL; [0] the newest */
+  size_t spare_bytes[CPU_SPARES];
+} cpu_backend;
+
+static void *take_spare(rt_backend *b, size_t bytes) {
+  cpu_backend *cb = (cpu_backend *)b;
+  void *p = NULL;
+  pthread_mutex_lock(&cb->spare_mu);
+  for (int k = 0; k < CPU_SPARES && !p; k++)
+    if (cb->spare[k] && cb->spare_bytes[k] == bytes) { p = cb->spare[k]; cb->spare[k] = NULL; }
+  pthread_mutex_unlock(&cb->spare_mu);
+  return p;
+}
+
+/* Frees host buffer p of bytes: kept as the newest spare when large (the
+** oldest is then freed). */
+static void host_release(rt_backend *b, void *p, size_t bytes) {
+  cpu_backend *cb = (cpu_backend *)b;
+  if (bytes < CPU_HUGE_MIN) { rt_free(b->mem, p, bytes); return; }
+  pthread_mutex_lock(&cb->spare_mu);
+  void *old = cb->spare[CPU_SPARES - 1];
+  size_t ob = cb->spare_bytes[CPU_SPARES - 1];
+  int k = CPU_SPARES - 1;
+  for (int q = 0; q < CPU_SPARES - 1; q++) if (!cb->spare[q]) { k = q; old = NULL; break; }   /* an empty slot first */
+  for (; k > 0; k--) { cb->spare[k] = cb->spare[k - 1]; cb->spare_bytes[k] = cb->spare_bytes[k - 1]; }
+  cb->spare[0] = p; cb->spare_bytes[0] = bytes;
+  pthread_mutex_unlock(&cb->spare_mu);
+  if (old) rt_free(b->mem, old, ob);
+}
 
 static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
   int64_t n; size_t bytes;
@@ -897,11 +1145,13 @@ static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *s
   if (rc) return rc;
   rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
   if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
-  v->host = rt_alloc(b->mem, bytes ? bytes : 1);
+  v->host = bytes >= CPU_HUGE_MIN ? take_spare(b, bytes) : NULL;
+  if (!v->host) v->host = rt_alloc(b->mem, bytes ? bytes : 1);
   if (!v->host) {
     rt_free(b->mem, v, sizeof *v);
     return rt_seterr(&b->err, GK_ENOMEM, "out of memory allocating %zu bytes", bytes);
   }
+  advise_huge(v->host, bytes);
   v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
   memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
   v->where = RT_ON_HOST; v->be = b;
@@ -911,7 +1161,7 @@ static int cpu_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *s
 
 static void cpu_free_storage(rt_backend *b, rt_value *v) {
   if (v->release) v->release(v->release_ud, v->host);
-  else if (v->host) rt_free(b->mem, v->host, v->bytes ? v->bytes : 1);
+  else if (v->host) host_release(b, v->host, v->bytes ? v->bytes : 1);
   rt_free(b->mem, v, sizeof *v);
 }
 
@@ -987,11 +1237,19 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
 static int cpu_read(rt_backend *b, rt_value *v, void *dst) { memcpy(dst, v->host, v->bytes); return GK_OK; }
 static int cpu_write(rt_backend *b, rt_value *v, const void *src) { memcpy(v->host, src, v->bytes); return GK_OK; }
 static int cpu_sync(rt_backend *b) { return GK_OK; }
-static void cpu_close(rt_backend *b) { rt_free(b->mem, b, sizeof *b); }
+static void cpu_close(rt_backend *b) {
+  cpu_backend *cb = (cpu_backend *)b;
+  for (int k = 0; k < CPU_SPARES; k++)
+    if (cb->spare[k]) rt_free(b->mem, cb->spare[k], cb->spare_bytes[k]);
+  pthread_mutex_destroy(&cb->spare_mu);
+  rt_free(b->mem, cb, sizeof *cb);
+}
 
 int rt_cpu_open(rt_mem *mem, rt_backend **out, rt_err *e) {
-  rt_backend *b = rt_calloc(mem, 1, sizeof *b);
-  if (!b) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  cpu_backend *cb = rt_calloc(mem, 1, sizeof *cb);
+  if (!cb) return rt_seterr(e, GK_ENOMEM, "out of memory");
+  pthread_mutex_init(&cb->spare_mu, NULL);
+  rt_backend *b = &cb->b;
   b->name = "cpu";
   b->mem = mem;
   b->alloc_value = cpu_alloc_value;

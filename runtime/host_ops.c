@@ -16,6 +16,7 @@
 #include "runtime/host.h"
 #include "runtime/plan.h"
 #include "kernels/gk_scalar.h"   /* GK_COMB_MIN / GK_COMB_MAX: NaN-propagating, as every reduction */
+#include "runtime/cpu_mm.h"        /* the f32 product with FMA */
 
 #include <math.h>
 #include <stdlib.h>
@@ -322,6 +323,7 @@ typedef struct move_job {
   size_t es;
   int64_t cs;
   int part;                        /* partition (else filter) */
+  int64_t n;                       /* elements */
   int64_t ntrue;                   /* total trues (partition) */
   int64_t cnt[PAR_MAX_CHUNKS];     /* trues per chunk, then their offsets */
   int64_t base[PAR_MAX_CHUNKS];    /* chunk starts */
@@ -340,12 +342,28 @@ static void count_chunk(void *c, int64_t b, int64_t e) {
     else (out)[o] = (x)[i];                                                            \
   } while (0)
 
+/* A filter's chunk without a branch on the mask: every element is written
+** at the next slot, which advances on a true; a false's write is
+** overwritten by the next true.  Only while the slot is below the chunk's
+** last (the next chunk's first, another thread's) -- then the rest are falses. */
+#define FILTER_BRANCHLESS(T) do { \
+    const T *x_ = (const T *)(const void *)j->x; T *o_ = (T *)(void *)j->out; \
+    for (int64_t i = b; i < e && ot < end; i++) { o_[ot] = x_[i]; ot += j->mask[i] != 0; } } while (0)
+
 static void scatter_chunk(void *c, int64_t b, int64_t e) {
   move_job *j = c;
   int64_t k = b / j->cs;
   int64_t ot = j->cnt[k];                      /* next true slot */
   int64_t of = j->ntrue + (b - ot);            /* next false slot: falses before b */
   size_t es = j->es;
+  if (!j->part) {
+    int64_t end = e < j->n ? j->cnt[k + 1] : j->ntrue;   /* the chunk's trues end here */
+    switch (es) {
+    case 1: FILTER_BRANCHLESS(uint8_t); return;
+    case 4: FILTER_BRANCHLESS(uint32_t); return;
+    case 8: FILTER_BRANCHLESS(uint64_t); return;
+    }
+  }
   for (int64_t i = b; i < e; i++) {
     if (j->mask[i]) {
       COPY_EL(es, j->out, ot, j->x, i);
@@ -364,7 +382,7 @@ static int move_run(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, v
   if (!es || n < 0) return GK_EMISUSE;
   move_job *j = scr_alloc(sizeof *j);
   if (!j) return GK_ENOMEM;
-  j->x = x, j->mask = mask, j->out = out, j->es = es, j->part = part;
+  j->x = x, j->mask = mask, j->out = out, j->es = es, j->part = part, j->n = n;
   j->cs = par_chunk_size(n, MOVE_GRAIN);
   int64_t nc = par_nchunks(n, MOVE_GRAIN);
   par_for(n, MOVE_GRAIN, count_chunk, j);
@@ -501,6 +519,7 @@ int host_matmul(gk_dtype t, const void *A, const void *B, void *C, int64_t M, in
                 int64_t K) {
   if (t < GK_I32 || t > GK_F64 || M < 0 || N < 0 || K < 0) return GK_EMISUSE;
   if (M == 0 || N == 0) return GK_OK;
+  if (t == GK_F32 && cpu_sgemm(A, B, C, M, N, K, HOST_MM_KB, scr_alloc, scr_free)) return GK_OK;
   size_t es = esize(t);
   mm_job m = {A, B, C, NULL, NULL, M, N, K, es == 4 ? 16 : 8, t};
   /* many k blocks: add their f32 partial sums in double (accuracy ~1e-7

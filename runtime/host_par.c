@@ -6,8 +6,12 @@
 ** calling thread is the last member of the team.  A par_for publishes a job
 ** (fn, ctx, chunk size, chunk count) under the pool mutex, bumps a
 ** generation counter and wakes the workers; every member claims chunks from
-** an atomic counter until none are left; the caller returns only after
-** every worker has left the job, so no worker can ever see a stale job.
+** an atomic counter until none are left; the caller returns once every
+** chunk has been run -- not waiting for workers that have not woken yet
+** (on a loaded machine that wait is a scheduler time slice).  A claim is a
+** compare-and-swap on (job generation, next chunk), so a worker that wakes
+** late, or holds an old job's fields, finds the generation changed and
+** claims nothing: no worker runs a stale job.
 **
 ** Chunk boundaries depend only on (n, grain): chunk i is
 ** [i*cs, min(n, (i+1)*cs)) with cs = par_chunk_size(n, grain).  Which thread
@@ -28,18 +32,18 @@
 #include <unistd.h>
 
 typedef struct par_pool {
-  pthread_mutex_t mu;       /* guards gen, job fields, active */
+  pthread_mutex_t mu;       /* guards gen and the job fields */
   pthread_cond_t work;      /* signalled when gen changes */
-  pthread_cond_t done;      /* signalled when active drops to 0 */
+  pthread_cond_t done;      /* signalled when the last chunk of the job has run */
   pthread_mutex_t busy;     /* held by the one par_for using the pool */
   int nworkers;             /* threads actually started */
   int nthreads;             /* par_threads(): workers + caller */
   uint64_t gen;             /* job generation, bumped per par_for */
-  int active;               /* workers still inside the current job */
   par_fn fn;                /* current job */
   void *ctx;
   int64_t n, cs, nchunks;
-  atomic_llong next;        /* next unclaimed chunk of the current job */
+  _Atomic uint64_t claim;   /* (gen mod 2^32) << 32 | next unclaimed chunk of the current job */
+  atomic_llong finished;    /* chunks of the current job run (or skipped under an interrupt) */
   _Atomic int *stop;        /* the caller's interrupt flag (host_interrupt) */
 } par_pool;
 
@@ -89,15 +93,22 @@ void host_interrupt(_Atomic int *flag) { my_stop = flag; }
 static int is_set(_Atomic int *f) { return f && atomic_load_explicit(f, memory_order_relaxed); }
 int host_stopped(void) { return is_set(my_stop); }
 
-/* Claims and runs chunks of the current job until none are left (or the
-** job's interrupt flag is set). */
-static void run_chunks(par_fn fn, void *ctx, int64_t n, int64_t cs, int64_t nchunks, _Atomic int *stop) {
+/* Claims and runs chunks of job generation g until none are left (a chunk
+** claimed while the job's interrupt flag is set is skipped, still counted);
+** whoever finishes the last chunk wakes the caller. */
+static void run_chunks(uint32_t g, par_fn fn, void *ctx, int64_t n, int64_t cs, int64_t nchunks, _Atomic int *stop) {
+  uint64_t v = atomic_load(&pool.claim);
   for (;;) {
-    if (is_set(stop)) break;
-    int64_t i = atomic_fetch_add(&pool.next, 1);
-    if (i >= nchunks) break;
-    int64_t b = i * cs, e = b + cs < n ? b + cs : n;
-    fn(ctx, b, e);
+    if ((uint32_t)(v >> 32) != g || (int64_t)(v & 0xffffffffu) >= nchunks) break;
+    if (!atomic_compare_exchange_weak(&pool.claim, &v, v + 1)) continue;   /* v reloaded */
+    int64_t i = (int64_t)(v & 0xffffffffu), b = i * cs, e = b + cs < n ? b + cs : n;
+    if (!is_set(stop)) fn(ctx, b, e);
+    if (atomic_fetch_add(&pool.finished, 1) + 1 == nchunks) {
+      pthread_mutex_lock(&pool.mu);
+      pthread_cond_signal(&pool.done);
+      pthread_mutex_unlock(&pool.mu);
+    }
+    v = atomic_load(&pool.claim);
   }
 }
 
@@ -113,9 +124,8 @@ static void *worker(void *arg) {
     int64_t n = pool.n, cs = pool.cs, nc = pool.nchunks;
     _Atomic int *stop = pool.stop;
     pthread_mutex_unlock(&pool.mu);
-    run_chunks(fn, ctx, n, cs, nc, stop);
+    run_chunks((uint32_t)seen, fn, ctx, n, cs, nc, stop);
     pthread_mutex_lock(&pool.mu);
-    if (--pool.active == 0) pthread_cond_signal(&pool.done);
   }
   return NULL; /* not reached: workers live as long as the process */
 }
@@ -158,16 +168,17 @@ int par_for(int64_t n, int64_t grain, par_fn fn, void *ctx) {
   pool.cs = cs;
   pool.nchunks = nc;
   pool.stop = my_stop;
-  atomic_store(&pool.next, 0);
-  pool.active = pool.nworkers;
   pool.gen++;
+  uint32_t g = (uint32_t)pool.gen;
+  atomic_store(&pool.finished, 0);
+  atomic_store(&pool.claim, (uint64_t)g << 32);
   pthread_cond_broadcast(&pool.work);
   pthread_mutex_unlock(&pool.mu);
 
-  run_chunks(fn, ctx, n, cs, nc, my_stop);
+  run_chunks(g, fn, ctx, n, cs, nc, my_stop);
 
   pthread_mutex_lock(&pool.mu);
-  while (pool.active > 0) pthread_cond_wait(&pool.done, &pool.mu);
+  while (atomic_load(&pool.finished) < nc) pthread_cond_wait(&pool.done, &pool.mu);
   pthread_mutex_unlock(&pool.mu);
   pthread_mutex_unlock(&pool.busy);
   return host_stopped() ? GK_EINTERRUPT : GK_OK;

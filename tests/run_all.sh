@@ -50,6 +50,7 @@ case "$mode" in
   run plan python3 tests/run_plan.py
   run docs python3 docs/gen_language.py --check
   run numpy python3 tests/numpy_check.py
+  run threads python3 tests/run_threads.py
   run io python3 tests/io/io_check.py
   run diff env GK_NVRTC_CHECK=lower python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
