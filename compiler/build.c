@@ -1229,6 +1229,12 @@ static int b_plot(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 ** chart, lo and hi computed in the same plan as the counts. */
 static int print_hist(cc_session *s, cval *v, lang_loc loc) {
   rt_node *h = v->x, *lo = h->in[1], *hi = h->in[2], *t[3] = { h };
+  /* a range cast to f64 is read through its source (the same double): as a
+  ** target the cast would be computed apart, and the histogram kernel of an
+  ** i64 range from the data needs the i64 extremes themselves (numpy's
+  ** uint64 width; runtime/cuda_lower.c lower_hist) */
+  if (lo->op == RT_CAST && lo->nin == 1) lo = lo->in[0];
+  if (hi->op == RT_CAST && hi->nin == 1) hi = hi->in[0];
   int nt = 1;
   cc_ref(lo); cc_ref(hi);
   if (lo->op != RT_CONST) t[nt++] = lo;

@@ -1910,7 +1910,8 @@ static int lower_hist(lw *L, fmt_buf *src) {
   if (x->excl && n > 0) {
     /* range from the data (host_hist_auto); i64: numpy's uint64 difference of the extremes */
     const rt_node *a = x->in[1], *b = x->in[2];
-    if (dt == GK_I64 && a->op == RT_CAST && b->op == RT_CAST && a->in[0]->t == GK_I64 && b->in[0]->t == GK_I64) {
+    if (dt == GK_I64 && a->op == RT_CAST && b->op == RT_CAST && a->in[0]->t == GK_I64 && b->in[0]->t == GK_I64 &&
+        in_index(g, a) < 0 && in_index(g, b) < 0) {
       const char *ra = emit_val(L, a->in[0], &z), *rb = emit_val(L, b->in[0], &z);
       fmt_printf(&lh, "  const double den = (double)((gk_u64)%s - (gk_u64)%s);\n", rb, ra);
     } else fmt_puts(&lh, "  const double den = __dsub_rn(hi, lo);\n");
