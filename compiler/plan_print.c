@@ -92,6 +92,8 @@ void cc_print_group(cc_session *s, const rt_group *g, int64_t number) {
   emit(s, &b);
 }
 
+double cc_copy_rate(cc_session *s) { return s->be->copy_rate ? s->be->copy_rate(s->be) : 0; }
+
 /* The profile line of one group (the "profile" option): its time, the
 ** bytes it reads and writes once (inputs and outputs), the rate and its
 ** share of the backend's copy rate (cuda: measured once per process; "-"

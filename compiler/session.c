@@ -76,8 +76,6 @@ void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, doubl
   *bytes = atomic_load_explicit(&s->prof_bytes, memory_order_relaxed);
 }
 
-double cc_copy_rate(cc_session *s) { return s->be->copy_rate ? s->be->copy_rate(s->be) : 0; }
-
 /* Computes every pending variable (into err), then waits for the backend. */
 int cc_sync(cc_session *s, rt_err *err) {
   rt_err *saved = s->err;

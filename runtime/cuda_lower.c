@@ -919,8 +919,8 @@ static void map_vector(lw *L, fmt_buf *body, int o) {
   rt_group *g = L->g;
   const rt_node *x = g->outs[o];
   int V = 4;
-  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == x->n && gk_dtype_size(g->ins[k]->t) == 8) V = 2;
-  for (int p = o; p < g->nout; p++) if (g->outs[p]->n == x->n && gk_dtype_size(g->outs[p]->t) == 8) V = 2;
+  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == x->n && rt_dtype_size(g->ins[k]->t) == 8) V = 2;
+  for (int p = o; p < g->nout; p++) if (g->outs[p]->n == x->n && rt_dtype_size(g->outs[p]->t) == 8) V = 2;
   fmt_buf elt; fmt_init(&elt);
   L->o = &elt; scope_reset(L); L->rowctx = 0;
   memset(L->used_field, 0, sizeof L->used_field);
@@ -1267,9 +1267,9 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   ** 8-byte inputs or other reductions beside, the fold needs 50-110
   ** registers: one or two blocks an SM, whole waves, as before. */
   int onl3 = L->has_onl;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) > 4) onl3 = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && rt_dtype_size(g->ins[k]->t) > 4) onl3 = 0;
   for (int i = 0; i < g->nnodes; i++)
-    if (L->stage[i] == 1 && ((own_field(L, i) && (!L->onl[i] || gk_dtype_size(g->nodes[i]->t) > 4)) || q_stage(L, i) == 1))
+    if (L->stage[i] == 1 && ((own_field(L, i) && (!L->onl[i] || rt_dtype_size(g->nodes[i]->t) > 4)) || q_stage(L, i) == 1))
       onl3 = 0;
   if (onl3) gl.grid[0] = gk_min64(gl.grid[0], (int64_t)L->sms * ONLINE_BLOCKS_PER_SM);
   int64_t coff = gk_reduce_counter_offset(&gl, ab);
@@ -1361,7 +1361,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (piv.data) fmt_printf(src, "  if ((I)%s > 0) k.pivots();\n", plen);
   /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
   int wide = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && gk_dtype_size(g->ins[k]->t) == 8) wide = 1;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && rt_dtype_size(g->ins[k]->t) == 8) wide = 1;
   fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
              !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
   fmt_free(&lift); fmt_free(&epi); fmt_free(&piv);
