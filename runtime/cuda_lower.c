@@ -695,13 +695,19 @@ static int64_t acc_bound(int nf) { return gk_align16(8 + 24 * (int64_t)(nf > 0 ?
 **
 ** elem_cost estimates an op's inlined code in units of ~256 bytes of sm_90
 ** code (measured: sum(f(x)) of 1000 f32 minus sum(x), per copy); a group's
-** element code is compact when cost x copies > COMPACT_BUDGET (copies: the
-** most the primitive's policies unroll, whatever the size class, so the
-** choice depends on the element code and the primitive only).  Every
+** element code is compact when cost x copies > COMPACT_BUDGET and the cost is
+** at least COMPACT_MIN_COST (copies: the most the primitive's policies
+** unroll, whatever the size class, so the choice depends on the element code
+** and the primitive only).  Every
 ** statement of tests/bench/bench_gk.py and latency.py stays below (the
 ** heaviest, sin(x) * cos(y) + 0.5 in a map: 42 x 9 = 378; tests/tools/
 ** kernel_names.py checks that their kernel texts are unchanged). */
 #define COMPACT_BUDGET 512
+/* ... and at least this much per element (one Philox, sin, pow or fmod):
+** each slot then calls the element function, and that call must stay small
+** beside the element's own work (a scan of log(x), cost 9 x 64 copies, keeps
+** its unrolled text) */
+#define COMPACT_MIN_COST 20
 static int elem_cost(const rt_node *x) {
   int f = isf(x->t) || (x->nin > 0 && isf(x->in[0]->t));
   switch (x->op) {
@@ -738,7 +744,7 @@ static int compact(lw *L, const rt_node *const *roots, int nr, int copies) {
   long c = 0;
   for (int r = 0; r < nr; r++) if (roots[r]) c += expr_cost(L->g, roots[r], seen);
   free(seen);
-  return c * copies > COMPACT_BUDGET;
+  return c >= COMPACT_MIN_COST && c * copies > COMPACT_BUDGET;
 }
 static int compact1(lw *L, const rt_node *root, int copies) { return compact(L, &root, 1, copies); }
 static const char *noinl(int on) { return on ? "__noinline__ " : ""; }
