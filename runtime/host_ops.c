@@ -425,19 +425,22 @@ typedef struct mm_job {
   gk_dtype t;
 } mm_job;
 
+/* Panels [p0, p1) of B, each JR columns wide, copied k by k for the tiles below. */
+#define MM_PACK(NAME, T, JR)                                                          \
+  static void NAME##_pack(const mm_job *m, int64_t p0, int64_t p1) {                  \
+    const T *B = m->B;                                                                \
+    T *bp = m->bp;                                                                    \
+    for (int64_t p = p0; p < p1; p++)                                                 \
+      for (int64_t k = 0; k < m->K; k++)                                              \
+        memcpy(bp + (p * m->K + k) * JR, B + k * m->N + p * JR, JR * sizeof(T));      \
+  }
+
 /* Rows [i0, i1) of C.  For each strip of HOST_MM_JB columns and block of
 ** HOST_MM_KB k's, tiles of HOST_MM_MR rows x JR columns accumulate a*b in
 ** registers (type ACC, over the k block), then are added into C; leftover
 ** rows and columns take a plain loop with the same order of operations
 ** per element.  The order of additions is fixed by the sizes alone. */
 #define MM_DEF(NAME, T, ACC, JR, CT)                                                  \
-  static __attribute__((unused)) void NAME##_pack(const mm_job *m, int64_t p0, int64_t p1) { \
-    const T *B = m->B;                                                                \
-    T *bp = m->bp;                                                                    \
-    for (int64_t p = p0; p < p1; p++)                                                 \
-      for (int64_t k = 0; k < m->K; k++)                                              \
-        memcpy(bp + (p * m->K + k) * JR, B + k * m->N + p * JR, JR * sizeof(T));      \
-  }                                                                                   \
   static void NAME(const mm_job *m, int64_t i0, int64_t i1) {                         \
     const T *A = m->A, *B = m->B, *bp = m->bp;                                        \
     CT *C = sizeof(CT) != sizeof(T) ? (CT *)m->cacc : (CT *)m->C;                     \
@@ -494,6 +497,10 @@ MM_DEF(mm_f32d, float, float, 16, double)  /* K > HOST_MM_KB: k-block sums added
 MM_DEF(mm_f64, double, double, 8, double)
 MM_DEF(mm_u32, uint32_t, uint32_t, 16, uint32_t)
 MM_DEF(mm_u64, uint64_t, uint64_t, 8, uint64_t)
+MM_PACK(mm_f32, float, 16)                 /* mm_f32d reads the same panels */
+MM_PACK(mm_f64, double, 8)
+MM_PACK(mm_u32, uint32_t, 16)
+MM_PACK(mm_u64, uint64_t, 8)
 
 static void mm_pack_chunk(void *c, int64_t b, int64_t e) {
   mm_job *m = c;
