@@ -107,7 +107,7 @@ void cc_profile_group(cc_session *s, const rt_group *g, int64_t number, double r
   fmt_buf b; fmt_init(&b);
   char jit[32] = "";
   if (jit_ms > 0) snprintf(jit, sizeof jit, "%.3f ms", jit_ms);
-  double copy = s->be->copy_rate ? s->be->copy_rate(s->be) : 0;   /* bytes/s; not cc_copy_rate: session.c is above */
+  double copy = cc_copy_rate(s);   /* bytes/s */
   char share[16] = "-";
   if (copy > 0 && run_ms > 0) snprintf(share, sizeof share, "%.0f%%", 100.0 * bytes / (run_ms * 1e-3) / copy);
   fmt_printf(&b, "  %-4lld %-9s %10.3f ms %10.3f MB %8.2f GB/s %7s %11s  ", (long long)number, rt_group_name[g->kind],

@@ -60,11 +60,10 @@ case "$mode" in
   run fuse_cost python3 tests/run_fuse_cost.py
   run compile_note python3 tests/run_compile_note.py
   # structure: no function in compiler/ over 90 lines; no circle between the
-  # library's files, no call up the layers (the one --allow: cuda_lower.c's
-  # gk_dtype_size, to become rt_dtype_size); no function the library never
+  # library's files, no call up the layers; no function the library never
   # calls but those deadcode.py keeps for a reason (NOTES.md, session 5, rooms)
   run fnlen python3 tests/tools/fnlen.py compiler/*.c
-  run layers python3 tests/tools/layers.py --allow runtime/cuda_lower.c:api/api.c "$B/obj"
+  run layers python3 tests/tools/layers.py "$B/obj"
   run deadcode python3 tests/tools/deadcode.py --build-dir "$B/gc"
   [ -f tests/api/run.sh ] && run api sh tests/api/run.sh
   run python make --no-print-directory B="$B" test-python
