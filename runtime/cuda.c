@@ -337,6 +337,13 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     if ((rc = cu_sync(d))) rc = fail_dev(b, rc);
     else rc = check_kernel_error(b);
   }
+  /* a filter's length: the count its kernel left in temp (zero when no
+  ** kernel ran: an empty input) */
+  if (!rc && p->count_out && p->nstep) {
+    int64_t cnt = 0;
+    if ((rc = cu_download(d, &cnt, temp + (cu_ptr)p->count_at, sizeof cnt))) rc = fail_dev(b, rc);
+    else g->outs[0]->val->count = cnt;
+  }
   if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
   if (rc) for (i = 0; i < g->nout; i++) {
     rt_node *x = g->outs[i];
