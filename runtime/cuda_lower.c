@@ -90,7 +90,7 @@ typedef struct lw {
   int used_field[64];          /* ins index -> read as a field */
   int lift_row;                /* the scope used the row through the X field r */
   int vpack;                   /* > 0: views over the matrix may be fields, loaded this many columns at once */
-  struct lw_vf { const rt_node *x; int in; char ix[2 * LW_NAME]; } vf[8];   /* those fields v<k>: the view, */
+  struct lw_vf { const rt_node *x; int in; char ix[1024]; } vf[8];   /* those fields v<k>: the view, */
   int nvf;                     /* its input and its index at (row, col) */
   int in_lift;                 /* row expression comes from x.r */
   /* reductions */
@@ -311,7 +311,7 @@ static void divmod(lw *L, fmt_buf *b, const char *e, const void *who, int role, 
 ** matrix of a row/column kernel: p with dims [0, p) spanning R and [p, nd)
 ** spanning C (x's flat index row * C + col), or 0 where there is none. */
 static int rc_split(const lw *L, const rt_node *x) {
-  if (x->n != L->R * L->C) return 0;
+  if (L->R <= 0 || L->C <= 0 || x->n != L->R * L->C) return 0;
   int64_t r = 1;
   for (int p = 1; p < x->ndim; p++) {
     r *= x->shape[p - 1];
@@ -597,10 +597,13 @@ static int ool_wrapper(lw *L, const rt_node *x) {
 ** (rc_split), as a field of X that load<N> reads N columns at a time (one
 ** vector load where N > 1): the index of columns col .. col + N - 1 is that
 ** of col plus 0 .. N - 1 when x's last dim is contiguous, N divides its
-** length and every other stride and the offset (col a multiple of N).  The
-** field's number, or -1: read it in the lift. */
+** length and every other stride and the offset (col a multiple of N).  x
+** may view a reshape of the input.  The field's number, or -1: read it in
+** the lift. */
 static int view_field(lw *L, const rt_node *x) {
-  int k = in_index(L->g, x->in[0]), nd = x->ndim, N = L->vpack, p;
+  const rt_node *in = x->in[0];
+  while (in->op == RT_RESHAPE && in_index(L->g, in) < 0) in = in->in[0];   /* the same flat index */
+  int k = in_index(L->g, in), nd = x->ndim, N = L->vpack, p;
   if (k < 0 || nd <= 2 || !(p = rc_split(L, x))) return -1;
   for (int f = 0; f < L->nvf; f++) if (L->vf[f].x == x) return f;
   if (L->nvf == (int)(sizeof L->vf / sizeof L->vf[0])) return -1;
