@@ -1012,7 +1012,7 @@ static int run_select(rt_backend *b, rt_node *x) {
       rc = host_filter(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
       if (!rc && cnt != x->n) rc = rt_seterr(&b->err, GK_EVALUE, "internal: filter count changed");
     } else rc = host_partition(x->t, v, m, x->in[0]->n, x->val->host, &cnt);
-    if (rc && !b->err.status) rt_seterr(&b->err, rc, "filter failed");
+    if (rc && !b->err.status) rt_seterr(&b->err, rc, rc == GK_EINTERRUPT ? "interrupted" : "filter failed");
   }
   if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (om) host_release(b, m, (size_t)x->in[1]->n);

@@ -385,18 +385,20 @@ static int move_run(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, v
   j->x = x, j->mask = mask, j->out = out, j->es = es, j->part = part, j->n = n;
   j->cs = par_chunk_size(n, MOVE_GRAIN);
   int64_t nc = par_nchunks(n, MOVE_GRAIN);
-  par_for(n, MOVE_GRAIN, count_chunk, j);
+  /* interrupted (host_stopped), the counts of the chunks not run are
+  ** garbage: no scatter from them */
+  int rc = par_for(n, MOVE_GRAIN, count_chunk, j);
   int64_t tot = 0;
-  for (int64_t k = 0; k < nc; k++) {
+  for (int64_t k = 0; !rc && k < nc; k++) {
     int64_t c = j->cnt[k];
     j->cnt[k] = tot;
     tot += c;
   }
   j->ntrue = tot;
-  par_for(n, MOVE_GRAIN, scatter_chunk, j);
+  if (!rc) rc = par_for(n, MOVE_GRAIN, scatter_chunk, j);
   *count = tot;
   scr_free(j, sizeof *j);
-  return GK_OK;
+  return rc;
 }
 
 int host_filter(gk_dtype t, const void *x, const uint8_t *mask, int64_t n, void *out,
