@@ -747,6 +747,21 @@ static void test_filter(void) {
       free(x), free(m), free(o), free(r);
     }
   }
+  { /* interrupted before its counts are all known: GK_EINTERRUPT, nothing scattered */
+    int64_t n = (int64_t)1 << 20;
+    uint8_t *m = xmalloc(n);
+    int32_t *x = xmalloc(n * 4), *o = xmalloc(n * 4);
+    memset(m, 1, n); memset(x, 7, n * 4); memset(o, 0, n * 4);
+    _Atomic int stop = 1;
+    host_interrupt(&stop);
+    int64_t cnt = -1;
+    int rc = host_filter(GK_I32, x, m, n, o, &cnt);
+    host_interrupt(NULL);
+    int64_t dirty = 0;
+    for (int64_t i = 0; i < n; i++) dirty += o[i] != 0;
+    CHECKF(rc == GK_EINTERRUPT && dirty == 0, "interrupted filter: rc %d, %lld written", rc, (long long)dirty);
+    free(m), free(x), free(o);
+  }
 }
 
 static void test_matmul(void) {
