@@ -288,6 +288,27 @@ static const void *view_broadcast(evctx *c, const rt_node *x, const ixset *ix) {
   return o;
 }
 
+/* Whether VIEW x reads a contiguous range of its input at the contiguous
+** range ix -- the view is its input's flat order from an offset (a slice
+** x[a:b], a block of whole rows), or ix lies in one last-axis line of stride
+** 1 (a row of m[:, a:b]) -- and that range in *sub. */
+static int view_range(const rt_node *x, const ixset *ix, ixset *sub) {
+  int nd = x->ndim;
+  if (ix->idx || nd == 0 || ix->len == 0 || x->vstride[nd - 1] != 1) return 0;
+  int64_t f = ix->start, cur = x->voff, co = 0, flat = 1;
+  int dense = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t sh = x->shape[d];
+    if (d == nd - 1) co = f % sh;
+    cur += (f % sh) * x->vstride[d]; f /= sh;
+    if (x->vstride[d] != flat && sh != 1) dense = 0;
+    flat *= sh;
+  }
+  if (!dense && co + ix->len > x->shape[nd - 1]) return 0;
+  *sub = (ixset){ cur, ix->len, NULL, 0 };
+  return 1;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -345,6 +366,12 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
   case RT_VIEW: {
     if (!ix->idx && x->ndim > 0 && x->vstride[x->ndim - 1] == 0 && x->shape[x->ndim - 1] >= VIEW_RUN_MIN) {
       o = (void *)view_broadcast(c, x, ix);
+      if (!o) return NULL;
+      break;
+    }
+    ixset sub;
+    if (view_range(x, ix, &sub)) {   /* a contiguous slice: its input is a range too */
+      o = (void *)ev(c, x->in[0], &sub);
       if (!o) return NULL;
       break;
     }
