@@ -1133,6 +1133,7 @@ static void advise_huge(void *p, size_t bytes) {
 ** already there, where a fresh 40 MB costs the kernel zeroing it.  Values are
 ** freed from other threads too (an export's deleter), so the slots have a lock. */
 #define CPU_SPARES 4
+#define CPU_SPARE_MAX ((size_t)256 << 20)   /* larger buffers go back at once: four of them is memory to hold idle */
 typedef struct cpu_backend {
   rt_backend b;             /* first: what the context holds */
   pthread_mutex_t spare_mu;
@@ -1154,7 +1155,7 @@ static void *take_spare(rt_backend *b, size_t bytes) {
 ** oldest is then freed). */
 static void host_release(rt_backend *b, void *p, size_t bytes) {
   cpu_backend *cb = (cpu_backend *)b;
-  if (bytes < CPU_HUGE_MIN) { rt_free(b->mem, p, bytes); return; }
+  if (bytes < CPU_HUGE_MIN || bytes > CPU_SPARE_MAX) { rt_free(b->mem, p, bytes); return; }
   pthread_mutex_lock(&cb->spare_mu);
   void *old = cb->spare[CPU_SPARES - 1];
   size_t ob = cb->spare_bytes[CPU_SPARES - 1];
