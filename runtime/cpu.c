@@ -12,6 +12,15 @@
 ** Reductions keep one partial per chunk and combine the partials in chunk
 ** order, so results are bit-identical run to run on any number of threads.
 ** Float sums and products accumulate in double.
+**
+** Fast paths, none changing a bit: float folds in vector lanes
+** (runtime/cpu_fold.c), a stored array's whole reduction without the
+** evaluator (red_group), f32 exp in vector lanes with expf's bits
+** (runtime/cpu_exp.c), broadcast and contiguous views read without an index
+** per element (view_broadcast, view_range), 2-d views of stored arrays
+** copied by tiles, four scan blocks' chains interleaved.  The f32 matrix
+** product (runtime/cpu_mm.c, via host_matmul) rounds each multiply-add once
+** where the cpu has FMA.  Large buffers are reused (host_release).
 */
 #include <math.h>
 #include <string.h>
