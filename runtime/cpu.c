@@ -12,6 +12,15 @@
 ** Reductions keep one partial per chunk and combine the partials in chunk
 ** order, so results are bit-identical run to run on any number of threads.
 ** Float sums and products accumulate in double.
+**
+** Fast paths, none changing a bit: float folds in vector lanes
+** (runtime/cpu_fold.c), a stored array's whole reduction without the
+** evaluator (red_group), f32 exp in vector lanes with expf's bits
+** (runtime/cpu_exp.c), broadcast and contiguous views read without an index
+** per element (view_broadcast, view_range), 2-d views of stored arrays
+** copied by tiles, four scan blocks' chains interleaved.  The f32 matrix
+** product (runtime/cpu_mm.c, via host_matmul) rounds each multiply-add once
+** where the cpu has FMA.  Large buffers are reused (host_release).
 */
 #include <math.h>
 #include <string.h>
@@ -288,6 +297,27 @@ static const void *view_broadcast(evctx *c, const rt_node *x, const ixset *ix) {
   return o;
 }
 
+/* Whether VIEW x reads a contiguous range of its input at the contiguous
+** range ix -- the view is its input's flat order from an offset (a slice
+** x[a:b], a block of whole rows), or ix lies in one last-axis line of stride
+** 1 (a row of m[:, a:b]) -- and that range in *sub. */
+static int view_range(const rt_node *x, const ixset *ix, ixset *sub) {
+  int nd = x->ndim;
+  if (ix->idx || nd == 0 || ix->len == 0 || x->vstride[nd - 1] != 1) return 0;
+  int64_t f = ix->start, cur = x->voff, co = 0, flat = 1;
+  int dense = 1;
+  for (int d = nd - 1; d >= 0; d--) {
+    int64_t sh = x->shape[d];
+    if (d == nd - 1) co = f % sh;
+    cur += (f % sh) * x->vstride[d]; f /= sh;
+    if (x->vstride[d] != flat && sh != 1) dense = 0;
+    flat *= sh;
+  }
+  if (!dense && co + ix->len > x->shape[nd - 1]) return 0;
+  *sub = (ixset){ cur, ix->len, NULL, 0 };
+  return 1;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -345,6 +375,12 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
   case RT_VIEW: {
     if (!ix->idx && x->ndim > 0 && x->vstride[x->ndim - 1] == 0 && x->shape[x->ndim - 1] >= VIEW_RUN_MIN) {
       o = (void *)view_broadcast(c, x, ix);
+      if (!o) return NULL;
+      break;
+    }
+    ixset sub;
+    if (view_range(x, ix, &sub)) {   /* a contiguous slice: its input is a range too */
+      o = (void *)ev(c, x->in[0], &sub);
       if (!o) return NULL;
       break;
     }
@@ -1106,6 +1142,7 @@ static void advise_huge(void *p, size_t bytes) {
 ** already there, where a fresh 40 MB costs the kernel zeroing it.  Values are
 ** freed from other threads too (an export's deleter), so the slots have a lock. */
 #define CPU_SPARES 4
+#define CPU_SPARE_MAX ((size_t)256 << 20)   /* larger buffers go back at once: four of them is memory to hold idle */
 typedef struct cpu_backend {
   rt_backend b;             /* first: what the context holds */
   pthread_mutex_t spare_mu;
@@ -1127,7 +1164,7 @@ static void *take_spare(rt_backend *b, size_t bytes) {
 ** oldest is then freed). */
 static void host_release(rt_backend *b, void *p, size_t bytes) {
   cpu_backend *cb = (cpu_backend *)b;
-  if (bytes < CPU_HUGE_MIN) { rt_free(b->mem, p, bytes); return; }
+  if (bytes < CPU_HUGE_MIN || bytes > CPU_SPARE_MAX) { rt_free(b->mem, p, bytes); return; }
   pthread_mutex_lock(&cb->spare_mu);
   void *old = cb->spare[CPU_SPARES - 1];
   size_t ob = cb->spare_bytes[CPU_SPARES - 1];

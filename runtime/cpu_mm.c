@@ -29,15 +29,17 @@ typedef struct sg_job {
   float *bp;          /* B packed: panel p is bp[(p * K + k) * nr + q], zero past column N */
   const float *B;
   float *C;
-  double *Cd;         /* C's accumulator when K > kb (more than one k block), else NULL */
   int64_t M, N, K, kb, nr, mr, panels;
   int isa;            /* 2: AVX-512, 1: AVX2 */
 } sg_job;
 
 /* One micro-kernel run: rows [i, i+mr) (short tiles repeat row i), panel p,
-** k block [k0, k0+kc): the block's sums added into C or Cd. */
+** k block [k0, k0+kc): the block's sums added into the tile's double
+** accumulator dt (row stride 2W), or, with dt NULL (K is one block), stored
+** into C as 0 + sum. */
 #define UKERNEL(NAME, TGT, VEC, W, MR, LOAD, SET1, FMA, STORE, ZERO) \
-  __attribute__((target(TGT))) static void NAME(const sg_job *j, int64_t i, int mr, int64_t p, int64_t k0, int64_t kc) { \
+  __attribute__((target(TGT))) static void NAME(const sg_job *j, int64_t i, int mr, int64_t p, int64_t k0, int64_t kc, \
+                                                double *dt) { \
     VEC acc[MR][2]; \
     const float *ar[MR]; \
     for (int r = 0; r < MR; r++) { \
@@ -57,8 +59,8 @@ typedef struct sg_job {
     for (int r = 0; r < mr; r++) { \
       float t[2 * W]; \
       STORE(t, acc[r][0]); STORE(t + W, acc[r][1]); \
-      if (j->Cd) { double *c = j->Cd + (i + r) * j->N + c0; for (int64_t q = 0; q < nc; q++) c[q] += (double)t[q]; } \
-      else { float *c = j->C + (i + r) * j->N + c0; for (int64_t q = 0; q < nc; q++) c[q] = c[q] + t[q]; } \
+      if (dt) { double *d = dt + r * 2 * W; for (int64_t q = 0; q < nc; q++) d[q] += (double)t[q]; } \
+      else { float *c = j->C + (i + r) * j->N + c0; for (int64_t q = 0; q < nc; q++) c[q] = 0.0f + t[q]; } \
     } \
   }
 UKERNEL(uk_avx512, "avx512f", __m512, 16, 12, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
@@ -79,24 +81,31 @@ static void pack_chunk(void *ctx, int64_t p0, int64_t p1) {
   }
 }
 
-/* Row tiles [t0, t1) of C: zeroed, then each k block over every panel. */
+/* Row tiles [t0, t1) of C, a tile and a panel at a time: the k blocks in
+** order into the tile's double accumulator (in cache, where a whole C in
+** double would be M x N x 8 bytes of traffic), then rounded into C. */
+#define MM_TILE_MAX (12 * 32)   /* doubles in the largest tile (AVX-512: 12 x 32) */
 static void rows_chunk(void *ctx, int64_t t0, int64_t t1) {
   sg_job *j = ctx;
   int64_t i0 = t0 * j->mr, i1 = t1 * j->mr < j->M ? t1 * j->mr : j->M;
-  if (j->Cd) memset(j->Cd + i0 * j->N, 0, (size_t)((i1 - i0) * j->N) * sizeof(double));
-  else memset(j->C + i0 * j->N, 0, (size_t)((i1 - i0) * j->N) * sizeof(float));
-  for (int64_t k0 = 0; k0 < j->K; k0 += j->kb) {
-    int64_t kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
-    for (int64_t i = i0; i < i1; i += j->mr) {
-      int mr = (int)(i1 - i < j->mr ? i1 - i : j->mr);
-      for (int64_t p = 0; p < j->panels; p++) {
-        if (j->isa == 2) uk_avx512(j, i, mr, p, k0, kc);
-        else uk_avx2(j, i, mr, p, k0, kc);
+  double dt[MM_TILE_MAX];
+  for (int64_t i = i0; i < i1; i += j->mr) {
+    int mr = (int)(i1 - i < j->mr ? i1 - i : j->mr);
+    for (int64_t p = 0; p < j->panels; p++) {
+      if (j->K <= j->kb) {
+        if (j->isa == 2) uk_avx512(j, i, mr, p, 0, j->K, NULL); else uk_avx2(j, i, mr, p, 0, j->K, NULL);
+        continue;
       }
+      memset(dt, 0, sizeof dt);
+      for (int64_t k0 = 0; k0 < j->K; k0 += j->kb) {
+        int64_t kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
+        if (j->isa == 2) uk_avx512(j, i, mr, p, k0, kc, dt); else uk_avx2(j, i, mr, p, k0, kc, dt);
+      }
+      int64_t c0 = p * j->nr, nc = j->N - c0 < j->nr ? j->N - c0 : j->nr;
+      for (int r = 0; r < mr; r++)
+        for (int64_t q = 0; q < nc; q++) j->C[(i + r) * j->N + c0 + q] = (float)dt[r * j->nr + q];
     }
   }
-  if (j->Cd)
-    for (int64_t q = i0 * j->N; q < i1 * j->N; q++) j->C[q] = (float)j->Cd[q];
 }
 
 static int isa_level(void) {
@@ -116,18 +125,16 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
               void *(*alloc)(size_t), void (*release)(void *, size_t)) {
   int isa = isa_level();
   if (!isa || M <= 0 || N <= 0 || K <= 0) return 0;
-  sg_job j = { A, NULL, B, C, NULL, M, N, K, kb, isa == 2 ? 32 : 16, isa == 2 ? 12 : 6, 0, isa };
+  sg_job j = { A, NULL, B, C, M, N, K, kb, isa == 2 ? 32 : 16, isa == 2 ? 12 : 6, 0, isa };
   j.panels = (N + j.nr - 1) / j.nr;
-  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), cdn = (size_t)(M * N) * sizeof(double);
+  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float);
   j.bp = alloc(bpn);
   if (!j.bp) return 0;
-  if (K > kb && !(j.Cd = alloc(cdn))) { release(j.bp, bpn); return 0; }
   par_for(j.panels, 1, pack_chunk, &j);
   /* ~4 M multiply-adds per chunk of row tiles */
   int64_t tiles = (M + j.mr - 1) / j.mr, per = j.mr * j.panels * j.nr * K;
   par_for(tiles, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, rows_chunk, &j);
   release(j.bp, bpn);
-  if (j.Cd) release(j.Cd, cdn);
   return 1;
 }
 

@@ -63,6 +63,8 @@ def build(d, rng):
         X, P = f64(x), f64(x) * 3 - 1
         case("sum%d" % i, "sum(x%d)" % i, X.sum())
         case("sumv%d" % i, "sum(p%d[1:])" % i, P[1:].sum(), atol=1e-6)
+        case("sums%d" % i, "sum(x%d[3:])" % i, X[3:].sum(), 1e-6, 1e-6)
+        case("maxs%d" % i, "max(x%d[:-1])" % i if n > 1 else "max(x%d)" % i, (X[:-1] if n > 1 else X).max(), 0)
         case("prod%d" % i, "prod(1 + (x%d - 0.5) / 1000)" % i, np.prod(1 + (X - 0.5) / 1000), 1e-4)
         case("max%d" % i, "max(x%d)" % i, X.max(), 0)
         case("minv%d" % i, "min(p%d[::2])" % i, P[::2].min(), 1e-6, 5e-7)   # p rounds in f32
@@ -89,6 +91,9 @@ def build(d, rng):
         case("sm%d" % i, "softmax(rows(m%d))" % i, np_softmax(M), 1e-5, 1e-7)
         case("smv%d" % i, "softmax(rows(q%d))" % i, np_softmax(Q), 1e-5, 1e-7)
         case("ln%d" % i, "layernorm(rows(m%d))" % i, np_layernorm(M), 1e-3, 1e-3)
+        if c > 1:
+            case("rsums%d" % i, "sum(rows(m%d[:, 1:]))" % i, M[:, 1:].sum(axis=1))
+            case("sms%d" % i, "softmax(rows(m%d[1:, 1:]))" % i, np_softmax(M[1:, 1:]), 1e-5, 1e-7)
         case("tr%d" % i, "transpose(m%d)" % i, M.T, 0)
         case("trv%d" % i, "transpose(q%d)[1:, :]" % i, (m * np.float32(2) + np.float32(1)).T[1:, :], 0)
     for i, (mm, k, nn) in enumerate(MM):
