@@ -71,8 +71,13 @@ case "$mode" in
   run tsan make --no-print-directory tsan
   ;;
 esac
-rm -rf "$log"
 echo
+# the failing checks again, last: a CI log may keep only its tail
+for name in $bad; do
+  echo "failing in $name:"
+  grep -E 'FAIL' "$log/$name.out" | head -n 20 | sed 's/^/    /'
+done
+rm -rf "$log"
 [ -n "$bad" ] && echo "failing suites:$bad"
 echo "$total_p passed, $total_f failed in $(( $(date +%s) - start_all )) s"
 [ "$total_f" = 0 ]
