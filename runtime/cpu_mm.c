@@ -1,19 +1,32 @@
 /*
 ** runtime/cpu_mm.c -- the f32 matrix product on x86-64 with FMA: packed B
-** panels, a register-blocked micro-kernel (AVX-512: 8 rows x 32 columns;
-** AVX2: 6 x 16), rows of C in parallel.
+** panels, a register-blocked micro-kernel (AVX-512: 14 rows x 32 columns;
+** AVX2: 6 x 16), groups of row tiles in parallel.
 **
 ** Each element of C is what runtime/host_ops.c's loop defines, with every
 ** multiply-add rounded once (an fma): for each block of HOST_MM_KB k's in
 ** order, acc = fma(a[k], b[k], acc) from 0 over the block, then C += acc
 ** (in double when there is more than one block, as host_matmul does).  The
-** order is fixed by K alone -- not by the tile, the panel or the thread that
-** computes the element -- so the result is the same on any thread count and
-** from either micro-kernel; the last panel is padded with zero columns and
-** short row tiles repeat their first row, neither of which is stored.
-** Without FMA (a pre-2013 x86-64, or another architecture) cpu_sgemm
-** returns 0 and host_matmul's portable loop, which rounds the product and
-** the sum apart, runs instead.
+** order is fixed by K alone -- not by the tile, the panel, the group or the
+** thread that computes the element -- so the result is the same on any
+** thread count and from either micro-kernel; the last panel is padded with
+** zero columns and a short row tile with zero rows, neither of which is
+** stored.  Without FMA (a pre-2013 x86-64, or another architecture)
+** cpu_sgemm returns 0 and host_matmul's portable loop, which rounds the
+** product and the sum apart, runs instead.
+**
+** The loops are GotoBLAS's, inside that contract.  B is packed once into
+** panels of 2W columns (k-major, zero-padded).  A task takes groups of row
+** tiles whose rows of A fit in L2; for each panel and each k block, every
+** tile of the group runs over the block of B (HOST_MM_KB x 2W floats, 32 KB
+** for AVX-512, in L1), adding the block's sums into the tile's double
+** accumulator, and the last block rounds it into C.  The kernel broadcasts
+** A from its rows in place (no packing pass: a group's rows are one
+** contiguous range, prefetched into L2 while the group before runs); it
+** copies them only for a short tile (zero rows below) and when K's stride
+** would put the rows in a few L1 sets (K a multiple of 128).  A K too long
+** for one tile's rows in L2 goes in segments of whole blocks, an
+** accumulator then kept for every panel.
 */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -25,48 +38,132 @@
 #include <immintrin.h>
 
 typedef struct sg_job {
-  const float *A;
-  float *bp;          /* B packed: panel p is bp[(p * K + k) * nr + q], zero past column N */
-  const float *B;
+  const float *A, *B;
   float *C;
+  float *bp;            /* B packed: panel p is bp[(p * K + k) * nr + q], zero past column N */
+  char *scr;            /* a slot per thread: copied rows of A (cbytes), then the accumulators */
+  size_t slot, cbytes;  /* bytes per slot, of its copied rows */
+  _Atomic uint64_t busy;   /* slots in use (par_for runs at most par_threads() chunks at once) */
   int64_t M, N, K, kb, nr, mr, panels;
-  int isa;            /* 2: AVX-512, 1: AVX2 */
+  int64_t group;        /* row tiles per group */
+  int64_t kseg;         /* k's per segment: K, or a multiple of kb */
+  int64_t dpanels;      /* panels with an accumulator: 1 when kseg == K, else all */
+  int copyall;          /* 1: every tile's rows are copied (K's stride aliases in L1), 0: the short one only */
+  int64_t lds;          /* row stride of the copies */
+  int isa;              /* 2: AVX-512, 1: AVX2 */
 } sg_job;
 
-/* One micro-kernel run: rows [i, i+mr) (short tiles repeat row i), panel p,
-** k block [k0, k0+kc): the block's sums added into the tile's double
-** accumulator dt (row stride 2W), or, with dt NULL (K is one block), stored
-** into C as 0 + sum. */
-#define UKERNEL(NAME, TGT, VEC, W, MR, LOAD, SET1, FMA, STORE, ZERO) \
-  __attribute__((target(TGT))) static void NAME(const sg_job *j, int64_t i, int mr, int64_t p, int64_t k0, int64_t kc, \
-                                                double *dt) { \
-    VEC acc[MR][2]; \
-    const float *ar[MR]; \
-    for (int r = 0; r < MR; r++) { \
-      acc[r][0] = ZERO(); acc[r][1] = ZERO(); \
-      ar[r] = j->A + (i + (r < mr ? r : 0)) * j->K + k0; \
+/* What a micro-kernel run does with its tile's block sums acc. */
+enum { UK_STORE,      /* K is one block: C = 0 + acc */
+       UK_FIRST,      /* the first block of several: dt = 0 + (double)acc */
+       UK_ADD,        /* dt += (double)acc */
+       UK_LAST };     /* C = (float)(dt + (double)acc) */
+
+/* One vector of block sums into dt / C by mode; lanes at or past nv are not stored. */
+__attribute__((target("avx512f"))) static inline void ep_avx512(__m512 v, int mode, double *d, float *c, int nv) {
+  __mmask16 m = nv >= 16 ? 0xffff : (__mmask16)((1u << (nv > 0 ? nv : 0)) - 1);
+  if (mode == UK_STORE) { _mm512_mask_storeu_ps(c, m, _mm512_add_ps(_mm512_setzero_ps(), v)); return; }
+  __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
+  __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
+  lo = _mm512_add_pd(mode == UK_FIRST ? _mm512_setzero_pd() : _mm512_loadu_pd(d), lo);
+  hi = _mm512_add_pd(mode == UK_FIRST ? _mm512_setzero_pd() : _mm512_loadu_pd(d + 8), hi);
+  if (mode != UK_LAST) { _mm512_storeu_pd(d, lo); _mm512_storeu_pd(d + 8, hi); return; }
+  __m256 fl = _mm512_cvtpd_ps(lo), fh = _mm512_cvtpd_ps(hi);
+  _mm512_mask_storeu_ps(c, m, _mm512_castpd_ps(_mm512_insertf64x4(_mm512_castps_pd(_mm512_castps256_ps512(fl)),
+                                                                 _mm256_castps_pd(fh), 1)));
+}
+
+__attribute__((target("avx2,fma"))) static inline void ep_avx2(__m256 v, int mode, double *d, float *c, int nv) {
+  __m256i m = _mm256_cmpgt_epi32(_mm256_set1_epi32(nv), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  if (mode == UK_STORE) { _mm256_maskstore_ps(c, m, _mm256_add_ps(_mm256_setzero_ps(), v)); return; }
+  __m256d lo = _mm256_cvtps_pd(_mm256_castps256_ps128(v)), hi = _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1));
+  lo = _mm256_add_pd(mode == UK_FIRST ? _mm256_setzero_pd() : _mm256_loadu_pd(d), lo);
+  hi = _mm256_add_pd(mode == UK_FIRST ? _mm256_setzero_pd() : _mm256_loadu_pd(d + 4), hi);
+  if (mode != UK_LAST) { _mm256_storeu_pd(d, lo); _mm256_storeu_pd(d + 4, hi); return; }
+  _mm256_maskstore_ps(c, m, _mm256_set_m128(_mm256_cvtpd_ps(hi), _mm256_cvtpd_ps(lo)));
+}
+
+/* One micro-kernel run over a k block of kc: a is the tile's first row of
+** A at the block (row stride lda floats), b the panel's packed B at the
+** block; rows [0, mr) and columns [0, nc) of the sums go to dt (row stride
+** 2W) / C (row stride ldc) by mode.  Meanwhile prefetches npf lines from pf
+** into L2.  Row r is read at p + r * lda through two bases (p, q = p + lda)
+** and three strides (L = lda, T = 3 lda, F = 5 lda bytes-scaled) -- x86's
+** base + index * 1/2/4/8 -- so 14 rows take 7 registers, not 14.  The
+** accumulators are named variables (GCC keeps an array indexed in a loop
+** in memory once the tile is this tall). */
+#define UK_ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
+#define UK_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define UK_AT(base, idx, s) (*(const float *)((const char *)(base) + (idx) * (s)))
+#define UK_A0 (*p)
+#define UK_A1 (*q)
+#define UK_A2 UK_AT(p, L, 2)
+#define UK_A3 UK_AT(p, T, 1)
+#define UK_A4 UK_AT(p, L, 4)
+#define UK_A5 UK_AT(p, F, 1)
+#define UK_A6 UK_AT(p, T, 2)
+#define UK_A7 UK_AT(q, T, 2)
+#define UK_A8 UK_AT(p, L, 8)
+#define UK_A9 UK_AT(q, L, 8)
+#define UK_A10 UK_AT(p, F, 2)
+#define UK_A11 UK_AT(q, F, 2)
+#define UK_A12 UK_AT(p, T, 4)
+#define UK_A13 UK_AT(q, T, 4)
+#define UK_DECL_(r) UK_VEC c##r##0 = UK_ZERO(), c##r##1 = UK_ZERO();
+#define UK_STEP_(r) av = UK_SET1(UK_A##r); c##r##0 = UK_FMA(av, b0, c##r##0); c##r##1 = UK_FMA(av, b1, c##r##1);
+#define UK_OUT_(r) o[r][0] = c##r##0; o[r][1] = c##r##1;
+#define UKERNEL(NAME, TGT, W, MR, ROWS, EP) \
+  __attribute__((target(TGT))) static void NAME(const float *a, int64_t lda, const float *b, int64_t kc, int mr, int nc, \
+                                                int mode, double *dt, float *c, int64_t ldc, const char *pf, int64_t npf) { \
+    ROWS(UK_DECL_) \
+    int64_t L = lda * (int64_t)sizeof(float), T = 3 * L, F = 5 * L; \
+    const float *p = a, *q = a + lda; \
+    for (int64_t k = 0; k < kc; k++, p++, q++, b += 2 * W) { \
+      if (k < npf) _mm_prefetch(pf + 64 * k, _MM_HINT_T1); \
+      UK_VEC b0 = UK_LOAD(b), b1 = UK_LOAD(b + W), av; \
+      ROWS(UK_STEP_) \
     } \
-    const float *b = j->bp + (p * j->K + k0) * (2 * W); \
-    for (int64_t k = 0; k < kc; k++, b += 2 * W) { \
-      VEC b0 = LOAD(b), b1 = LOAD(b + W); \
-      for (int r = 0; r < MR; r++) { \
-        VEC av = SET1(ar[r][k]); \
-        acc[r][0] = FMA(av, b0, acc[r][0]); \
-        acc[r][1] = FMA(av, b1, acc[r][1]); \
-      } \
-    } \
-    int64_t c0 = p * 2 * W, nc = j->N - c0 < 2 * W ? j->N - c0 : 2 * W; \
-    for (int r = 0; r < mr; r++) { \
-      float t[2 * W]; \
-      STORE(t, acc[r][0]); STORE(t + W, acc[r][1]); \
-      if (dt) { double *d = dt + r * 2 * W; for (int64_t q = 0; q < nc; q++) d[q] += (double)t[q]; } \
-      else { float *c = j->C + (i + r) * j->N + c0; for (int64_t q = 0; q < nc; q++) c[q] = 0.0f + t[q]; } \
+    UK_VEC o[MR][2]; \
+    ROWS(UK_OUT_) \
+    for (int r = 0; r < mr; r++, c += ldc, dt += 2 * W) { \
+      EP(o[r][0], mode, dt, c, nc); \
+      EP(o[r][1], mode, dt + W, c + W, nc - W); \
     } \
   }
-UKERNEL(uk_avx512, "avx512f", __m512, 16, 12, _mm512_loadu_ps, _mm512_set1_ps, _mm512_fmadd_ps, _mm512_storeu_ps,
-        _mm512_setzero_ps)
-UKERNEL(uk_avx2, "avx2,fma", __m256, 8, 6, _mm256_loadu_ps, _mm256_set1_ps, _mm256_fmadd_ps, _mm256_storeu_ps,
-        _mm256_setzero_ps)
+#define UK_VEC __m512
+#define UK_ZERO _mm512_setzero_ps
+#define UK_LOAD _mm512_loadu_ps
+#define UK_SET1 _mm512_set1_ps
+#define UK_FMA _mm512_fmadd_ps
+UKERNEL(uk_avx512, "avx512f", 16, 14, UK_ROWS14, ep_avx512)
+#undef UK_VEC
+#undef UK_ZERO
+#undef UK_LOAD
+#undef UK_SET1
+#undef UK_FMA
+#define UK_VEC __m256
+#define UK_ZERO _mm256_setzero_ps
+#define UK_LOAD _mm256_loadu_ps
+#define UK_SET1 _mm256_set1_ps
+#define UK_FMA _mm256_fmadd_ps
+UKERNEL(uk_avx2, "avx2,fma", 8, 6, UK_ROWS6, ep_avx2)
+
+/* Rows [0, mr) of a (row stride lda), k's [0, kl), copied to d (row stride
+** ldd), rows mr..MR-1 zero. */
+static void copy_rows(const float *a, int64_t lda, int mr, int MR, int64_t kl, float *d, int64_t ldd) {
+  for (int r = 0; r < MR; r++, a += lda, d += ldd)
+    if (r < mr) memcpy(d, a, (size_t)kl * sizeof(float));
+    else memset(d, 0, (size_t)kl * sizeof(float));
+}
+
+/* Whether mr rows at a stride of s bytes fall into fewer than mr of L1's 64
+** sets of 64-byte lines (K a multiple of 128: every row in a few sets, more
+** lines than ways, so each broadcast misses). */
+static int aliased(int64_t s, int mr) {
+  uint64_t seen = 0;
+  for (int r = 0; r < mr; r++) seen |= (uint64_t)1 << (((uint64_t)r * (uint64_t)s / 64) % 64);
+  return __builtin_popcountll(seen) < mr;
+}
 
 /* Panels [p0, p1) of B, packed. */
 static void pack_chunk(void *ctx, int64_t p0, int64_t p1) {
@@ -81,31 +178,64 @@ static void pack_chunk(void *ctx, int64_t p0, int64_t p1) {
   }
 }
 
-/* Row tiles [t0, t1) of C, a tile and a panel at a time: the k blocks in
-** order into the tile's double accumulator (in cache, where a whole C in
-** double would be M x N x 8 bytes of traffic), then rounded into C. */
-#define MM_TILE_MAX (12 * 32)   /* doubles in the largest tile (AVX-512: 12 x 32) */
+#define MM_GROUP_MAX 8      /* row tiles per group */
+#define MM_CHUNK_GROUPS 2   /* groups per task at least (the next group's A is prefetched) */
+
+/* A free slot of scratch (there is one per thread par_for may run on). */
+static int slot_claim(sg_job *j) {
+  for (;;) {
+    uint64_t b = atomic_load(&j->busy);
+    int s = __builtin_ctzll(~b);
+    if (atomic_compare_exchange_weak(&j->busy, &b, b | (uint64_t)1 << s)) return s;
+  }
+}
+
+/* Row tiles [t0, t1) of C, a group at a time (see the top). */
 static void rows_chunk(void *ctx, int64_t t0, int64_t t1) {
   sg_job *j = ctx;
-  int64_t i0 = t0 * j->mr, i1 = t1 * j->mr < j->M ? t1 * j->mr : j->M;
-  double dt[MM_TILE_MAX];
-  for (int64_t i = i0; i < i1; i += j->mr) {
-    int mr = (int)(i1 - i < j->mr ? i1 - i : j->mr);
-    for (int64_t p = 0; p < j->panels; p++) {
-      if (j->K <= j->kb) {
-        if (j->isa == 2) uk_avx512(j, i, mr, p, 0, j->K, NULL); else uk_avx2(j, i, mr, p, 0, j->K, NULL);
-        continue;
+  int s = slot_claim(j);
+  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* copied rows (see copyall) */
+  double *dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes);
+  int64_t nblk = (j->K + j->kb - 1) / j->kb, tsz = j->mr * j->nr;
+  for (int64_t g0 = t0; g0 < t1; g0 += j->group) {
+    int64_t g1 = g0 + j->group < t1 ? g0 + j->group : t1, nt = g1 - g0;
+    /* the next group's rows of A, one contiguous range, a few lines per kernel run */
+    int64_t pr0 = g1 * j->mr < j->M ? g1 * j->mr : j->M;
+    int64_t pr1 = pr0 + j->group * j->mr < j->M ? pr0 + j->group * j->mr : j->M;
+    const char *pf = (const char *)(j->A + pr0 * j->K);
+    int64_t lines = j->kseg < j->K || g1 >= t1 ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
+    int64_t runs = j->panels * nblk * nt, q = (lines + runs - 1) / runs, done = 0;
+    for (int64_t ks = 0; ks < j->K; ks += j->kseg) {
+      int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg;
+      /* rows read in place, or copied: a short tile (zero rows below), or all when K's stride aliases in L1 */
+      for (int64_t t = g0; t < g1; t++) {
+        int64_t i = t * j->mr;
+        int mr = (int)(j->M - i < j->mr ? j->M - i : j->mr);
+        if (j->copyall || mr < j->mr) copy_rows(j->A + i * j->K + ks, j->K, mr, (int)j->mr, kl, cp + (j->copyall ? t - g0 : 0) * j->mr * j->lds, j->lds);
       }
-      memset(dt, 0, sizeof dt);
-      for (int64_t k0 = 0; k0 < j->K; k0 += j->kb) {
-        int64_t kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
-        if (j->isa == 2) uk_avx512(j, i, mr, p, k0, kc, dt); else uk_avx2(j, i, mr, p, k0, kc, dt);
+      int64_t b0 = ks / j->kb, b1 = (ks + kl + j->kb - 1) / j->kb;
+      for (int64_t p = 0; p < j->panels; p++) {
+        int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
+        for (int64_t blk = b0; blk < b1; blk++) {
+          int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
+          int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
+          const float *b = j->bp + (p * j->K + k0) * j->nr;
+          for (int64_t t = g0; t < g1; t++) {
+            int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
+            int mr = (int)(j->M - i < j->mr ? j->M - i : j->mr), copied = j->copyall || mr < j->mr;
+            const float *a = copied ? cp + (j->copyall ? t - g0 : 0) * j->mr * j->lds + (k0 - ks) : j->A + i * j->K + k0;
+            int64_t lda = copied ? j->lds : j->K;
+            double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
+            float *c = j->C + i * j->N + p * j->nr;
+            if (j->isa == 2) uk_avx512(a, lda, b, kc, mr, nc, mode, d, c, j->N, pf + 64 * done, npf);
+            else uk_avx2(a, lda, b, kc, mr, nc, mode, d, c, j->N, pf + 64 * done, npf);
+            done += npf;
+          }
+        }
       }
-      int64_t c0 = p * j->nr, nc = j->N - c0 < j->nr ? j->N - c0 : j->nr;
-      for (int r = 0; r < mr; r++)
-        for (int64_t q = 0; q < nc; q++) j->C[(i + r) * j->N + c0 + q] = (float)dt[r * j->nr + q];
     }
   }
+  atomic_fetch_and(&j->busy, ~((uint64_t)1 << s));
 }
 
 static int isa_level(void) {
@@ -124,16 +254,38 @@ static int isa_level(void) {
 int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, int64_t K, int64_t kb,
               void *(*alloc)(size_t), void (*release)(void *, size_t)) {
   int isa = isa_level();
-  if (!isa || M <= 0 || N <= 0 || K <= 0) return 0;
-  sg_job j = { A, NULL, B, C, M, N, K, kb, isa == 2 ? 32 : 16, isa == 2 ? 12 : 6, 0, isa };
+  if (!isa || M <= 0 || N <= 0 || K <= 0 || kb <= 0) return 0;
+  sg_job j = { .A = A, .B = B, .C = C, .M = M, .N = N, .K = K, .kb = kb, .isa = isa };
+  j.nr = isa == 2 ? 32 : 16;
+  j.mr = isa == 2 ? 14 : 6;
   j.panels = (N + j.nr - 1) / j.nr;
-  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float);
+  /* a group's rows of A within l2 bytes: whole K for up to MM_GROUP_MAX tiles, else one tile and K in segments */
+  int64_t l2 = isa == 2 ? (int64_t)1 << 19 : (int64_t)3 << 16, tile = j.mr * K * (int64_t)sizeof(float);
+  int64_t tiles = (M + j.mr - 1) / j.mr;
+  j.group = l2 / tile < 1 ? 1 : l2 / tile > MM_GROUP_MAX ? MM_GROUP_MAX : l2 / tile;
+  if (j.group > tiles) j.group = tiles;
+  j.kseg = tile <= l2 ? K : (l2 / (j.mr * (int64_t)sizeof(float))) / kb * kb;
+  if (j.kseg < kb) j.kseg = kb;
+  if (j.kseg > K) j.kseg = K;
+  j.dpanels = j.kseg < K ? j.panels : 1;
+  /* copies' row stride: kseg rounded up to a line, past any stride that aliases */
+  j.copyall = aliased(K * (int64_t)sizeof(float), (int)j.mr);
+  j.lds = (j.kseg + 15) / 16 * 16;
+  while (aliased(j.lds * (int64_t)sizeof(float), (int)j.mr)) j.lds += 16;
+  j.cbytes = (size_t)((j.copyall ? j.group : 1) * j.mr * j.lds) * sizeof(float);
+  j.slot = j.cbytes + (size_t)(j.group * j.dpanels * j.mr * j.nr) * sizeof(double);
+  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), scn = j.slot * (size_t)par_threads();
   j.bp = alloc(bpn);
-  if (!j.bp) return 0;
+  j.scr = j.bp ? alloc(scn) : NULL;
+  if (!j.scr) {
+    if (j.bp) release(j.bp, bpn);
+    return 0;
+  }
   par_for(j.panels, 1, pack_chunk, &j);
-  /* ~4 M multiply-adds per chunk of row tiles */
-  int64_t tiles = (M + j.mr - 1) / j.mr, per = j.mr * j.panels * j.nr * K;
-  par_for(tiles, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, rows_chunk, &j);
+  /* tasks of MM_CHUNK_GROUPS groups or ~4 M multiply-adds, whichever is more */
+  int64_t per = j.mr * j.panels * j.nr * K, grain = per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per;
+  par_for(tiles, grain > MM_CHUNK_GROUPS * j.group ? grain : MM_CHUNK_GROUPS * j.group, rows_chunk, &j);
+  release(j.scr, scn);
   release(j.bp, bpn);
   return 1;
 }

@@ -14,7 +14,9 @@ min, mean, var and scan of stored and of pending values (slices, strided
 slices), filters, max / min meeting a NaN or only zeros (the exact fallbacks), row
 reductions, softmax and layernorm over rows of several widths (a pending
 matrix too), transposes, and matrix products whose k runs over one or
-several blocks, at the tail sizes 1, 31, 33, 1000003 and 2^20 + 1.
+several blocks (k a multiple of 128, whose rows the kernel copies; k in
+segments; a matrix times a vector; slices and transposes of pending
+operands), at the tail sizes 1, 31, 33, 1000003 and 2^20 + 1.
 """
 import argparse, os, subprocess, sys, tempfile
 
@@ -27,7 +29,8 @@ GK = os.path.join(B, "gk")
 SIZES = [1, 31, 33, 1000003, 2 ** 20 + 1]
 ROWS = [(1, 1), (31, 33), (33, 1000), (977, 31), (300, 2049)]          # (rows, columns)
 SAVE_MAX = 50
-MM = [(1, 1, 1), (31, 33, 17), (33, 300, 257), (1000, 257, 100), (7, 1000, 31), (130, 64, 40)]   # (M, K, N)
+MM = [(1, 1, 1), (31, 33, 17), (33, 300, 257), (1000, 257, 100), (7, 1000, 31), (130, 64, 40),
+      (29, 1024, 70), (3, 9500, 65), (250, 1000, 129), (1000, 1000, 1)]   # (M, K, N)
 
 
 def f64(a):
@@ -108,6 +111,10 @@ def build(d, rng):
         case("mm%d" % i, "a%d @ b%d" % (i, i), A @ Bm, 0, tol)
         if mm > 1:
             case("mmv%d" % i, "(a%d * 2)[1:, :] @ b%d" % (i, i), (A * 2)[1:, :] @ Bm, 0, 2 * tol)
+        case("mmt%d" % i, "transpose(transpose(a%d) * 2) @ b%d" % (i, i), (A * 2) @ Bm, 0, 2 * tol)
+        case("mmvec%d" % i, "a%d @ b%d[:, %d]" % (i, i, nn - 1), A @ Bm[:, nn - 1], 0, tol)
+        if k > 1:
+            case("mms%d" % i, "(a%d - 1)[:, 1:] @ b%d[1:, :]" % (i, i), (A - 1)[:, 1:] @ Bm[1:, :], 0, 3 * tol)
     names = list(ref)
     for k in range(0, len(names), SAVE_MAX):   # save takes at most 64 arguments
         src.append('save("@OUT@%d.npz", %s)' % (k // SAVE_MAX, ", ".join(names[k:k + SAVE_MAX])))
