@@ -1,7 +1,8 @@
 /*
 ** runtime/cpu_mm.c -- the f32 matrix product on x86-64 with FMA: packed B
-** panels, a register-blocked micro-kernel (AVX-512: 14 rows x 32 columns;
-** AVX2: 6 x 16), groups of row tiles in parallel.
+** panels, a register-blocked micro-kernel (AVX-512: 14 rows x 32 columns,
+** 4 x 32 for an A of fewer rows; AVX2: 6 x 16), groups of row tiles in
+** parallel.
 **
 ** Each element of C is what runtime/host_ops.c's loop defines, with every
 ** multiply-add rounded once (an fma): for each block of HOST_MM_KB k's in
@@ -10,8 +11,8 @@
 ** order is fixed by K alone -- not by the tile, the panel, the group or the
 ** thread that computes the element -- so the result is the same on any
 ** thread count and from either micro-kernel; the last panel is padded with
-** zero columns and a short row tile with zero rows, neither of which is
-** stored.  Without FMA (a pre-2013 x86-64, or another architecture)
+** zero columns, and A of fewer rows than a tile with zero rows, neither of
+** which is stored.  Without FMA (a pre-2013 x86-64, or another architecture)
 ** cpu_sgemm returns 0 and host_matmul's portable loop, which rounds the
 ** product and the sum apart, runs instead.
 **
@@ -22,11 +23,12 @@
 ** for AVX-512, in L1), adding the block's sums into the tile's double
 ** accumulator, and the last block rounds it into C.  The kernel broadcasts
 ** A from its rows in place (no packing pass: a group's rows are one
-** contiguous range, prefetched into L2 while the group before runs); it
-** copies them only for a short tile (zero rows below) and when K's stride
-** would put the rows in a few L1 sets (K a multiple of 128).  A K too long
-** for one tile's rows in L2 goes in segments of whole blocks, an
-** accumulator then kept for every panel.
+** contiguous range, prefetched into L2 while the group before runs); a
+** short last tile runs as the tile that ends at row M and stores only its
+** own rows, and an A of fewer rows than a tile is copied above zero rows
+** (one row is read as every row of the tile).  A K too long for
+** one tile's rows in L2 goes in segments of whole blocks, an accumulator
+** then kept for every panel.
 */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -41,15 +43,14 @@ typedef struct sg_job {
   const float *A, *B;
   float *C;
   float *bp;            /* B packed: panel p is bp[(p * K + k) * nr + q], zero past column N */
-  char *scr;            /* a slot per thread: copied rows of A (cbytes), then the accumulators */
-  size_t slot, cbytes;  /* bytes per slot, of its copied rows */
+  char *scr;            /* a slot per thread: the copied rows of A (cbytes), then the accumulators */
+  size_t slot, cbytes;  /* bytes per slot, of the rows */
   _Atomic uint64_t busy;   /* slots in use (par_for runs at most par_threads() chunks at once) */
   int64_t M, N, K, kb, nr, mr, panels;
   int64_t group;        /* row tiles per group */
   int64_t kseg;         /* k's per segment: K, or a multiple of kb */
   int64_t dpanels;      /* panels with an accumulator: 1 when kseg == K, else all */
-  int copyall;          /* 1: every tile's rows are copied (K's stride aliases in L1), 0: the short one only */
-  int64_t lds;          /* row stride of the copies */
+  int64_t lds;          /* M < mr: row stride of the copied rows */
   int isa;              /* 2: AVX-512, 1: AVX2 */
 } sg_job;
 
@@ -62,7 +63,7 @@ enum { UK_STORE,      /* K is one block: C = 0 + acc */
 /* One vector of block sums into dt / C by mode; lanes at or past nv are not stored. */
 __attribute__((target("avx512f"))) static inline void ep_avx512(__m512 v, int mode, double *d, float *c, int nv) {
   __mmask16 m = nv >= 16 ? 0xffff : (__mmask16)((1u << (nv > 0 ? nv : 0)) - 1);
-  if (mode == UK_STORE) { _mm512_mask_storeu_ps(c, m, _mm512_add_ps(_mm512_setzero_ps(), v)); return; }
+  if (mode == UK_STORE) { if (nv >= 16) _mm512_storeu_ps(c, _mm512_add_ps(_mm512_setzero_ps(), v)); else _mm512_mask_storeu_ps(c, m, _mm512_add_ps(_mm512_setzero_ps(), v)); return; }
   __m512d lo = _mm512_cvtps_pd(_mm512_castps512_ps256(v));
   __m512d hi = _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(v), 1)));
   lo = _mm512_add_pd(mode == UK_FIRST ? _mm512_setzero_pd() : _mm512_loadu_pd(d), lo);
@@ -85,7 +86,7 @@ __attribute__((target("avx2,fma"))) static inline void ep_avx2(__m256 v, int mod
 
 /* One micro-kernel run over a k block of kc: a is the tile's first row of
 ** A at the block (row stride lda floats), b the panel's packed B at the
-** block; rows [0, mr) and columns [0, nc) of the sums go to dt (row stride
+** block; rows [r0, r1) and columns [0, nc) of the sums go to dt (row stride
 ** 2W) / C (row stride ldc) by mode.  Meanwhile prefetches npf lines from pf
 ** into L2.  Row r is read at p + r * lda through two bases (p, q = p + lda)
 ** and three strides (L = lda, T = 3 lda, F = 5 lda bytes-scaled) -- x86's
@@ -94,6 +95,7 @@ __attribute__((target("avx2,fma"))) static inline void ep_avx2(__m256 v, int mod
 ** in memory once the tile is this tall). */
 #define UK_ROWS14(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13)
 #define UK_ROWS6(X) X(0) X(1) X(2) X(3) X(4) X(5)
+#define UK_ROWS4(X) X(0) X(1) X(2) X(3)
 #define UK_AT(base, idx, s) (*(const float *)((const char *)(base) + (idx) * (s)))
 #define UK_A0 (*p)
 #define UK_A1 (*q)
@@ -112,22 +114,29 @@ __attribute__((target("avx2,fma"))) static inline void ep_avx2(__m256 v, int mod
 #define UK_DECL_(r) UK_VEC c##r##0 = UK_ZERO(), c##r##1 = UK_ZERO();
 #define UK_STEP_(r) av = UK_SET1(UK_A##r); c##r##0 = UK_FMA(av, b0, c##r##0); c##r##1 = UK_FMA(av, b1, c##r##1);
 #define UK_OUT_(r) o[r][0] = c##r##0; o[r][1] = c##r##1;
+#define UK_EP_(r) UK_EPF(c##r##0, mode, dt + r * 2 * UK_W, c + r * ldc, UK_W); \
+                  UK_EPF(c##r##1, mode, dt + r * 2 * UK_W + UK_W, c + r * ldc + UK_W, UK_W);
 #define UKERNEL(NAME, TGT, W, MR, ROWS, EP) \
-  __attribute__((target(TGT))) static void NAME(const float *a, int64_t lda, const float *b, int64_t kc, int mr, int nc, \
+  __attribute__((target(TGT))) static void NAME(const float *a, int64_t lda, const float *b, int64_t kc, int r0, int r1, int nc, \
                                                 int mode, double *dt, float *c, int64_t ldc, const char *pf, int64_t npf) { \
     ROWS(UK_DECL_) \
     int64_t L = lda * (int64_t)sizeof(float), T = 3 * L, F = 5 * L; \
+    (void)F;   /* unused by a short tile */ \
     const float *p = a, *q = a + lda; \
     for (int64_t k = 0; k < kc; k++, p++, q++, b += 2 * W) { \
       if (k < npf) _mm_prefetch(pf + 64 * k, _MM_HINT_T1); \
       UK_VEC b0 = UK_LOAD(b), b1 = UK_LOAD(b + W), av; \
       ROWS(UK_STEP_) \
     } \
+    if (r0 == 0 && r1 == MR && nc == 2 * W) {   /* a whole tile: straight from the registers */ \
+      ROWS(UK_EP_) \
+      return; \
+    } \
     UK_VEC o[MR][2]; \
     ROWS(UK_OUT_) \
-    for (int r = 0; r < mr; r++, c += ldc, dt += 2 * W) { \
-      EP(o[r][0], mode, dt, c, nc); \
-      EP(o[r][1], mode, dt + W, c + W, nc - W); \
+    for (int r = r0; r < r1; r++) { \
+      EP(o[r][0], mode, dt + r * 2 * W, c + r * ldc, nc); \
+      EP(o[r][1], mode, dt + r * 2 * W + W, c + r * ldc + W, nc - W); \
     } \
   }
 #define UK_VEC __m512
@@ -135,17 +144,24 @@ __attribute__((target("avx2,fma"))) static inline void ep_avx2(__m256 v, int mod
 #define UK_LOAD _mm512_loadu_ps
 #define UK_SET1 _mm512_set1_ps
 #define UK_FMA _mm512_fmadd_ps
+#define UK_W 16
+#define UK_EPF ep_avx512
 UKERNEL(uk_avx512, "avx512f", 16, 14, UK_ROWS14, ep_avx512)
+UKERNEL(uk_avx512_4, "avx512f", 16, 4, UK_ROWS4, ep_avx512)   /* A of fewer rows than 14 */
 #undef UK_VEC
 #undef UK_ZERO
 #undef UK_LOAD
 #undef UK_SET1
 #undef UK_FMA
+#undef UK_W
+#undef UK_EPF
 #define UK_VEC __m256
 #define UK_ZERO _mm256_setzero_ps
 #define UK_LOAD _mm256_loadu_ps
 #define UK_SET1 _mm256_set1_ps
 #define UK_FMA _mm256_fmadd_ps
+#define UK_W 8
+#define UK_EPF ep_avx2
 UKERNEL(uk_avx2, "avx2,fma", 8, 6, UK_ROWS6, ep_avx2)
 
 /* Rows [0, mr) of a (row stride lda), k's [0, kl), copied to d (row stride
@@ -154,15 +170,6 @@ static void copy_rows(const float *a, int64_t lda, int mr, int MR, int64_t kl, f
   for (int r = 0; r < MR; r++, a += lda, d += ldd)
     if (r < mr) memcpy(d, a, (size_t)kl * sizeof(float));
     else memset(d, 0, (size_t)kl * sizeof(float));
-}
-
-/* Whether mr rows at a stride of s bytes fall into fewer than mr of L1's 64
-** sets of 64-byte lines (K a multiple of 128: every row in a few sets, more
-** lines than ways, so each broadcast misses). */
-static int aliased(int64_t s, int mr) {
-  uint64_t seen = 0;
-  for (int r = 0; r < mr; r++) seen |= (uint64_t)1 << (((uint64_t)r * (uint64_t)s / 64) % 64);
-  return __builtin_popcountll(seen) < mr;
 }
 
 /* Panels [p0, p1) of B, packed. */
@@ -194,7 +201,7 @@ static int slot_claim(sg_job *j) {
 static void rows_chunk(void *ctx, int64_t t0, int64_t t1) {
   sg_job *j = ctx;
   int s = slot_claim(j);
-  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* copied rows (see copyall) */
+  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* M < mr: A's rows, zero rows below */
   double *dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes);
   int64_t nblk = (j->K + j->kb - 1) / j->kb, tsz = j->mr * j->nr;
   for (int64_t g0 = t0; g0 < t1; g0 += j->group) {
@@ -206,32 +213,34 @@ static void rows_chunk(void *ctx, int64_t t0, int64_t t1) {
     int64_t lines = j->kseg < j->K || g1 >= t1 ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
     int64_t runs = j->panels * nblk * nt, q = (lines + runs - 1) / runs, done = 0;
     for (int64_t ks = 0; ks < j->K; ks += j->kseg) {
-      int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg;
-      /* rows read in place, or copied: a short tile (zero rows below), or all when K's stride aliases in L1 */
-      for (int64_t t = g0; t < g1; t++) {
-        int64_t i = t * j->mr;
-        int mr = (int)(j->M - i < j->mr ? j->M - i : j->mr);
-        if (j->copyall || mr < j->mr) copy_rows(j->A + i * j->K + ks, j->K, mr, (int)j->mr, kl, cp + (j->copyall ? t - g0 : 0) * j->mr * j->lds, j->lds);
-      }
-      int64_t b0 = ks / j->kb, b1 = (ks + kl + j->kb - 1) / j->kb;
-      for (int64_t p = 0; p < j->panels; p++) {
+      int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg, b0 = ks / j->kb;
+      int64_t nb = (ks + kl + j->kb - 1) / j->kb - b0;
+      if (j->M > 1 && j->M < j->mr)
+        copy_rows(j->A + ks, j->K, (int)j->M, (int)j->mr, kl, cp, j->lds);
+      /* panel, block, tile: the block of B in L1 while the group's tiles run over it; but with
+      ** one block (K <= kb: writing C is most of the work) a tile's rows of C at a time */
+      for (int64_t x = 0; x < j->panels * nb * nt; x++) {
+        int64_t p, blk, t;
+        if (nblk == 1) { t = g0 + x / j->panels; p = x % j->panels; blk = 0; }
+        else { p = x / (nb * nt); blk = b0 + x / nt % nb; t = g0 + x % nt; }
+        int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
+        int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
+        /* a short last tile runs as the tile ending at row M, storing only its own rows
+        ** (the rows above are the tile before's); fewer rows than a tile are copied */
+        int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
+        int r0 = 0, r1 = (int)j->mr;
+        if (j->M < j->mr) r1 = (int)j->M, i = -1;
+        else if (i + j->mr > j->M) r0 = (int)(i + j->mr - j->M), i = j->M - j->mr;
         int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
-        for (int64_t blk = b0; blk < b1; blk++) {
-          int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
-          int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
-          const float *b = j->bp + (p * j->K + k0) * j->nr;
-          for (int64_t t = g0; t < g1; t++) {
-            int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
-            int mr = (int)(j->M - i < j->mr ? j->M - i : j->mr), copied = j->copyall || mr < j->mr;
-            const float *a = copied ? cp + (j->copyall ? t - g0 : 0) * j->mr * j->lds + (k0 - ks) : j->A + i * j->K + k0;
-            int64_t lda = copied ? j->lds : j->K;
-            double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
-            float *c = j->C + i * j->N + p * j->nr;
-            if (j->isa == 2) uk_avx512(a, lda, b, kc, mr, nc, mode, d, c, j->N, pf + 64 * done, npf);
-            else uk_avx2(a, lda, b, kc, mr, nc, mode, d, c, j->N, pf + 64 * done, npf);
-            done += npf;
-          }
-        }
+        const float *a = i < 0 ? cp + (k0 - ks) : j->A + i * j->K + k0, *b = j->bp + (p * j->K + k0) * j->nr;
+        int64_t lda = i < 0 ? j->lds : j->K;
+        if (j->M == 1) a = j->A + k0, lda = 0;   /* one row: every row of the tile reads it */
+        double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
+        float *c = j->C + (i < 0 ? 0 : i) * j->N + p * j->nr;
+        if (j->isa == 2 && j->mr == 14) uk_avx512(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+        else if (j->isa == 2) uk_avx512_4(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+        else uk_avx2(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+        done += npf;
       }
     }
   }
@@ -257,7 +266,7 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   if (!isa || M <= 0 || N <= 0 || K <= 0 || kb <= 0) return 0;
   sg_job j = { .A = A, .B = B, .C = C, .M = M, .N = N, .K = K, .kb = kb, .isa = isa };
   j.nr = isa == 2 ? 32 : 16;
-  j.mr = isa == 2 ? 14 : 6;
+  j.mr = isa == 2 ? (M < 14 ? 4 : 14) : 6;
   j.panels = (N + j.nr - 1) / j.nr;
   /* a group's rows of A within l2 bytes: whole K for up to MM_GROUP_MAX tiles, else one tile and K in segments */
   int64_t l2 = isa == 2 ? (int64_t)1 << 19 : (int64_t)3 << 16, tile = j.mr * K * (int64_t)sizeof(float);
@@ -268,13 +277,15 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   if (j.kseg < kb) j.kseg = kb;
   if (j.kseg > K) j.kseg = K;
   j.dpanels = j.kseg < K ? j.panels : 1;
-  /* copies' row stride: kseg rounded up to a line, past any stride that aliases */
-  j.copyall = aliased(K * (int64_t)sizeof(float), (int)j.mr);
+  /* M < mr: the rows copied, stride kseg rounded up to a line */
   j.lds = (j.kseg + 15) / 16 * 16;
-  while (aliased(j.lds * (int64_t)sizeof(float), (int)j.mr)) j.lds += 16;
-  j.cbytes = (size_t)((j.copyall ? j.group : 1) * j.mr * j.lds) * sizeof(float);
+  j.cbytes = (size_t)(M > 1 && M < j.mr ? j.mr * j.lds : 0) * sizeof(float);
   j.slot = j.cbytes + (size_t)(j.group * j.dpanels * j.mr * j.nr) * sizeof(double);
-  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), scn = j.slot * (size_t)par_threads();
+  /* tasks of MM_CHUNK_GROUPS groups or ~4 M multiply-adds, whichever is more; a slot each for as many as run at once */
+  int64_t per = j.mr * j.panels * j.nr * K, grain = per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per;
+  if (grain < MM_CHUNK_GROUPS * j.group) grain = MM_CHUNK_GROUPS * j.group;
+  int64_t slots = par_nchunks(tiles, grain) < par_threads() ? par_nchunks(tiles, grain) : par_threads();
+  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), scn = j.slot * (size_t)slots;
   j.bp = alloc(bpn);
   j.scr = j.bp ? alloc(scn) : NULL;
   if (!j.scr) {
@@ -282,9 +293,7 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
     return 0;
   }
   par_for(j.panels, 1, pack_chunk, &j);
-  /* tasks of MM_CHUNK_GROUPS groups or ~4 M multiply-adds, whichever is more */
-  int64_t per = j.mr * j.panels * j.nr * K, grain = per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per;
-  par_for(tiles, grain > MM_CHUNK_GROUPS * j.group ? grain : MM_CHUNK_GROUPS * j.group, rows_chunk, &j);
+  par_for(tiles, grain, rows_chunk, &j);
   release(j.scr, scn);
   release(j.bp, bpn);
   return 1;
