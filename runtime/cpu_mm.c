@@ -17,13 +17,15 @@
 ** product and the sum apart, runs instead.
 **
 ** The loops are GotoBLAS's, inside that contract.  B is packed once into
-** panels of 2W columns (k-major, zero-padded).  A task takes groups of row
-** tiles whose rows of A fit in L2; for each panel and each k block, every
+** panels of 2W columns (k-major, zero-padded).  A worker per thread claims
+** groups of row tiles (their rows of A fit in L2) one at a time, one ahead,
+** so that it can prefetch the next group's rows while the current one
+** runs; for each panel and each k block, every
 ** tile of the group runs over the block of B (HOST_MM_KB x 2W floats, 32 KB
 ** for AVX-512, in L1), adding the block's sums into the tile's double
 ** accumulator, and the last block rounds it into C.  The kernel broadcasts
 ** A from its rows in place (no packing pass: a group's rows are one
-** contiguous range, prefetched into L2 while the group before runs); a
+** contiguous range, a few lines prefetched per kernel run); a
 ** short last tile runs as the tile that ends at row M and stores only its
 ** own rows, and an A of fewer rows than a tile is copied above zero rows
 ** (one row is read as every row of the tile).  A K too long for
@@ -43,9 +45,10 @@ typedef struct sg_job {
   const float *A, *B;
   float *C;
   float *bp;            /* B packed: panel p is bp[(p * K + k) * nr + q], zero past column N */
-  char *scr;            /* a slot per thread: the copied rows of A (cbytes), then the accumulators */
+  char *scr;            /* a slot per worker: the copied rows of A (cbytes), then the accumulators */
   size_t slot, cbytes;  /* bytes per slot, of the rows */
-  _Atomic uint64_t busy;   /* slots in use (par_for runs at most par_threads() chunks at once) */
+  _Atomic int64_t next;    /* the next group no worker has claimed */
+  _Atomic int stop;        /* the caller was interrupted */
   int64_t M, N, K, kb, nr, mr, panels;
   int64_t group;        /* row tiles per group */
   int64_t kseg;         /* k's per segment: K, or a multiple of kb */
@@ -186,65 +189,66 @@ static void pack_chunk(void *ctx, int64_t p0, int64_t p1) {
 }
 
 #define MM_GROUP_MAX 8      /* row tiles per group */
-#define MM_CHUNK_GROUPS 2   /* groups per task at least (the next group's A is prefetched) */
-
-/* A free slot of scratch (there is one per thread par_for may run on). */
-static int slot_claim(sg_job *j) {
-  for (;;) {
-    uint64_t b = atomic_load(&j->busy);
-    int s = __builtin_ctzll(~b);
-    if (atomic_compare_exchange_weak(&j->busy, &b, b | (uint64_t)1 << s)) return s;
+/* Group g's tiles of C (see the top), with slot s's scratch; meanwhile the
+** rows of group next (if any) are prefetched into L2. */
+static void run_group(sg_job *j, int s, int64_t g, int64_t next) {
+  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* M < mr: A's rows, zero rows below */
+  double *dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes);
+  int64_t tiles = (j->M + j->mr - 1) / j->mr, g0 = g * j->group, g1 = g0 + j->group < tiles ? g0 + j->group : tiles;
+  int64_t nblk = (j->K + j->kb - 1) / j->kb, tsz = j->mr * j->nr, nt = g1 - g0;
+  /* the next group's rows of A, one contiguous range, a few lines per kernel run */
+  int64_t pr0 = next * j->group * j->mr < j->M ? next * j->group * j->mr : j->M;
+  int64_t pr1 = pr0 + j->group * j->mr < j->M ? pr0 + j->group * j->mr : j->M;
+  const char *pf = (const char *)(j->A + pr0 * j->K);
+  int64_t lines = j->kseg < j->K ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
+  int64_t runs = j->panels * nblk * nt, q = (lines + runs - 1) / runs, done = 0;
+  for (int64_t ks = 0; ks < j->K; ks += j->kseg) {
+    int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg, b0 = ks / j->kb;
+    int64_t nb = (ks + kl + j->kb - 1) / j->kb - b0;
+    if (j->M > 1 && j->M < j->mr)
+      copy_rows(j->A + ks, j->K, (int)j->M, (int)j->mr, kl, cp, j->lds);
+    /* panel, block, tile: the block of B in L1 while the group's tiles run over it; but with
+    ** one block (K <= kb: writing C is most of the work) a tile's rows of C at a time */
+    for (int64_t x = 0; x < j->panels * nb * nt; x++) {
+      int64_t p, blk, t;
+      if (nblk == 1) { t = g0 + x / j->panels; p = x % j->panels; blk = 0; }
+      else { p = x / (nb * nt); blk = b0 + x / nt % nb; t = g0 + x % nt; }
+      int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
+      int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
+      /* a short last tile runs as the tile ending at row M, storing only its own rows
+      ** (the rows above are the tile before's); fewer rows than a tile are copied */
+      int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
+      int r0 = 0, r1 = (int)j->mr;
+      if (j->M < j->mr) r1 = (int)j->M, i = -1;
+      else if (i + j->mr > j->M) r0 = (int)(i + j->mr - j->M), i = j->M - j->mr;
+      int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
+      const float *a = i < 0 ? cp + (k0 - ks) : j->A + i * j->K + k0, *b = j->bp + (p * j->K + k0) * j->nr;
+      int64_t lda = i < 0 ? j->lds : j->K;
+      if (j->M == 1) a = j->A + k0, lda = 0;   /* one row: every row of the tile reads it */
+      double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
+      float *c = j->C + (i < 0 ? 0 : i) * j->N + p * j->nr;
+      if (j->isa == 2 && j->mr == 14) uk_avx512(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+      else if (j->isa == 2) uk_avx512_4(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+      else uk_avx2(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
+      done += npf;
+    }
   }
 }
 
-/* Row tiles [t0, t1) of C, a group at a time (see the top). */
-static void rows_chunk(void *ctx, int64_t t0, int64_t t1) {
+/* Worker w: claims groups one ahead (so it knows whose rows to prefetch)
+** until none are left, with slot w; the caller's thread passes on an
+** interrupt (only it sees the flag) and every worker stops between groups. */
+static void rows_worker(void *ctx, int64_t w, int64_t w1) {
   sg_job *j = ctx;
-  int s = slot_claim(j);
-  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* M < mr: A's rows, zero rows below */
-  double *dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes);
-  int64_t nblk = (j->K + j->kb - 1) / j->kb, tsz = j->mr * j->nr;
-  for (int64_t g0 = t0; g0 < t1; g0 += j->group) {
-    int64_t g1 = g0 + j->group < t1 ? g0 + j->group : t1, nt = g1 - g0;
-    /* the next group's rows of A, one contiguous range, a few lines per kernel run */
-    int64_t pr0 = g1 * j->mr < j->M ? g1 * j->mr : j->M;
-    int64_t pr1 = pr0 + j->group * j->mr < j->M ? pr0 + j->group * j->mr : j->M;
-    const char *pf = (const char *)(j->A + pr0 * j->K);
-    int64_t lines = j->kseg < j->K || g1 >= t1 ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
-    int64_t runs = j->panels * nblk * nt, q = (lines + runs - 1) / runs, done = 0;
-    for (int64_t ks = 0; ks < j->K; ks += j->kseg) {
-      int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg, b0 = ks / j->kb;
-      int64_t nb = (ks + kl + j->kb - 1) / j->kb - b0;
-      if (j->M > 1 && j->M < j->mr)
-        copy_rows(j->A + ks, j->K, (int)j->M, (int)j->mr, kl, cp, j->lds);
-      /* panel, block, tile: the block of B in L1 while the group's tiles run over it; but with
-      ** one block (K <= kb: writing C is most of the work) a tile's rows of C at a time */
-      for (int64_t x = 0; x < j->panels * nb * nt; x++) {
-        int64_t p, blk, t;
-        if (nblk == 1) { t = g0 + x / j->panels; p = x % j->panels; blk = 0; }
-        else { p = x / (nb * nt); blk = b0 + x / nt % nb; t = g0 + x % nt; }
-        int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
-        int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
-        /* a short last tile runs as the tile ending at row M, storing only its own rows
-        ** (the rows above are the tile before's); fewer rows than a tile are copied */
-        int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
-        int r0 = 0, r1 = (int)j->mr;
-        if (j->M < j->mr) r1 = (int)j->M, i = -1;
-        else if (i + j->mr > j->M) r0 = (int)(i + j->mr - j->M), i = j->M - j->mr;
-        int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
-        const float *a = i < 0 ? cp + (k0 - ks) : j->A + i * j->K + k0, *b = j->bp + (p * j->K + k0) * j->nr;
-        int64_t lda = i < 0 ? j->lds : j->K;
-        if (j->M == 1) a = j->A + k0, lda = 0;   /* one row: every row of the tile reads it */
-        double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
-        float *c = j->C + (i < 0 ? 0 : i) * j->N + p * j->nr;
-        if (j->isa == 2 && j->mr == 14) uk_avx512(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-        else if (j->isa == 2) uk_avx512_4(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-        else uk_avx2(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-        done += npf;
-      }
-    }
+  int64_t groups = ((j->M + j->mr - 1) / j->mr + j->group - 1) / j->group;
+  int64_t g = atomic_fetch_add(&j->next, 1);
+  while (g < groups) {
+    if (host_stopped()) atomic_store(&j->stop, 1);
+    if (atomic_load(&j->stop)) break;
+    int64_t next = atomic_fetch_add(&j->next, 1);
+    run_group(j, (int)w, g, next < groups ? next : groups);
+    g = next;
   }
-  atomic_fetch_and(&j->busy, ~((uint64_t)1 << s));
 }
 
 static int isa_level(void) {
@@ -281,11 +285,9 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   j.lds = (j.kseg + 15) / 16 * 16;
   j.cbytes = (size_t)(M > 1 && M < j.mr ? j.mr * j.lds : 0) * sizeof(float);
   j.slot = j.cbytes + (size_t)(j.group * j.dpanels * j.mr * j.nr) * sizeof(double);
-  /* tasks of MM_CHUNK_GROUPS groups or ~4 M multiply-adds, whichever is more; a slot each for as many as run at once */
-  int64_t per = j.mr * j.panels * j.nr * K, grain = per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per;
-  if (grain < MM_CHUNK_GROUPS * j.group) grain = MM_CHUNK_GROUPS * j.group;
-  int64_t slots = par_nchunks(tiles, grain) < par_threads() ? par_nchunks(tiles, grain) : par_threads();
-  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), scn = j.slot * (size_t)slots;
+  /* a worker per thread, at most one per group */
+  int64_t groups = (tiles + j.group - 1) / j.group, workers = groups < par_threads() ? groups : par_threads();
+  size_t bpn = (size_t)(j.panels * K * j.nr) * sizeof(float), scn = j.slot * (size_t)workers;
   j.bp = alloc(bpn);
   j.scr = j.bp ? alloc(scn) : NULL;
   if (!j.scr) {
@@ -293,7 +295,7 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
     return 0;
   }
   par_for(j.panels, 1, pack_chunk, &j);
-  par_for(tiles, grain, rows_chunk, &j);
+  par_for(workers, 1, rows_worker, &j);
   release(j.scr, scn);
   release(j.bp, bpn);
   return 1;
