@@ -113,6 +113,42 @@ def render(n):
         return "%s(%s)" % (at["fn"], ", ".join(s))
     if op == "redax":
         return "%s(%s, axis=%d)" % (at["fn"], R(A[0]), at["axis"])
+    if op in ("iscls", "bfn"):
+        return "%s(%s)" % (at["fn"], ", ".join(R(a) for a in A))
+    if op == "powa":
+        if at.get("call"):
+            return "pow(%s, %s)" % (R(A[0]), R(A[1]))
+        return "(%s ** %s)" % (R(A[0]), R(A[1]))
+    if op in ("sortf", "quant", "scanax", "normax"):
+        s = [R(a) for a in A]
+        if at.get("k") is not None:
+            s.append(str(at["k"]))
+        if at.get("q") is not None:
+            s.append(at["q"])
+        if at.get("sop"):
+            s.append(at["sop"])
+        if at.get("axis") is not None:
+            s.append("axis=%d" % at["axis"])
+        if op == "scanax":
+            f = "exscan" if at["excl"] else "scan"
+        else:
+            f = at["fn"]
+        return "%s(%s)" % (f, ", ".join(s))
+    if op == "uniq":
+        return "unique(%s)" % R(A[0])
+    if op == "ssorted":
+        return "searchsorted(%s, %s)" % (R(A[0]), R(A[1]))
+    if op == "binc":
+        s = [R(a) for a in A]
+        if at.get("ml") is not None:
+            s.append("minlength=%d" % at["ml"])
+        return "bincount(%s)" % ", ".join(s)
+    if op == "takeax":
+        return "take(%s, %s, axis=%d)" % (R(A[0]), R(A[1]), at["axis"])
+    if op == "gathv":
+        return "%s[%s]" % (R(A[0]), R(A[1]))
+    if op == "perm":
+        return "permute(%s, %s)" % (R(A[0]), ", ".join(map(str, at["axes"])))
     raise ValueError(op)
 
 
@@ -172,6 +208,9 @@ def evaluate(n, env):
     if op == "reshape":
         return M.reshape(ev[0], at["dims"])
     if op in ("transpose", "permute"):
+        x = M.plain(ev[0])
+        if len(x.shape) == 3 and op == "transpose":
+            return M.mk(x, np.transpose(x.hi), np.transpose(np.broadcast_to(x.e, x.shape)))
         return M.transpose(ev[0])
     if op in ("rows", "cols"):
         return M.rowscols(op, ev[0])
@@ -206,13 +245,38 @@ def evaluate(n, env):
     if op == "join":
         return M.join(at["fn"], ev, at.get("axis") or 0)
     if op == "redax":
+        return M.reduce(at["fn"], M.plain(ev[0]), at["axis"])
+    if op == "iscls":
+        return M.isclass(at["fn"], ev[0])
+    if op == "bfn":
+        return M.binfn(at["fn"], ev[0], ev[1])
+    if op == "powa":
+        return M.powarr(ev[0], ev[1])
+    if op == "sortf":
+        return M.sortfam(at["fn"], ev[0], at.get("k"), at.get("axis"))
+    if op == "quant":
+        return M.quant(at["fn"], ev[0], at.get("q"), at.get("axis"))
+    if op == "scanax":
+        return M.scan(M.plain(ev[0]), at["sop"] or "sum", at["excl"], at["axis"])
+    if op == "normax":
+        g = ev[1] if len(ev) > 1 else None
+        b = ev[2] if len(ev) > 2 else None
+        return M.normalise(at["fn"], M.plain(ev[0]), g, b, None, at["axis"])
+    if op == "uniq":
+        return M.unique(ev[0])
+    if op == "ssorted":
+        return M.searchsorted(ev[0], ev[1])
+    if op == "binc":
+        return M.bincount(ev[0], ev[1] if len(ev) > 1 else None, at.get("ml"))
+    if op == "takeax":
+        return M.take_axis(ev[0], ev[1], at["axis"])
+    if op == "gathv":
+        return M.gather_v(ev[0], ev[1])
+    if op == "perm":
         x = M.plain(ev[0])
-        k = at["axis"] + len(x.shape) if at["axis"] < 0 else at["axis"]
-        if len(x.shape) == 1 and k == 0:
-            return M.reduce(at["fn"], x)
-        if len(x.shape) != 2 or k not in (0, 1):
-            raise Reject("axis")
-        return M.reduce(at["fn"], M.rowscols("rows" if k == 1 else "cols", x))
+        if len(x.shape) != len(at["axes"]):
+            raise Reject("permute rank")
+        return M.mk(x, np.transpose(x.hi, at["axes"]), np.transpose(np.broadcast_to(x.e, x.shape), at["axes"]))
     raise ValueError(op)
 
 
@@ -324,6 +388,8 @@ class Gen:
         self.subs = []        # (node, V) of generated subexpressions, for reuse
         self.env = {}
         self.nvar = 0
+        self.nonfinite = 0.1
+        self.c3 = (2, 3, 4)
 
     # -- data
     def data(self, shape, dt):
@@ -333,11 +399,24 @@ class Gen:
             return nr.random(shape) < r.choice([0.2, 0.5, 0.8])
         if dt.kind == "f":
             if kind < 0.15:
-                return nr.integers(-4, 5, shape).astype(dt)          # ties, exact ints
-            if kind < 0.35:
-                return nr.uniform(0.25, 2.0, shape).astype(dt)        # positive
-            s = np.where(nr.random(shape) < 0.5, -1, 1)
-            return (s * nr.uniform(0.05, 2.0, shape)).astype(dt)
+                a = nr.integers(-4, 5, shape).astype(dt)          # ties, exact ints
+            elif kind < 0.35:
+                a = nr.uniform(0.25, 2.0, shape).astype(dt)        # positive
+            else:
+                s = np.where(nr.random(shape) < 0.5, -1, 1)
+                a = (s * nr.uniform(0.05, 2.0, shape)).astype(dt)
+            if a.size and r.random() < self.nonfinite:
+                # NaN and infinities: numpy's semantics (propagation, NaN last)
+                for _ in range(r.randint(1, 3)):
+                    a.flat[r.randrange(a.size)] = r.choice([np.nan, np.inf, -np.inf, np.nan])
+            if a.size and r.random() < 0.05:
+                a.flat[r.randrange(a.size)] = -0.0
+            return a
+        if kind < 0.05:
+            # near the limits: wrapping arithmetic, casts, sorts of extremes
+            ii = np.iinfo(dt)
+            c = np.array([ii.max, ii.min, ii.max - 1, ii.min + 1, 0, -1, 1, ii.max // 2 + 1], dtype=dt)
+            return c[nr.integers(0, len(c), shape)]
         if kind < 0.3:
             return nr.integers(0, 4, shape).astype(dt)
         s = np.where(nr.random(shape) < 0.5, -1, 1)
@@ -369,13 +448,19 @@ class Gen:
             if r.random() < 0.4:
                 p.inputs["g0"] = self.data((C,), r.choice([F32, F64, I32]))
                 self.leaf_load("g0")
+        if r.random() < 0.35:
+            key = "c0"
+            p.inputs[key] = self.data(self.c3, self.dt())
+            self.leaf_load(key)
         if r.random() < 0.3:
             nm = self.newname("i")
             p.stmts.append(Stmt("assign", nm, [N("iota", n=n)]))
             self.add_var(nm, evaluate(p.stmts[-1].exprs[0], self.env))
-        if r.random() < 0.15 and n <= 6:
+        if r.random() < 0.15 and 0 < n <= 6:
             dt = self.dt()
+            nf, self.nonfinite = self.nonfinite, 0
             a = self.data((n,), dt)
+            self.nonfinite = nf
             if dt == B_:
                 txt = "[" + ", ".join("true" if b else "false" for b in a) + "]"
             elif dt.kind == "f":
@@ -459,6 +544,8 @@ class Gen:
             (8, self.g_reduce), (7, self.g_scan), (7, self.g_norm), (6, self.g_same),
             (4, self.g_filter), (3, self.g_where), (2, self.g_move), (1, self.g_hist),
             (1, self.g_dot), (1, self.g_shapefn), (2, self.g_constcast), (3, self.g_words),
+            (4, self.g_sortf), (2, self.g_quant), (4, self.g_more_un), (3, self.g_axis3),
+            (3, self.g_take2), (1, self.g_binc), (1, self.g_ssorted), (2, self.g_cube),
         ]
         tot = sum(w for w, _ in ops)
         x = k * tot
@@ -775,6 +862,196 @@ class Gen:
             return N("matmul", [m, N("transpose", [m.copy()])])
         return N("matmul", [m, self.expr(d - 1, (C,))[0]])
 
+    # -- words of sessions 4-5 (sort family, axis= on any rank, take/bincount)
+    def any_array(self, d, shape=None):
+        """A vector, matrix or 3-d value (of shape if given)."""
+        if shape is not None:
+            return self.expr(d, shape)
+        k = self.r.random()
+        if k < 0.35:
+            return self.expr(d, (self.n,))
+        if k < 0.7:
+            return self.matrix(d)
+        if "c0" in self.p.inputs or k < 0.85:
+            return self.expr(d, self.c3)
+        return self.expr(d, None)
+
+    def g_sortf(self, d, shape):
+        r = self.r
+        fn = r.choice(["sort", "argsort", "topk", "argtopk", "sort", "topk", "uniq"])
+        if fn == "uniq":
+            return N("uniq", [self.any_array(d - 1)[0]])
+        if shape is not None and fn.endswith("topk"):
+            raise Reject("topk shape")
+        x, vx = self.any_array(d - 1, shape)
+        if r.random() < 0.25 and len(vx.shape) == 2 and not vx.view:
+            x, vx = N(r.choice(["rows", "cols"]), [x]), None
+            axis = None
+            L = self.ev(x).shape[1 if x.op == "rows" else 0]
+        else:
+            nd = len(vx.shape)
+            if nd == 0:
+                raise Reject("scalar")
+            axis = r.choice([None, None, r.randrange(-nd, nd)])
+            L = vx.shape[-1 if axis is None else axis]
+        k = None
+        if fn.endswith("topk"):
+            k = r.choice([0, 1, 1, 2, 3, L, max(L - 1, 0), L // 2])
+        return N("sortf", [x], fn=fn, k=k, axis=axis)
+
+    def g_quant(self, d, shape):
+        r = self.r
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        axis = None if nd == 0 or r.random() < 0.4 else r.randrange(-nd, nd)
+        if r.random() < 0.5:
+            return N("quant", [x], fn="median", axis=axis)
+        return N("quant", [x], fn="quantile", q=r.choice(["0", "0.25", "0.5", "0.9", "1", "0.33", "1.0"]), axis=axis)
+
+    def g_more_un(self, d, shape):
+        r = self.r
+        a, va = self.expr(d - 1, shape)
+        k = r.random()
+        if k < 0.5:
+            fn = r.choice(["tan", "asin", "acos", "atan", "sinh", "cosh", "log2", "log10", "exp2",
+                           "expm1", "log1p"])
+            if fn in ("asin", "acos", "tan") and va.dt != B_:
+                a = N("un", [a], fn=r.choice(["tanh", "sin"]))
+            elif fn in ("log2", "log10") and (va.dt == B_ or va.size and np.nanmin(va.hi) <= 0):
+                a = N("bin", [N("un", [a], fn="abs"), lit("0.5")], sym="+")
+            elif fn == "log1p" and (va.dt == B_ or va.size and np.nanmin(va.hi) <= -0.9):
+                a = N("un", [a], fn="abs")
+            return N("un", [a], fn=fn)
+        if k < 0.65:
+            return N("iscls", [a], fn=r.choice(["isfinite", "isnan", "isinf"]))
+        b = self.operand(d - 1, va)
+        if r.random() < 0.5:
+            a, b = b, a
+        if k < 0.85:
+            return N("bfn", [a, b], fn=r.choice(["atan2", "hypot"]))
+        if va.dt != B_ and va.dt.kind == "f":
+            a = N("bin", [N("un", [a], fn="abs"), lit("0.25")], sym="+")
+        return N("powa", [a, b], call=r.random() < 0.5)
+
+    def g_axis3(self, d, shape):
+        r = self.r
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        if nd == 0:
+            raise Reject("scalar")
+        axis = r.randrange(-nd, nd)
+        k = r.random()
+        if k < 0.45:
+            return N("redax", [x], fn=r.choice(REDS), axis=axis)
+        if k < 0.75:
+            return N("scanax", [x], sop=r.choice(["", "sum", "prod", "max", "min"]), excl=r.random() < 0.4, axis=axis)
+        fn = r.choice(NORMS)
+        if vx.dt not in (F32, F64):
+            x = N("cast", [x], fn=r.choice(["f32", "f64"]))
+        args = [x]
+        if fn in ("layernorm", "rmsnorm") and r.random() < 0.4:
+            L = vx.shape[axis]
+            args.append(self.expr(0, (L,))[0])
+            if fn == "layernorm" and r.random() < 0.5:
+                args.append(self.expr(0, (L,))[0])
+        return N("normax", args, fn=fn, axis=axis)
+
+    def index_value(self, d, L):
+        """An int index value in [-L, L): a literal list (1-d or 2-d), or
+        computed and pending (an argsort, a modulo, a topk position)."""
+        r = self.r
+        k = r.random()
+        if k < 0.4:
+            m = r.randint(1, 6)
+            if r.random() < 0.3:
+                a = np.array([[r.randrange(-L, L) for _ in range(m)] for _ in range(2)], dtype=np.int64)
+                txt = "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in a) + "]"
+            else:
+                a = np.array([r.randrange(-L, L) for _ in range(m)], dtype=np.int64)
+                txt = "[" + ", ".join(map(str, a)) + "]"
+            return N("list", text=txt, value=a)
+        if k < 0.6:
+            y, vy = self.expr(d, (L,))
+            if r.random() < 0.5:
+                return N("sortf", [y], fn="argtopk", k=r.randint(1, L), axis=None)
+            return N("sortf", [y], fn="argsort", k=None, axis=None)
+        y, vy = self.expr(d, None)
+        if vy.dt not in (I32, I64):
+            y = N("cast", [y], fn=r.choice(["i32", "i64"]))
+        return N("bin", [y, lit(str(L))], sym="%")
+
+    def g_take2(self, d, shape):
+        r = self.r
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        if nd == 0:
+            raise Reject("scalar")
+        if r.random() < 0.6:
+            axis = r.randrange(-nd, nd)
+            L = vx.shape[axis]
+            if L == 0:
+                raise Reject("empty")
+            n = N("takeax", [x, self.index_value(d - 1, L)], axis=axis)
+        else:
+            L = vx.shape[0]
+            if L == 0:
+                raise Reject("empty")
+            n = N("gathv", [x, self.index_value(d - 1, L)])
+        return n
+
+    def g_binc(self, d, shape):
+        r = self.r
+        x, vx = self.expr(d - 1, (self.n,))
+        if vx.dt == B_:
+            idx = x
+        elif vx.dt in (I32, I64):
+            idx = N("bin", [x, lit(str(r.choice([3, 7, 40])))], sym="%") if r.random() < 0.6 else N("un", [x], fn="abs")
+        else:
+            idx = N("bin", [N("cast", [x], fn="i64"), lit(str(r.choice([3, 7, 40])))], sym="%")
+        args = [idx]
+        if r.random() < 0.5:
+            args.append(self.expr(d - 1, (self.n,))[0])
+        ml = r.choice([None, None, 0, 5, 50])
+        return N("binc", args, ml=ml)
+
+    def g_ssorted(self, d, shape):
+        r = self.r
+        a = N("sortf", [self.expr(d - 1, (self.n,))[0]], fn="sort", k=None, axis=None)
+        v = self.expr(d - 1, shape)[0] if r.random() < 0.7 else self.expr(0, ())[0]
+        return N("ssorted", [a, v])
+
+    def g_cube(self, d, shape):
+        """3-d values: permutes, transposes, reshapes and slices of pending values."""
+        r = self.r
+        k = r.random()
+        C = self.c3
+        if k < 0.25:
+            x, vx = self.expr(d - 1, C)
+            axes = list(range(3))
+            r.shuffle(axes)
+            return N("perm", [x], axes=axes)
+        if k < 0.4:
+            x, vx = self.expr(d - 1, C)
+            return N("transpose", [x]) if r.random() < 0.5 else N("reshape", [x], dims=(C[2], C[0] * C[1]))
+        if k < 0.6:
+            m, vm = self.matrix(d - 1)
+            R, Cc = vm.shape
+            if R * Cc == 0:
+                raise Reject("empty")
+            dims = r.choice([(R, Cc, 1), (1, R, Cc), (R, 1, Cc), (-1, 1, Cc)])
+            return N("reshape", [m], dims=dims)
+        x, vx = self.expr(d - 1, C)
+        spec = []
+        for n in C:
+            c = r.random()
+            if c < 0.3 and n:
+                spec.append(r.randrange(-n, n))
+            elif c < 0.6:
+                spec.append(slice(None))
+            else:
+                spec.append(slice(r.randrange(0, n + 1), None, r.choice([None, 2, -1])))
+        return N("index", [x], spec=spec)
+
     def g_shapefn(self, d, shape):
         x, vx = self.expr(d - 1, None)
         return N("shapefn", [x], fn=self.r.choice(["len", "size"]))
@@ -874,10 +1151,13 @@ class Gen:
             p.stmts.append(Stmt("save", self.p.prefix() + "o%d" % len(p.stmts), [n]))
 
 
-SIZES = [1, 2, 3, 5, 8, 31, 33, 64, 100, 1000]
-SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1]
-SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1)]
-SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1]
+SIZES = [1, 2, 3, 5, 8, 31, 33, 64, 100, 1000, 0]
+SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1, 1]
+SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1),
+          (0, 3), (3, 0)]
+SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3)]
+CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1]
 
 
 def plan(pid, seed, big_every):
@@ -892,6 +1172,7 @@ def plan(pid, seed, big_every):
     else:
         g.n = r.choices(SIZES, SIZEW)[0]
         g.rc = r.choices(SHAPES, SHAPEW)[0]
+        g.c3 = r.choices(CUBES, CUBEW)[0]
         if r.random() < 0.3:
             g.rc = (g.rc[0], g.n) if g.n <= 1000 else g.rc
     if r.random() < 0.25:
