@@ -858,8 +858,21 @@ class Gen:
         R, C = vm.shape
         if R * R * C > 2e6:
             raise Reject("big matmul")
-        if r.random() < 0.5:
+        k = r.random()
+        if k < 0.3:
             return N("matmul", [m, N("transpose", [m.copy()])])
+        if k < 0.6 and R >= 2 and C >= 2:
+            # products of slices and views of one pending value (strided, offset operands)
+            a = N("index", [m], spec=[slice(r.randrange(R), None), slice(None, None, r.choice([1, 2]))])
+            va = self.ev(a)
+            b = r.choice([N("transpose", [a.copy()]), N("index", [N("transpose", [m.copy()])],
+                                                        spec=[slice(None, None, r.choice([1, 2])), slice(1, None)])])
+            vb = self.ev(b)
+            if va.shape[1] != vb.shape[0]:
+                b = N("transpose", [a.copy()])
+            return N("matmul", [a, b])
+        if k < 0.75:
+            return N("matmul", [self.expr(d - 1, (R,))[0], m])
         return N("matmul", [m, self.expr(d - 1, (C,))[0]])
 
     # -- words of sessions 4-5 (sort family, axis= on any rank, take/bincount)

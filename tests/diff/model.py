@@ -1195,12 +1195,12 @@ def sortfam(fn, a, k=None, axis=None):
         if not a.exact and not np.isfinite(h).all():
             raise Reject("inexact non-finite sort")
     if fn in ("sort", "argsort"):
-        idx = np.argsort(key, axis=ax, kind="stable")
+        idx = np.argsort(h, axis=ax, kind="stable")     # numpy's order: NaN last, -0.0 = 0.0
     else:
         # descending, NaN first (largest), ties to the lower index
         pos = np.arange(n).reshape([-1 if i == ax else 1 for i in range(h.ndim)])
         pos = np.broadcast_to(pos, h.shape)
-        kk = np.moveaxis(-key if a.dt in INTS else np.where(nan, 0.0, -key), ax, -1)
+        kk = np.moveaxis(~key if a.dt in INTS else np.where(nan, 0.0, -key), ax, -1)
         nn = np.moveaxis(~nan, ax, -1)
         pp = np.moveaxis(pos, ax, -1)
         flat = [np.lexsort((p_, k_, n_)) for p_, k_, n_ in
