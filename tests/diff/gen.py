@@ -149,7 +149,45 @@ def render(n):
         return "%s[%s]" % (R(A[0]), R(A[1]))
     if op == "perm":
         return "permute(%s, %s)" % (R(A[0]), ", ".join(map(str, at["axes"])))
+    if op == "call":
+        s = [R(a) for a in A]
+        if at.get("kw") and len(s) == 2:
+            s[1] = "b=" + s[1]
+        return "%s(%s)" % (at["name"], ", ".join(s))
     raise ValueError(op)
+
+
+# ----------------------------------------------------------------- user functions
+
+def subst(n, m):
+    if n.op == "var" and n.at["name"] in m:
+        return m[n.at["name"]].copy()
+    c = N(n.op, [subst(a, m) for a in n.args], **dict(n.at))
+    return c
+
+
+def fn_templates():
+    """Bodies of user functions over parameters a (and b)."""
+    a, b = var("a"), var("b")
+    A = lambda: a.copy()
+    B = lambda: b.copy()
+    return [
+        (["a", "b"], N("bin", [N("bin", [A(), B()], sym="*"), A()], sym="+")),
+        (["a"], N("bin", [N("index", [A()], spec=[slice(1, None)]), N("index", [A()], spec=[slice(None, -1)])], sym="-")),
+        (["a", "b"], N("where", [N("bin", [A(), B()], sym=">"), A(), B()])),
+        (["a"], N("bin", [N("norm", [A()], fn="softmax"), A()], sym="*")),
+        (["a"], N("red", [N("bin", [A(), A()], sym="*")], fn="sum")),
+        (["a"], N("bin", [N("bin", [A(), N("red", [A()], fn="mean")], sym="-"),
+                          N("bin", [N("red", [A()], fn="std"), lit("1")], sym="+")], sym="/")),
+        (["a"], N("index", [N("sortf", [A()], fn="sort", k=None, axis=None)], spec=[0])),
+        (["a", "b"], N("bin", [N("maxmin", [A(), B()], fn="maximum"), N("maxmin", [A(), B()], fn="minimum")], sym="-")),
+        (["a"], N("bin", [N("scan", [A()], sop="sum", excl=False, dflt=True), A()], sym="-")),
+        (["a"], N("un", [N("bin", [A(), N("red", [A()], fn="max")], sym="-")], fn="exp")),
+        (["a", "b"], N("bin", [N("red", [N("bin", [A(), B()], sym="*")], fn="sum"), N("red", [A()], fn="sum")], sym="-")),
+    ]
+
+
+FN_T = fn_templates()
 
 
 # ----------------------------------------------------------------- evaluation
@@ -272,6 +310,9 @@ def evaluate(n, env):
         return M.take_axis(ev[0], ev[1], at["axis"])
     if op == "gathv":
         return M.gather_v(ev[0], ev[1])
+    if op == "call":
+        # a user function is inlined: its body with the parameters replaced
+        return evaluate(subst(at["body"], dict(zip(at["params"], A))), env)
     if op == "perm":
         x = M.plain(ev[0])
         if len(x.shape) != len(at["axes"]):
@@ -321,6 +362,8 @@ class Program:
                 out.append('%s = load("%s%s%s.npy")' % (s.name, indir, self.prefix(), s.value))
             elif s.kind == "seed":
                 out.append("seed(%d)" % s.value)
+            elif s.kind == "fn":
+                out.append("fn %s(%s) = %s" % (s.name, ", ".join(s.value), render(s.exprs[0])))
             elif s.kind == "rand":
                 out.append("%s = %s(%s)" % (s.name, s.value[0], ", ".join(map(str, s.value[1]))))
             elif s.kind == "assign":
@@ -425,6 +468,16 @@ class Gen:
     def newname(self, base="t"):
         self.nvar += 1
         return "%s%s%d" % (self.p.prefix(), base, self.nvar)
+
+    def reassign(self, name, v):
+        def names(n):
+            out = {n.at["name"]} if n.op == "var" else set()
+            for a in n.args:
+                out |= names(a)
+            return out
+        self.pool = [x for x in self.pool if x[0].at.get("name") != name or x[0].op != "var"]
+        self.subs = [x for x in self.subs if name not in names(x[0])]
+        self.add_var(name, v)
 
     def add_var(self, name, v):
         self.env[name] = v
@@ -545,7 +598,7 @@ class Gen:
             (4, self.g_filter), (3, self.g_where), (2, self.g_move), (1, self.g_hist),
             (1, self.g_dot), (1, self.g_shapefn), (2, self.g_constcast), (3, self.g_words),
             (4, self.g_sortf), (2, self.g_quant), (4, self.g_more_un), (3, self.g_axis3),
-            (3, self.g_take2), (1, self.g_binc), (1, self.g_ssorted), (2, self.g_cube),
+            (3, self.g_take2), (1, self.g_binc), (1, self.g_ssorted), (2, self.g_cube), (2, self.g_call),
         ]
         tot = sum(w for w, _ in ops)
         x = k * tot
@@ -584,6 +637,20 @@ class Gen:
             return self.expr(d, want)[0]
         if len(va.shape) == 2 and k < 0.6:
             return self.expr(d, (va.shape[1],))[0]
+        if len(va.shape) == 3 and k < 0.7:
+            # numpy broadcasting across ranks: [B, C], [C], [A, B, 1], [A, 1, C]
+            A, B, C = va.shape
+            j = r.randrange(4)
+            if j == 0:
+                return self.expr(d, (B, C))[0]
+            if j == 1:
+                return self.expr(d, (C,))[0]
+            src = self.expr(d, (A * B,) if j == 2 else (A * C,))[0] if (j == 2 and A * B == self.n) or (j == 3 and A * C == self.n) \
+                else self.expr(d, va.shape)[0]
+            vs = self.ev(src)
+            if vs.shape == va.shape:
+                return N("index", [src], spec=[slice(None), slice(None), slice(0, 1)] if j == 2 else [slice(None), slice(0, 1)])
+            return N("reshape", [src], dims=(A, B, 1) if j == 2 else (A, 1, C))
         return self.expr(d, va.shape)[0]
 
     def g_cmp(self, d, shape):
@@ -1065,6 +1132,22 @@ class Gen:
                 spec.append(slice(r.randrange(0, n + 1), None, r.choice([None, 2, -1])))
         return N("index", [x], spec=spec)
 
+    def g_call(self, d, shape):
+        """A call of a user function (fn f(a, b) = ...), defined on first use."""
+        r = self.r
+        i = r.randrange(len(FN_T))
+        params, body = FN_T[i]
+        name = self.p.prefix() + "f%d" % i
+        a, va = self.expr(d - 1, shape)
+        args = [a]
+        if len(params) == 2:
+            args.append(self.operand(d - 1, va))
+        n = N("call", args, name=name, params=params, body=body, kw=r.random() < 0.3)
+        self.ev(n)
+        if not any(s.kind == "fn" and s.name == name for s in self.p.stmts):
+            self.p.stmts.insert(0, Stmt("fn", name, [body], value=params))
+        return n
+
     def g_shapefn(self, d, shape):
         x, vx = self.expr(d - 1, None)
         return N("shapefn", [x], fn=self.r.choice(["len", "size"]))
@@ -1130,6 +1213,19 @@ class Gen:
         for _ in range(nst):
             k = r.random()
             try:
+                if made and r.random() < 0.15:
+                    # a name assigned again, often from its own pending value
+                    # (t = t[1:] - t[:-1]; t = sort(t)): the old value must stay
+                    # what the earlier statements captured
+                    nm = r.choice(made)
+                    n, v = self.expr(r.randint(1, 3))
+                    if r.random() < 0.7:
+                        uses = [x for x in self.pool if x[0].at.get("name") == nm]
+                        n2, v2 = self.expr(r.randint(1, 2), uses[0][1].shape) if uses else (n, v)
+                        n, v = n2, v2
+                    p.stmts.append(Stmt("assign", nm, [n]))
+                    self.reassign(nm, v)
+                    continue
                 if k < 0.5:
                     n, v = self.expr(r.randint(1, 3))
                     nm = self.newname()

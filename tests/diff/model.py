@@ -548,7 +548,7 @@ def powarr(a, b):
     ah, bh = fit(a2.hi, a2.shape), fit(b2.hi, b2.shape)
     if t in INTS:
         x, y = np.broadcast_arrays(ah.astype(I64), bh.astype(I64))
-        if np.any(y < 0):
+        if np.any(y < 0) or (b.dt == WI and int(b.lit) < 0):
             raise Reject("int to a negative power")
         return V(t, np.broadcast_to(x ** y, shp).astype(t), view=view)
     ae, be = fit(a2.e, a2.shape), fit(b2.e, b2.shape)
