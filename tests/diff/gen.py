@@ -1137,7 +1137,7 @@ class Gen:
         r = self.r
         i = r.randrange(len(FN_T))
         params, body = FN_T[i]
-        name = self.p.prefix() + "f%d" % i
+        name = self.p.prefix() + "fun%d" % i
         a, va = self.expr(d - 1, shape)
         args = [a]
         if len(params) == 2:
