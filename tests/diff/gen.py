@@ -256,6 +256,8 @@ def evaluate(n, env):
         x = ev[0]
         if x.dt in (WI, WF):
             raise Reject("literal")
+        if at["fn"] == "shape":
+            return V(I64, np.array(x.shape, dtype=I64))
         if at["fn"] == "len":
             if not x.shape:
                 raise Reject("len of a scalar")
@@ -1062,6 +1064,24 @@ class Gen:
 
     def g_take2(self, d, shape):
         r = self.r
+        if r.random() < 0.25:
+            # indices computed from the same pending value: x[argsort(x)],
+            # take(x, argtopk(x, k)), m[argmax(rows(m))]
+            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.6 else self.matrix(d - 1)
+            L = vx.shape[0]
+            if L == 0:
+                raise Reject("empty")
+            if len(vx.shape) == 1:
+                f = r.choice(["argsort", "argtopk"])
+                idx = N("sortf", [x.copy()], fn=f, k=r.randint(1, L) if f == "argtopk" else None, axis=None)
+                return N("gathv" if r.random() < 0.5 else "takeax", [x, idx], axis=0)
+            R, C = vx.shape
+            if C == 0:
+                raise Reject("empty")
+            idx = N("red", [N("rows", [x.copy()])], fn=r.choice(["argmax", "argmin"]))
+            if R > C:
+                idx = N("bin", [idx, lit(str(R))], sym="%")
+            return N("takeax", [x, idx], axis=r.choice([0, 1, -1])) if C >= R else N("gathv", [x, idx])
         x, vx = self.any_array(d - 1)
         nd = len(vx.shape)
         if nd == 0:
@@ -1150,7 +1170,7 @@ class Gen:
 
     def g_shapefn(self, d, shape):
         x, vx = self.expr(d - 1, None)
-        return N("shapefn", [x], fn=self.r.choice(["len", "size"]))
+        return N("shapefn", [x], fn=self.r.choice(["len", "size", "shape"]))
 
     def shared(self):
         """A pending value E used by a reduction, scan or filter in one statement
