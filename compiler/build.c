@@ -1302,8 +1302,14 @@ static int sort_segments(cc_session *s, cval x, lang_loc loc, const char *name, 
     r = blank(RT_RESHAPE, v->t, 1, &v->n);
     *axis = -1; *len = v->n; *nseg = 1;
   } else {
-    int64_t sh[2] = { v->shape[v->ndim - 1] ? v->n / v->shape[v->ndim - 1] : 1, v->shape[v->ndim - 1] };
-    for (int d = 0; d < v->ndim - 1; d++) if (!v->shape[d]) sh[0] = 0;
+    /* segments: the product of the leading dims (not n / last: a last axis
+    ** of length 0 still has one empty segment per leading position) */
+    int64_t sh[2] = { 1, v->shape[v->ndim - 1] };
+    for (int d = 0; d < v->ndim - 1; d++) {
+      if (v->shape[d] && sh[0] > INT64_MAX / v->shape[d])
+        return cc_error(s, loc, GK_ELIMIT, "array too large (limit %lld elements)", (long long)RT_MAX_ELEMENTS);
+      sh[0] *= v->shape[d];
+    }
     r = blank(RT_RESHAPE, v->t, 2, sh);
     *axis = 1; *len = sh[1]; *nseg = sh[0];
   }
