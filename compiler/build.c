@@ -2019,6 +2019,7 @@ static int lit_walk(cc_session *s, const ast *e, litbuf *b, int depth) {
   if (scalar_value(s, &v, e->loc, "a list element", &f, &i)) return s->err->status;
   int k = kind_of(v.x->t);
   if (k > b->kind) b->kind = k;
+  if (b->n >= LANG_MAX_LIST) return cc_error(s, e->loc, GK_ELIMIT, "too many list elements (limit %d)", LANG_MAX_LIST);
   if (b->n == b->cap) {
     int64_t nc = b->cap ? b->cap * 2 : 16;
     double *nf = rt_realloc(s->mem, b->f, sizeof(double) * (size_t)b->cap, sizeof(double) * (size_t)nc);

@@ -450,8 +450,9 @@ lang_seq *lang_seq_add(lang_pstate *st, lang_seq *s, ast *e, const char *what)
 {
   lang_loc none = {0, 0, 0};
   if (!e || st->diag->status != GK_OK) return NULL;
-  if (s && s->n >= LANG_MAX_ARGS) {
-    lang_error(st, GK_ELIMIT, start_of(e), "too many %s (limit %d)", what, LANG_MAX_ARGS);
+  int most = strcmp(what, "list elements") ? LANG_MAX_ARGS : LANG_MAX_LIST;
+  if (s && s->n >= most) {
+    lang_error(st, GK_ELIMIT, start_of(e), "too many %s (limit %d)", what, most);
     return NULL;
   }
   return seq_push(st, s, e, NULL, none);
