@@ -107,8 +107,18 @@ void lang_syntax_error(lang_pstate *st, int major, const lang_token *t)
     return;
   }
   if (st->before_kind && wants_operand(st->before_kind) && !starts_expr(major)) {
-    lang_error(st, GK_ESYNTAX, t->loc, "expected expression after '%.*s'",
-               st->before.len, st->before.text);
+    /* numpy's and C's spellings gk lacks: a //= b, a += b, a // b */
+    int adjacent = t->text == st->before.text + st->before.len;
+    int arith = st->before_kind == TK_PLUS || st->before_kind == TK_MINUS || st->before_kind == TK_STAR ||
+                st->before_kind == TK_SLASH || st->before_kind == TK_PERCENT || st->before_kind == TK_POW;
+    if (adjacent && major == TK_ASSIGN && arith)
+      lang_error(st, GK_ESYNTAX, st->before.loc, "gk has no '%.*s=': write x = x %.*s ...",
+                 st->before.len, st->before.text, st->before.len, st->before.text);
+    else if (adjacent && major == TK_SLASH && st->before_kind == TK_SLASH)
+      lang_error(st, GK_ESYNTAX, st->before.loc, "gk has no '//': write floor(a / b)");
+    else
+      lang_error(st, GK_ESYNTAX, t->loc, "expected expression after '%.*s'",
+                 st->before.len, st->before.text);
     return;
   }
   if (major == TK_STRING) {
