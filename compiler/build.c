@@ -2156,7 +2156,7 @@ static int looks_like_axis(const builtin *b, const ast *e) {
   int neg = k->kind == AST_UNARY && k->op == AST_OP_NEG;
   if (neg) k = k->kids[0];
   if (k->kind != AST_INT || x->kind == AST_INT || x->kind == AST_FLOAT || x->kind == AST_BOOL) return 0;
-  if (k->ival < 0 || k->ival > GK_MAX_DIMS) return 0;
+  if (k->ival < -GK_MAX_DIMS || k->ival > GK_MAX_DIMS) return 0;
   int64_t v = neg ? -k->ival : k->ival;
   if (!strcmp(b->name, "max") || !strcmp(b->name, "min")) return v >= -1 && v <= 1;
   return v >= -GK_MAX_DIMS && v < GK_MAX_DIMS;
