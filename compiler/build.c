@@ -990,6 +990,7 @@ static void *load_alloc(void *ud, gk_dtype t, int ndim, const int64_t *shape, si
 static int need_string(cc_session *s, bargs *a, int i, const char *name) {
   if (a->v[i].kind != K_STR) return cc_error(s, a->loc[i], GK_ETYPE, "'%s' needs a file name string", name);
   if (strlen(a->v[i].str) != a->v[i].len) return cc_error(s, a->loc[i], GK_EIO, "file name contains a NUL byte");
+  if (a->v[i].len == 0) return cc_error(s, a->loc[i], GK_EIO, "'%s' needs a file name, got \"\"", name);
   return GK_OK;
 }
 
