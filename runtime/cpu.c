@@ -318,6 +318,38 @@ static int view_range(const rt_node *x, const ixset *ix, ixset *sub) {
   return 1;
 }
 
+/* Values of VIEW x at the contiguous range ix when its last axis has
+** stride 1 but the range crosses lines (a permuted view: sum or softmax
+** along a middle axis, a transpose of 3-d blocks): each segment of the range
+** within one last-axis line is a contiguous range of the input, evaluated
+** as a range and copied in -- no index per element. */
+#define VIEW_LINE_MIN 32   /* last-axis length from which the lines are read as ranges */
+static const void *view_lines(evctx *c, const rt_node *x, const ixset *ix) {
+  int nd = x->ndim;
+  int64_t L = x->shape[nd - 1], n = ix->len, f = ix->start / L, k = ix->start % L, cur = x->voff, co[GK_MAX_DIMS];
+  size_t s = esz(x->t);
+  char *o = scratch(c, (size_t)n * s);
+  if (!o) return NULL;
+  for (int d = nd - 2; d >= 0; d--) {   /* the odometer over the line coordinates */
+    co[d] = f % x->shape[d]; f /= x->shape[d]; cur += co[d] * x->vstride[d];
+  }
+  for (int64_t j = 0; j < n; k = 0) {
+    int64_t len = L - k < n - j ? L - k : n - j;
+    ixset sub = { cur + k, len, NULL, 0 };
+    const char *p = ev(c, x->in[0], &sub);
+    if (!p) return NULL;
+    memcpy(o + (size_t)j * s, p, (size_t)len * s);
+    j += len;
+    for (int d = nd - 2; d >= 0; d--) {
+      cur += x->vstride[d];
+      if (++co[d] < x->shape[d]) break;
+      cur -= co[d] * x->vstride[d];
+      co[d] = 0;
+    }
+  }
+  return o;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -381,6 +413,11 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     ixset sub;
     if (view_range(x, ix, &sub)) {   /* a contiguous slice: its input is a range too */
       o = (void *)ev(c, x->in[0], &sub);
+      if (!o) return NULL;
+      break;
+    }
+    if (!ix->idx && x->ndim >= 2 && x->vstride[x->ndim - 1] == 1 && x->shape[x->ndim - 1] >= VIEW_LINE_MIN) {
+      o = (void *)view_lines(c, x, ix);
       if (!o) return NULL;
       break;
     }
@@ -793,6 +830,56 @@ static void rowred_chunk(job *j, evctx *c, int64_t r) {
 
 /* Per-column reduce (axis 0): a block of columns per task, rows in order. */
 #define COLBLOCK 256
+
+/* One row of n values at p (dtype t) folded into the running column values
+** of a monoid: lf (floats, in double) or li (integers: wrapping u64 for
+** RA_WIDE sums and products, int64 for the rest), with the monoid's combine
+** -- per column the step acc_fold takes on one element, so the same bits, in
+** a loop over the columns that vectorises.  Returns 0 (nothing done) when
+** rop is not a monoid row (argmax, argmin, var); p NULL asks only that. */
+static int colfold_row(int rop, gk_dtype t, const void *p, int64_t n, double *lf, int64_t *li) {
+  int wide = rt_rop_info[rop].acc == RA_WIDE;
+  if (p && (t == GK_F32 || t == GK_F64)) {   /* in vector lanes: runtime/cpu_fold.c */
+    int f = t == GK_F32;
+    switch (rop) {
+    case ROP_SUM: if (f) cpu_colsum_f32(p, n, lf); else cpu_colsum_f64(p, n, lf); return 1;
+    case ROP_PROD: if (f) cpu_colprod_f32(p, n, lf); else cpu_colprod_f64(p, n, lf); return 1;
+    case ROP_MAX: if (f) cpu_colmax_f32(p, n, lf); else cpu_colmax_f64(p, n, lf); return 1;
+    case ROP_MIN: if (f) cpu_colmin_f32(p, n, lf); else cpu_colmin_f64(p, n, lf); return 1;
+    default: break;
+    }
+  }
+#define COLF_LOOP(T, C, L, COMB) do { const T *v = (const T *)p; C *l = (C *)(void *)(L); \
+    for (int64_t q = 0; q < n; q++) l[q] = COMB(l[q], (C)v[q]); } while (0)
+#define COLF_INT(T, COMB) do { if (wide) COLF_LOOP(T, uint64_t, li, COMB); else COLF_LOOP(T, int64_t, li, COMB); } while (0)
+#define COLF_ROW(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (!p) return 1; \
+    switch (t) { \
+    case GK_BOOL: COLF_INT(uint8_t, COMB); break; \
+    case GK_I32: COLF_INT(int32_t, COMB); break; \
+    case GK_I64: COLF_INT(int64_t, COMB); break; \
+    case GK_F32: COLF_LOOP(float, double, lf, COMB); break; \
+    case GK_F64: COLF_LOOP(double, double, lf, COMB); break; \
+    } return 1;
+/* max / min: GK_COMB_MAX / MIN's values (a NaN in a first, then in b, else
+** the larger / smaller, a on a tie) as one select chain, which vectorises */
+#define COLF_MAX(a, b) ((a) != (a) ? (a) : ((b) != (b) || (b) > (a)) ? (b) : (a))
+#define COLF_MIN(a, b) ((a) != (a) ? (a) : ((b) != (b) || (b) < (a)) ? (b) : (a))
+  switch (rop) {
+  COLF_ROW(SUM, sum, 0, GK_COMB_SUM)
+  COLF_ROW(PROD, prod, 0, GK_COMB_PROD)
+  COLF_ROW(MAX, max, 0, COLF_MAX)
+  COLF_ROW(MIN, min, 0, COLF_MIN)
+  COLF_ROW(ANY, any, 0, GK_COMB_ANY)
+  COLF_ROW(ALL, all, 0, GK_COMB_ALL)
+  default: return 0;
+  }
+#undef COLF_MAX
+#undef COLF_MIN
+#undef COLF_ROW
+#undef COLF_INT
+#undef COLF_LOOP
+}
 static void colred_chunk(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x, *in = x->in[0];
   int64_t c0 = k * COLBLOCK, nc = j->cols - c0 < COLBLOCK ? j->cols - c0 : COLBLOCK;
@@ -809,6 +896,50 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
   }
   for (int64_t q = 0; q < nc; q++)
     acc_store(&a[q], x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
+}
+
+/* Per-column reduce by a monoid: blocks of COLMONO columns (whole rows of
+** up to that width, read in order), each row folded in by colfold_row. */
+#define COLMONO 1024
+static void colmono_chunk(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t c0 = k * COLMONO, nc = j->cols - c0 < COLMONO ? j->cols - c0 : COLMONO;
+  double lf[COLMONO];    /* the running column values: acc's f (floats) */
+  int64_t li[COLMONO];   /* or its i (the rest) */
+  acc a;
+  acc_init(&a, x->rop, in->t);
+  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; }
+  /* a stored array through a view whose last axis has stride 1 (a
+  ** reduction along a middle axis): its lines folded in where they lie */
+  const rt_node *v = in;
+  while (v->op == RT_RESHAPE && !v->val) v = v->in[0];
+  int lines = !v->val && v->op == RT_VIEW && v->ndim >= 2 && v->vstride[v->ndim - 1] == 1 &&
+              v->in[0]->val && v->in[0]->val->n == v->in[0]->n;
+  for (int64_t r = 0; r < j->rows; r++) {
+    if (job_stopped(j, r * (CPU_CHUNK / 16))) return;   /* every 1024 rows */
+    if (lines) {
+      const char *base = v->in[0]->val->host;
+      size_t es = esz(in->t);
+      int nd = v->ndim;
+      int64_t L = v->shape[nd - 1], f0 = r * j->cols + c0;
+      for (int64_t q = 0; q < nc;) {
+        int64_t f = (f0 + q) / L, k = (f0 + q) % L, cur = v->voff + k, len = L - k < nc - q ? L - k : nc - q;
+        for (int d = nd - 2; d >= 0; d--) { cur += (f % v->shape[d]) * v->vstride[d]; f /= v->shape[d]; }
+        colfold_row(x->rop, in->t, base + (size_t)cur * es, len, lf + q, li + q);
+        q += len;
+      }
+      continue;
+    }
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
+    scratch_reset(c);
+    const void *p = ev(c, in, &ix);
+    if (!p) { c->failed = 1; return; }
+    colfold_row(x->rop, in->t, p, nc, lf, li);
+  }
+  for (int64_t q = 0; q < nc; q++) {
+    a.f = lf[q]; a.i = li[q];
+    acc_store(&a, x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
+  }
 }
 
 static int run_reduce(rt_backend *b, rt_node *x) {
@@ -846,6 +977,7 @@ static int run_reduce(rt_backend *b, rt_node *x) {
   }
   j.rows = in->shape[0]; j.cols = in->shape[1];
   if (x->axis == 1) { j.fn = rowred_chunk; return job_go(&j, j.rows); }
+  if (colfold_row(x->rop, in->t, NULL, 0, NULL, NULL)) { j.fn = colmono_chunk; return job_go(&j, (j.cols + COLMONO - 1) / COLMONO); }
   j.fn = colred_chunk;
   return job_go(&j, (j.cols + COLBLOCK - 1) / COLBLOCK);
 }

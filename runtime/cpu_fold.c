@@ -204,3 +204,69 @@ int cpu_min_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, a
   })
 VAR_FOLD(cpu_var_f32, float, cpu_sum_f32)
 VAR_FOLD(cpu_var_f64, double, cpu_sum_f64)
+
+/* Column folds: one row of n values into the running values of n columns,
+** l[q] = COMB(l[q], (double)v[q]) (runtime/cpu.c's column reductions: per
+** column the steps of its plain loop, so the same bits whatever the vector
+** width).  max / min select as GK_COMB_MAX / MIN do: a NaN in l stays, else
+** a NaN or a strictly greater (smaller) value in v replaces it.  Compiled
+** for AVX-512 too (GK_CPU_ISA=1 caps them at AVX2, as cpu_exp.c's). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <stdlib.h>
+static int cpu_avx512(void) {
+  static _Atomic int avx512 = -1;
+  int a = atomic_load_explicit(&avx512, memory_order_relaxed);
+  if (a < 0) {
+    __builtin_cpu_init();
+    const char *cap = getenv("GK_CPU_ISA");
+    a = __builtin_cpu_supports("avx512f") && !(cap && atoi(cap) < 2);
+    atomic_store_explicit(&avx512, a, memory_order_relaxed);
+  }
+  return a;
+}
+#define THRICE(NAME, T, ...) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const T *v, int64_t n, double *l) __VA_ARGS__ \
+  static void NAME##_2(const T *v, int64_t n, double *l);   /* internal: TWICE's entry */ \
+  TWICE(void, NAME##_2, (const T *v, int64_t n, double *l), (v, n, l), __VA_ARGS__) \
+  void NAME(const T *v, int64_t n, double *l) { if (cpu_avx512()) NAME##_512(v, n, l); else NAME##_2(v, n, l); }
+#else
+#define THRICE(NAME, T, ...) void NAME(const T *v, int64_t n, double *l) __VA_ARGS__
+#endif
+typedef float v8f __attribute__((vector_size(32)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef int64_t v8l __attribute__((vector_size(64)));
+#define LOAD8D_float(v, q) ({ v8f x_; memcpy(&x_, (v) + (q), sizeof x_); __builtin_convertvector(x_, v8d); })
+#define LOAD8D_double(v, q) ({ v8d x_; memcpy(&x_, (v) + (q), sizeof x_); x_; })
+
+#define COL_ARITH(NAME, T, OP) \
+  THRICE(NAME, T, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a; memcpy(&a, l + q, sizeof a); \
+      a = a OP LOAD8D_##T(v, q); \
+      memcpy(l + q, &a, sizeof a); \
+    } \
+    for (; q < n; q++) l[q] = l[q] OP (double)v[q]; \
+  })
+COL_ARITH(cpu_colsum_f32, float, +)
+COL_ARITH(cpu_colsum_f64, double, +)
+COL_ARITH(cpu_colprod_f32, float, *)
+COL_ARITH(cpu_colprod_f64, double, *)
+
+#define COL_EXT(NAME, T, CMP, COMB) \
+  THRICE(NAME, T, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a, b = LOAD8D_##T(v, q); \
+      memcpy(&a, l + q, sizeof a); \
+      v8l take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], (double)v[q]); \
+  })
+COL_EXT(cpu_colmax_f32, float, >, GK_COMB_MAX)
+COL_EXT(cpu_colmax_f64, double, >, GK_COMB_MAX)
+COL_EXT(cpu_colmin_f32, float, <, GK_COMB_MIN)
+COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)

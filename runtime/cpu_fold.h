@@ -24,4 +24,15 @@ int cpu_min_f64(const double *v, int64_t n, double *acc);
 void cpu_var_f32(const float *v, int64_t n, double *mean, double *m2);
 void cpu_var_f64(const double *v, int64_t n, double *mean, double *m2);
 
+/* One row into n columns' running values: l[q] = COMB(l[q], (double)v[q])
+** for sum, prod, max, min (max / min with GK_COMB_MAX / MIN's NaN rule). */
+void cpu_colsum_f32(const float *v, int64_t n, double *l);
+void cpu_colsum_f64(const double *v, int64_t n, double *l);
+void cpu_colprod_f32(const float *v, int64_t n, double *l);
+void cpu_colprod_f64(const double *v, int64_t n, double *l);
+void cpu_colmax_f32(const float *v, int64_t n, double *l);
+void cpu_colmax_f64(const double *v, int64_t n, double *l);
+void cpu_colmin_f32(const float *v, int64_t n, double *l);
+void cpu_colmin_f64(const double *v, int64_t n, double *l);
+
 #endif /* RT_CPU_FOLD_H */

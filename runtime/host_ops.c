@@ -179,10 +179,14 @@ static void hist_chunk(void *c, int64_t b, int64_t e) {
   hist_range(j, b, e, j->priv + (b / j->cs) * j->nbins);
 }
 
+/* Loops over the bins check host_stopped() every HIST_POLL + 1 of them. */
+#define HIST_POLL (((int64_t)1 << 20) - 1)
+
 /* linspace(lo, hi, nbins+1) in float64 (numpy's: i*step + lo, last = hi). */
 static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, double *e) {
   double delta = hi - lo, step = delta / (double)nbins;
   for (int64_t i = 0; i <= nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return;   /* the caller sees it too */
     volatile double p = step == 0 ? (double)i / (double)nbins * delta : (double)i * step;
     e[i] = p + lo;
   }
@@ -193,6 +197,7 @@ static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, doub
 static HOST_NOCONTRACT void linspace_f(float lo, float hi, int64_t nbins, float *e) {
   float delta = hi - lo, step = delta / (float)nbins;
   for (int64_t i = 0; i <= nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return;
     volatile float p = step == 0 ? (float)i / (float)nbins * delta : (float)i * step;
     e[i] = p + lo;
   }
@@ -211,6 +216,7 @@ static int hist_ok(const hist_job *j, const void *edges) {
     if (j->mode32 == 1 && !isfinite(j->fhi - j->flo)) return 0;   /* v - flo in float */
   }
   for (int64_t i = 0; i < j->nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return 1;   /* hist_common reports the interrupt */
     if (j->mode32 == 0 ? !(((const double *)edges)[i] < ((const double *)edges)[i + 1])
                        : !(((const float *)edges)[i] < ((const float *)edges)[i + 1])) return 0;
   }
@@ -219,7 +225,10 @@ static int hist_ok(const hist_job *j, const void *edges) {
 
 /* Runs the counting of a prepared job over x[0..n) into counts. */
 static int hist_run(hist_job *j, int64_t n, int64_t *counts) {
-  memset(counts, 0, (size_t)j->nbins * sizeof *counts);
+  for (int64_t b = 0; b < j->nbins; b += HIST_POLL + 1) {   /* 800 MB for 10^8 bins: not at once */
+    if (host_stopped()) return GK_EINTERRUPT;
+    memset(counts + b, 0, (size_t)min64(HIST_POLL + 1, j->nbins - b) * sizeof *counts);
+  }
   int64_t grain = max64(HIST_GRAIN, n / (2 * par_threads()) + 1);
   int64_t nc = par_nchunks(n, grain);
   j->priv = NULL;
@@ -270,7 +279,9 @@ static int hist_common(gk_dtype t, const void *x, int64_t n, int64_t nbins, doub
     linspace_f(j.flo, j.fhi, nbins, edges);
     j.fedges = edges;
   }
-  int rc = hist_ok(&j, edges) ? hist_run(&j, n, counts) : GK_ELIMIT;
+  int rc = host_stopped() ? GK_EINTERRUPT : !hist_ok(&j, edges) ? GK_ELIMIT : GK_OK;
+  if (rc == GK_ELIMIT && host_stopped()) rc = GK_EINTERRUPT;
+  if (rc == GK_OK) rc = hist_run(&j, n, counts);
   scr_free(edges, eb);
   return rc;
 }

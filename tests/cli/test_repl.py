@@ -332,6 +332,64 @@ p = subprocess.run([GK, "--backend", "cpu", "--cuda", "-e", "x = rand(1000); sum
 check("--cuda on the cpu backend prints the CUDA it would run",
       "// the CUDA the cuda backend would run" in p.stdout and "__global__" in p.stdout, p.stdout[:2000])
 
+# ---------------------------------------------------------------- README's sessions, replayed
+# Every `gk> ` entry of README.md's captured sessions is typed again in a
+# fresh 80-column session and must print what the README shows, word for
+# word; only lines that measure time (:profile's rows and totals) are
+# compared by their first words.
+def readme_entries(block):
+    entries = []
+    for l in block.split("\n"):
+        if l.startswith("gk> "):
+            entries.append([[l[4:]], []])
+        elif l.startswith("... ") and entries:
+            entries[-1][0].append(l[4:])
+        elif entries:
+            entries[-1][1].append(l)
+    return entries
+
+
+def timing_free(lines):
+    return [" ".join(re.sub(r"[0-9.]+ (ms|MB|GB/s)| - ", " ", l).split()) if re.match(r"(  [0-9]+ |profile: )", l) else l
+            for l in lines]
+
+
+README = open(os.path.join(ROOT, "README.md")).read()
+for bi, block in enumerate(re.findall(r"```text\n(gk [0-9.]+ .*?)```", README, re.S)):
+    s = Session()
+    for inp, want in readme_entries(block):
+        if inp == [":quit"]:
+            break
+        got = ""
+        for l in inp:
+            got += s.send(l)
+        got = re.sub(r"\x1b\[[0-9;]*[A-Za-z]", "", got)
+        for l in inp:   # the echoed lines
+            i = got.find(l + "\n")
+            got = got[i + len(l) + 1:] if i >= 0 else got
+            while got.startswith(l + "\n"):
+                got = got[len(l) + 1:]
+        got = [g for g in got.rstrip("\n").split("\n") if g not in ("", "... ")]
+        want = [w for w in want if w != ""]
+        check("README session %d: %s" % (bi + 1, " / ".join(inp)),
+              timing_free([g.rstrip() for g in got]) == timing_free([w.rstrip() for w in want]),
+              "\n".join(want) + "\n-- got --\n" + "\n".join(got))
+    s.close()
+
+# README's shell sessions (`$ gk ...` and its output), on the cpu backend
+cuda_here = "backend cuda available" in subprocess.run([GK, "--version"], stdout=subprocess.PIPE, text=True).stdout
+for block in re.findall(r"```text\n(\$ .*?)```", README, re.S):
+    for cmd, want in re.findall(r"^\$ (.*?)\n(.*?)(?=^\$ |\Z)", block, re.S | re.M):
+        while cmd.count("'") % 2:   # a quoted argument over several lines
+            line, _, want = want.partition("\n")
+            cmd += "\n" + line
+        if "--backend cuda" in cmd and cuda_here:
+            continue
+        p = subprocess.run(["bash", "-c", cmd], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
+                           env=dict(os.environ, PATH=os.path.dirname(GK) + ":" + os.environ["PATH"], GK_BACKEND="cpu"))
+        check("README: $ %s" % cmd.replace("\n", " / "), p.stdout.rstrip("\n") == want.rstrip("\n"),
+              want + "-- got --\n" + p.stdout)
+
 print("test_repl: seed %d" % seed)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)

@@ -113,7 +113,81 @@ def render(n):
         return "%s(%s)" % (at["fn"], ", ".join(s))
     if op == "redax":
         return "%s(%s, axis=%d)" % (at["fn"], R(A[0]), at["axis"])
+    if op in ("iscls", "bfn"):
+        return "%s(%s)" % (at["fn"], ", ".join(R(a) for a in A))
+    if op == "powa":
+        if at.get("call"):
+            return "pow(%s, %s)" % (R(A[0]), R(A[1]))
+        return "(%s ** %s)" % (R(A[0]), R(A[1]))
+    if op in ("sortf", "quant", "scanax", "normax"):
+        s = [R(a) for a in A]
+        if at.get("k") is not None:
+            s.append(str(at["k"]))
+        if at.get("q") is not None:
+            s.append(at["q"])
+        if at.get("sop"):
+            s.append(at["sop"])
+        if at.get("axis") is not None:
+            s.append("axis=%d" % at["axis"])
+        if op == "scanax":
+            f = "exscan" if at["excl"] else "scan"
+        else:
+            f = at["fn"]
+        return "%s(%s)" % (f, ", ".join(s))
+    if op == "uniq":
+        return "unique(%s)" % R(A[0])
+    if op == "ssorted":
+        return "searchsorted(%s, %s)" % (R(A[0]), R(A[1]))
+    if op == "binc":
+        s = [R(a) for a in A]
+        if at.get("ml") is not None:
+            s.append("minlength=%d" % at["ml"])
+        return "bincount(%s)" % ", ".join(s)
+    if op == "takeax":
+        return "take(%s, %s, axis=%d)" % (R(A[0]), R(A[1]), at["axis"])
+    if op == "gathv":
+        return "%s[%s]" % (R(A[0]), R(A[1]))
+    if op == "perm":
+        return "permute(%s, %s)" % (R(A[0]), ", ".join(map(str, at["axes"])))
+    if op == "call":
+        s = [R(a) for a in A]
+        if at.get("kw") and len(s) == 2:
+            s[1] = "b=" + s[1]
+        return "%s(%s)" % (at["name"], ", ".join(s))
     raise ValueError(op)
+
+
+# ----------------------------------------------------------------- user functions
+
+def subst(n, m):
+    if n.op == "var" and n.at["name"] in m:
+        return m[n.at["name"]].copy()
+    c = N(n.op, [subst(a, m) for a in n.args], **dict(n.at))
+    return c
+
+
+def fn_templates():
+    """Bodies of user functions over parameters a (and b)."""
+    a, b = var("a"), var("b")
+    A = lambda: a.copy()
+    B = lambda: b.copy()
+    return [
+        (["a", "b"], N("bin", [N("bin", [A(), B()], sym="*"), A()], sym="+")),
+        (["a"], N("bin", [N("index", [A()], spec=[slice(1, None)]), N("index", [A()], spec=[slice(None, -1)])], sym="-")),
+        (["a", "b"], N("where", [N("bin", [A(), B()], sym=">"), A(), B()])),
+        (["a"], N("bin", [N("norm", [A()], fn="softmax"), A()], sym="*")),
+        (["a"], N("red", [N("bin", [A(), A()], sym="*")], fn="sum")),
+        (["a"], N("bin", [N("bin", [A(), N("red", [A()], fn="mean")], sym="-"),
+                          N("bin", [N("red", [A()], fn="std"), lit("1")], sym="+")], sym="/")),
+        (["a"], N("index", [N("sortf", [A()], fn="sort", k=None, axis=None)], spec=[0])),
+        (["a", "b"], N("bin", [N("maxmin", [A(), B()], fn="maximum"), N("maxmin", [A(), B()], fn="minimum")], sym="-")),
+        (["a"], N("bin", [N("scan", [A()], sop="sum", excl=False, dflt=True), A()], sym="-")),
+        (["a"], N("un", [N("bin", [A(), N("red", [A()], fn="max")], sym="-")], fn="exp")),
+        (["a", "b"], N("bin", [N("red", [N("bin", [A(), B()], sym="*")], fn="sum"), N("red", [A()], fn="sum")], sym="-")),
+    ]
+
+
+FN_T = fn_templates()
 
 
 # ----------------------------------------------------------------- evaluation
@@ -172,6 +246,9 @@ def evaluate(n, env):
     if op == "reshape":
         return M.reshape(ev[0], at["dims"])
     if op in ("transpose", "permute"):
+        x = M.plain(ev[0])
+        if len(x.shape) == 3 and op == "transpose":
+            return M.mk(x, np.transpose(x.hi), np.transpose(np.broadcast_to(x.e, x.shape)))
         return M.transpose(ev[0])
     if op in ("rows", "cols"):
         return M.rowscols(op, ev[0])
@@ -179,6 +256,8 @@ def evaluate(n, env):
         x = ev[0]
         if x.dt in (WI, WF):
             raise Reject("literal")
+        if at["fn"] == "shape":
+            return V(I64, np.array(x.shape, dtype=I64))
         if at["fn"] == "len":
             if not x.shape:
                 raise Reject("len of a scalar")
@@ -206,13 +285,41 @@ def evaluate(n, env):
     if op == "join":
         return M.join(at["fn"], ev, at.get("axis") or 0)
     if op == "redax":
+        return M.reduce(at["fn"], M.plain(ev[0]), at["axis"])
+    if op == "iscls":
+        return M.isclass(at["fn"], ev[0])
+    if op == "bfn":
+        return M.binfn(at["fn"], ev[0], ev[1])
+    if op == "powa":
+        return M.powarr(ev[0], ev[1])
+    if op == "sortf":
+        return M.sortfam(at["fn"], ev[0], at.get("k"), at.get("axis"))
+    if op == "quant":
+        return M.quant(at["fn"], ev[0], at.get("q"), at.get("axis"))
+    if op == "scanax":
+        return M.scan(M.plain(ev[0]), at["sop"] or "sum", at["excl"], at["axis"])
+    if op == "normax":
+        g = ev[1] if len(ev) > 1 else None
+        b = ev[2] if len(ev) > 2 else None
+        return M.normalise(at["fn"], M.plain(ev[0]), g, b, None, at["axis"])
+    if op == "uniq":
+        return M.unique(ev[0])
+    if op == "ssorted":
+        return M.searchsorted(ev[0], ev[1])
+    if op == "binc":
+        return M.bincount(ev[0], ev[1] if len(ev) > 1 else None, at.get("ml"))
+    if op == "takeax":
+        return M.take_axis(ev[0], ev[1], at["axis"])
+    if op == "gathv":
+        return M.gather_v(ev[0], ev[1])
+    if op == "call":
+        # a user function is inlined: its body with the parameters replaced
+        return evaluate(subst(at["body"], dict(zip(at["params"], A))), env)
+    if op == "perm":
         x = M.plain(ev[0])
-        k = at["axis"] + len(x.shape) if at["axis"] < 0 else at["axis"]
-        if len(x.shape) == 1 and k == 0:
-            return M.reduce(at["fn"], x)
-        if len(x.shape) != 2 or k not in (0, 1):
-            raise Reject("axis")
-        return M.reduce(at["fn"], M.rowscols("rows" if k == 1 else "cols", x))
+        if len(x.shape) != len(at["axes"]):
+            raise Reject("permute rank")
+        return M.mk(x, np.transpose(x.hi, at["axes"]), np.transpose(np.broadcast_to(x.e, x.shape), at["axes"]))
     raise ValueError(op)
 
 
@@ -257,6 +364,8 @@ class Program:
                 out.append('%s = load("%s%s%s.npy")' % (s.name, indir, self.prefix(), s.value))
             elif s.kind == "seed":
                 out.append("seed(%d)" % s.value)
+            elif s.kind == "fn":
+                out.append("fn %s(%s) = %s" % (s.name, ", ".join(s.value), render(s.exprs[0])))
             elif s.kind == "rand":
                 out.append("%s = %s(%s)" % (s.name, s.value[0], ", ".join(map(str, s.value[1]))))
             elif s.kind == "assign":
@@ -324,6 +433,8 @@ class Gen:
         self.subs = []        # (node, V) of generated subexpressions, for reuse
         self.env = {}
         self.nvar = 0
+        self.nonfinite = 0.1
+        self.c3 = (2, 3, 4)
 
     # -- data
     def data(self, shape, dt):
@@ -333,11 +444,24 @@ class Gen:
             return nr.random(shape) < r.choice([0.2, 0.5, 0.8])
         if dt.kind == "f":
             if kind < 0.15:
-                return nr.integers(-4, 5, shape).astype(dt)          # ties, exact ints
-            if kind < 0.35:
-                return nr.uniform(0.25, 2.0, shape).astype(dt)        # positive
-            s = np.where(nr.random(shape) < 0.5, -1, 1)
-            return (s * nr.uniform(0.05, 2.0, shape)).astype(dt)
+                a = nr.integers(-4, 5, shape).astype(dt)          # ties, exact ints
+            elif kind < 0.35:
+                a = nr.uniform(0.25, 2.0, shape).astype(dt)        # positive
+            else:
+                s = np.where(nr.random(shape) < 0.5, -1, 1)
+                a = (s * nr.uniform(0.05, 2.0, shape)).astype(dt)
+            if a.size and r.random() < self.nonfinite:
+                # NaN and infinities: numpy's semantics (propagation, NaN last)
+                for _ in range(r.randint(1, 3)):
+                    a.flat[r.randrange(a.size)] = r.choice([np.nan, np.inf, -np.inf, np.nan])
+            if a.size and r.random() < 0.05:
+                a.flat[r.randrange(a.size)] = -0.0
+            return a
+        if kind < 0.05:
+            # near the limits: wrapping arithmetic, casts, sorts of extremes
+            ii = np.iinfo(dt)
+            c = np.array([ii.max, ii.min, ii.max - 1, ii.min + 1, 0, -1, 1, ii.max // 2 + 1], dtype=dt)
+            return c[nr.integers(0, len(c), shape)]
         if kind < 0.3:
             return nr.integers(0, 4, shape).astype(dt)
         s = np.where(nr.random(shape) < 0.5, -1, 1)
@@ -346,6 +470,16 @@ class Gen:
     def newname(self, base="t"):
         self.nvar += 1
         return "%s%s%d" % (self.p.prefix(), base, self.nvar)
+
+    def reassign(self, name, v):
+        def names(n):
+            out = {n.at["name"]} if n.op == "var" else set()
+            for a in n.args:
+                out |= names(a)
+            return out
+        self.pool = [x for x in self.pool if x[0].at.get("name") != name or x[0].op != "var"]
+        self.subs = [x for x in self.subs if name not in names(x[0])]
+        self.add_var(name, v)
 
     def add_var(self, name, v):
         self.env[name] = v
@@ -369,13 +503,19 @@ class Gen:
             if r.random() < 0.4:
                 p.inputs["g0"] = self.data((C,), r.choice([F32, F64, I32]))
                 self.leaf_load("g0")
+        if r.random() < 0.35:
+            key = "c0"
+            p.inputs[key] = self.data(self.c3, self.dt())
+            self.leaf_load(key)
         if r.random() < 0.3:
             nm = self.newname("i")
             p.stmts.append(Stmt("assign", nm, [N("iota", n=n)]))
             self.add_var(nm, evaluate(p.stmts[-1].exprs[0], self.env))
-        if r.random() < 0.15 and n <= 6:
+        if r.random() < 0.15 and 0 < n <= 6:
             dt = self.dt()
+            nf, self.nonfinite = self.nonfinite, 0
             a = self.data((n,), dt)
+            self.nonfinite = nf
             if dt == B_:
                 txt = "[" + ", ".join("true" if b else "false" for b in a) + "]"
             elif dt.kind == "f":
@@ -459,6 +599,8 @@ class Gen:
             (8, self.g_reduce), (7, self.g_scan), (7, self.g_norm), (6, self.g_same),
             (4, self.g_filter), (3, self.g_where), (2, self.g_move), (1, self.g_hist),
             (1, self.g_dot), (1, self.g_shapefn), (2, self.g_constcast), (3, self.g_words),
+            (4, self.g_sortf), (2, self.g_quant), (4, self.g_more_un), (3, self.g_axis3),
+            (3, self.g_take2), (1, self.g_binc), (1, self.g_ssorted), (2, self.g_cube), (2, self.g_call),
         ]
         tot = sum(w for w, _ in ops)
         x = k * tot
@@ -497,6 +639,20 @@ class Gen:
             return self.expr(d, want)[0]
         if len(va.shape) == 2 and k < 0.6:
             return self.expr(d, (va.shape[1],))[0]
+        if len(va.shape) == 3 and k < 0.7:
+            # numpy broadcasting across ranks: [B, C], [C], [A, B, 1], [A, 1, C]
+            A, B, C = va.shape
+            j = r.randrange(4)
+            if j == 0:
+                return self.expr(d, (B, C))[0]
+            if j == 1:
+                return self.expr(d, (C,))[0]
+            src = self.expr(d, (A * B,) if j == 2 else (A * C,))[0] if (j == 2 and A * B == self.n) or (j == 3 and A * C == self.n) \
+                else self.expr(d, va.shape)[0]
+            vs = self.ev(src)
+            if vs.shape == va.shape:
+                return N("index", [src], spec=[slice(None), slice(None), slice(0, 1)] if j == 2 else [slice(None), slice(0, 1)])
+            return N("reshape", [src], dims=(A, B, 1) if j == 2 else (A, 1, C))
         return self.expr(d, va.shape)[0]
 
     def g_cmp(self, d, shape):
@@ -771,13 +927,250 @@ class Gen:
         R, C = vm.shape
         if R * R * C > 2e6:
             raise Reject("big matmul")
-        if r.random() < 0.5:
+        k = r.random()
+        if k < 0.3:
             return N("matmul", [m, N("transpose", [m.copy()])])
+        if k < 0.6 and R >= 2 and C >= 2:
+            # products of slices and views of one pending value (strided, offset operands)
+            a = N("index", [m], spec=[slice(r.randrange(R), None), slice(None, None, r.choice([1, 2]))])
+            va = self.ev(a)
+            b = r.choice([N("transpose", [a.copy()]), N("index", [N("transpose", [m.copy()])],
+                                                        spec=[slice(None, None, r.choice([1, 2])), slice(1, None)])])
+            vb = self.ev(b)
+            if va.shape[1] != vb.shape[0]:
+                b = N("transpose", [a.copy()])
+            return N("matmul", [a, b])
+        if k < 0.75:
+            return N("matmul", [self.expr(d - 1, (R,))[0], m])
         return N("matmul", [m, self.expr(d - 1, (C,))[0]])
+
+    # -- words of sessions 4-5 (sort family, axis= on any rank, take/bincount)
+    def any_array(self, d, shape=None):
+        """A vector, matrix or 3-d value (of shape if given)."""
+        if shape is not None:
+            return self.expr(d, shape)
+        k = self.r.random()
+        if k < 0.35:
+            return self.expr(d, (self.n,))
+        if k < 0.7:
+            return self.matrix(d)
+        if "c0" in self.p.inputs or k < 0.85:
+            return self.expr(d, self.c3)
+        return self.expr(d, None)
+
+    def g_sortf(self, d, shape):
+        r = self.r
+        fn = r.choice(["sort", "argsort", "topk", "argtopk", "sort", "topk", "uniq"])
+        if fn == "uniq":
+            return N("uniq", [self.any_array(d - 1)[0]])
+        if shape is not None and fn.endswith("topk"):
+            raise Reject("topk shape")
+        x, vx = self.any_array(d - 1, shape)
+        if r.random() < 0.25 and len(vx.shape) == 2 and not vx.view:
+            x, vx = N(r.choice(["rows", "cols"]), [x]), None
+            axis = None
+            L = self.ev(x).shape[1 if x.op == "rows" else 0]
+        else:
+            nd = len(vx.shape)
+            if nd == 0:
+                raise Reject("scalar")
+            axis = r.choice([None, None, r.randrange(-nd, nd)])
+            L = vx.shape[-1 if axis is None else axis]
+        k = None
+        if fn.endswith("topk"):
+            k = r.choice([0, 1, 1, 2, 3, L, max(L - 1, 0), L // 2])
+        return N("sortf", [x], fn=fn, k=k, axis=axis)
+
+    def g_quant(self, d, shape):
+        r = self.r
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        axis = None if nd == 0 or r.random() < 0.4 else r.randrange(-nd, nd)
+        if r.random() < 0.5:
+            return N("quant", [x], fn="median", axis=axis)
+        return N("quant", [x], fn="quantile", q=r.choice(["0", "0.25", "0.5", "0.9", "1", "0.33", "1.0"]), axis=axis)
+
+    def g_more_un(self, d, shape):
+        r = self.r
+        a, va = self.expr(d - 1, shape)
+        k = r.random()
+        if k < 0.5:
+            fn = r.choice(["tan", "asin", "acos", "atan", "sinh", "cosh", "log2", "log10", "exp2",
+                           "expm1", "log1p"])
+            if fn in ("asin", "acos", "tan") and va.dt != B_:
+                a = N("un", [a], fn=r.choice(["tanh", "sin"]))
+            elif fn in ("log2", "log10") and (va.dt == B_ or va.size and np.nanmin(va.hi) <= 0):
+                a = N("bin", [N("un", [a], fn="abs"), lit("0.5")], sym="+")
+            elif fn == "log1p" and (va.dt == B_ or va.size and np.nanmin(va.hi) <= -0.9):
+                a = N("un", [a], fn="abs")
+            return N("un", [a], fn=fn)
+        if k < 0.65:
+            return N("iscls", [a], fn=r.choice(["isfinite", "isnan", "isinf"]))
+        b = self.operand(d - 1, va)
+        if r.random() < 0.5:
+            a, b = b, a
+        if k < 0.85:
+            return N("bfn", [a, b], fn=r.choice(["atan2", "hypot"]))
+        if va.dt != B_ and va.dt.kind == "f":
+            a = N("bin", [N("un", [a], fn="abs"), lit("0.25")], sym="+")
+        return N("powa", [a, b], call=r.random() < 0.5)
+
+    def g_axis3(self, d, shape):
+        r = self.r
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        if nd == 0:
+            raise Reject("scalar")
+        axis = r.randrange(-nd, nd)
+        k = r.random()
+        if k < 0.45:
+            return N("redax", [x], fn=r.choice(REDS), axis=axis)
+        if k < 0.75:
+            return N("scanax", [x], sop=r.choice(["", "sum", "prod", "max", "min"]), excl=r.random() < 0.4, axis=axis)
+        fn = r.choice(NORMS)
+        if vx.dt not in (F32, F64):
+            x = N("cast", [x], fn=r.choice(["f32", "f64"]))
+        args = [x]
+        if fn in ("layernorm", "rmsnorm") and r.random() < 0.4:
+            L = vx.shape[axis]
+            args.append(self.expr(0, (L,))[0])
+            if fn == "layernorm" and r.random() < 0.5:
+                args.append(self.expr(0, (L,))[0])
+        return N("normax", args, fn=fn, axis=axis)
+
+    def index_value(self, d, L):
+        """An int index value in [-L, L): a literal list (1-d or 2-d), or
+        computed and pending (an argsort, a modulo, a topk position)."""
+        r = self.r
+        k = r.random()
+        if k < 0.4:
+            m = r.randint(1, 6)
+            if r.random() < 0.3:
+                a = np.array([[r.randrange(-L, L) for _ in range(m)] for _ in range(2)], dtype=np.int64)
+                txt = "[" + ", ".join("[" + ", ".join(map(str, row)) + "]" for row in a) + "]"
+            else:
+                a = np.array([r.randrange(-L, L) for _ in range(m)], dtype=np.int64)
+                txt = "[" + ", ".join(map(str, a)) + "]"
+            return N("list", text=txt, value=a)
+        if k < 0.6:
+            y, vy = self.expr(d, (L,))
+            if r.random() < 0.5:
+                return N("sortf", [y], fn="argtopk", k=r.randint(1, L), axis=None)
+            return N("sortf", [y], fn="argsort", k=None, axis=None)
+        y, vy = self.expr(d, None)
+        if vy.dt not in (I32, I64):
+            y = N("cast", [y], fn=r.choice(["i32", "i64"]))
+        return N("bin", [y, lit(str(L))], sym="%")
+
+    def g_take2(self, d, shape):
+        r = self.r
+        if r.random() < 0.25:
+            # indices computed from the same pending value: x[argsort(x)],
+            # take(x, argtopk(x, k)), m[argmax(rows(m))]
+            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.6 else self.matrix(d - 1)
+            L = vx.shape[0]
+            if L == 0:
+                raise Reject("empty")
+            if len(vx.shape) == 1:
+                f = r.choice(["argsort", "argtopk"])
+                idx = N("sortf", [x.copy()], fn=f, k=r.randint(1, L) if f == "argtopk" else None, axis=None)
+                return N("gathv" if r.random() < 0.5 else "takeax", [x, idx], axis=0)
+            R, C = vx.shape
+            if C == 0:
+                raise Reject("empty")
+            idx = N("red", [N("rows", [x.copy()])], fn=r.choice(["argmax", "argmin"]))
+            if R > C:
+                idx = N("bin", [idx, lit(str(R))], sym="%")
+            return N("takeax", [x, idx], axis=r.choice([0, 1, -1])) if C >= R else N("gathv", [x, idx])
+        x, vx = self.any_array(d - 1)
+        nd = len(vx.shape)
+        if nd == 0:
+            raise Reject("scalar")
+        if r.random() < 0.6:
+            axis = r.randrange(-nd, nd)
+            L = vx.shape[axis]
+            if L == 0:
+                raise Reject("empty")
+            n = N("takeax", [x, self.index_value(d - 1, L)], axis=axis)
+        else:
+            L = vx.shape[0]
+            if L == 0:
+                raise Reject("empty")
+            n = N("gathv", [x, self.index_value(d - 1, L)])
+        return n
+
+    def g_binc(self, d, shape):
+        r = self.r
+        x, vx = self.expr(d - 1, (self.n,))
+        if vx.dt == B_:
+            idx = x
+        elif vx.dt in (I32, I64):
+            idx = N("bin", [x, lit(str(r.choice([3, 7, 40])))], sym="%") if r.random() < 0.6 else N("un", [x], fn="abs")
+        else:
+            idx = N("bin", [N("cast", [x], fn="i64"), lit(str(r.choice([3, 7, 40])))], sym="%")
+        args = [idx]
+        if r.random() < 0.5:
+            args.append(self.expr(d - 1, (self.n,))[0])
+        ml = r.choice([None, None, 0, 5, 50])
+        return N("binc", args, ml=ml)
+
+    def g_ssorted(self, d, shape):
+        r = self.r
+        a = N("sortf", [self.expr(d - 1, (self.n,))[0]], fn="sort", k=None, axis=None)
+        v = self.expr(d - 1, shape)[0] if r.random() < 0.7 else self.expr(0, ())[0]
+        return N("ssorted", [a, v])
+
+    def g_cube(self, d, shape):
+        """3-d values: permutes, transposes, reshapes and slices of pending values."""
+        r = self.r
+        k = r.random()
+        C = self.c3
+        if k < 0.25:
+            x, vx = self.expr(d - 1, C)
+            axes = list(range(3))
+            r.shuffle(axes)
+            return N("perm", [x], axes=axes)
+        if k < 0.4:
+            x, vx = self.expr(d - 1, C)
+            return N("transpose", [x]) if r.random() < 0.5 else N("reshape", [x], dims=(C[2], C[0] * C[1]))
+        if k < 0.6:
+            m, vm = self.matrix(d - 1)
+            R, Cc = vm.shape
+            if R * Cc == 0:
+                raise Reject("empty")
+            dims = r.choice([(R, Cc, 1), (1, R, Cc), (R, 1, Cc), (-1, 1, Cc)])
+            return N("reshape", [m], dims=dims)
+        x, vx = self.expr(d - 1, C)
+        spec = []
+        for n in C:
+            c = r.random()
+            if c < 0.3 and n:
+                spec.append(r.randrange(-n, n))
+            elif c < 0.6:
+                spec.append(slice(None))
+            else:
+                spec.append(slice(r.randrange(0, n + 1), None, r.choice([None, 2, -1])))
+        return N("index", [x], spec=spec)
+
+    def g_call(self, d, shape):
+        """A call of a user function (fn f(a, b) = ...), defined on first use."""
+        r = self.r
+        i = r.randrange(len(FN_T))
+        params, body = FN_T[i]
+        name = self.p.prefix() + "fun%d" % i
+        a, va = self.expr(d - 1, shape)
+        args = [a]
+        if len(params) == 2:
+            args.append(self.operand(d - 1, va))
+        n = N("call", args, name=name, params=params, body=body, kw=r.random() < 0.3)
+        self.ev(n)
+        if not any(s.kind == "fn" and s.name == name for s in self.p.stmts):
+            self.p.stmts.insert(0, Stmt("fn", name, [body], value=params))
+        return n
 
     def g_shapefn(self, d, shape):
         x, vx = self.expr(d - 1, None)
-        return N("shapefn", [x], fn=self.r.choice(["len", "size"]))
+        return N("shapefn", [x], fn=self.r.choice(["len", "size", "shape"]))
 
     def shared(self):
         """A pending value E used by a reduction, scan or filter in one statement
@@ -840,6 +1233,19 @@ class Gen:
         for _ in range(nst):
             k = r.random()
             try:
+                if made and r.random() < 0.15:
+                    # a name assigned again, often from its own pending value
+                    # (t = t[1:] - t[:-1]; t = sort(t)): the old value must stay
+                    # what the earlier statements captured
+                    nm = r.choice(made)
+                    n, v = self.expr(r.randint(1, 3))
+                    if r.random() < 0.7:
+                        uses = [x for x in self.pool if x[0].at.get("name") == nm]
+                        n2, v2 = self.expr(r.randint(1, 2), uses[0][1].shape) if uses else (n, v)
+                        n, v = n2, v2
+                    p.stmts.append(Stmt("assign", nm, [n]))
+                    self.reassign(nm, v)
+                    continue
                 if k < 0.5:
                     n, v = self.expr(r.randint(1, 3))
                     nm = self.newname()
@@ -874,10 +1280,13 @@ class Gen:
             p.stmts.append(Stmt("save", self.p.prefix() + "o%d" % len(p.stmts), [n]))
 
 
-SIZES = [1, 2, 3, 5, 8, 31, 33, 64, 100, 1000]
-SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1]
-SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1)]
-SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1]
+SIZES = [1, 2, 3, 5, 8, 31, 33, 64, 100, 1000, 0]
+SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1, 1]
+SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1),
+          (0, 3), (3, 0)]
+SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
+CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3)]
+CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1]
 
 
 def plan(pid, seed, big_every):
@@ -892,6 +1301,7 @@ def plan(pid, seed, big_every):
     else:
         g.n = r.choices(SIZES, SIZEW)[0]
         g.rc = r.choices(SHAPES, SHAPEW)[0]
+        g.c3 = r.choices(CUBES, CUBEW)[0]
         if r.random() < 0.3:
             g.rc = (g.rc[0], g.n) if g.n <= 1000 else g.rc
     if r.random() < 0.25:

@@ -39,14 +39,14 @@ def U(dt):
     return 2.0 ** -24 if dt == F32 else 2.0 ** -53
 
 
-def G(n, t=None, ax=None):
+def G(n, t=None, ax=None, nd=2):
     """Rounding growth (in units of U) allowed for a reduction of n terms: a
     pairwise tree over serial runs (the cpu backend adds f64 serially within
     its 2048-element chunks; f32 adds in double there, in short serial runs
     per thread on cuda).  Down a column (ax 0) both backends -- and numpy's
     own axis-0 reduction -- add the rows serially (cuda splits a column into
     at most 16 runs): the whole column is one run."""
-    if ax == 0:
+    if ax is not None and ax != nd - 1:
         run = n
     else:
         run = min(n, 2048) if t == F64 else min(n, 64)
@@ -101,22 +101,22 @@ class V:
 
 
 def check(v):
-    """Reject values gk cannot be tested on (overflow, NaN, a vacuous bound)."""
+    """Reject values gk cannot be tested on (overflow, a vacuous bound).  A
+    NaN or an infinity is kept (numpy's semantics are the reference) where the
+    value is exact or at that element alone (its bound is 0 there: the
+    comparison asks for the same NaN / infinity); a finite element's bound must
+    be finite and useful."""
     if v.dt in INTS:
-        if v.dt != B_ and v.hi.size and np.abs(v.hi.astype(F64)).max() > INT_LIM[v.dt]:
-            raise Reject("int range")
         return v
     h = v.hi
-    if np.isnan(h).any():
-        raise Reject("nan")
     fin = np.isfinite(h)
     if not v.exact:
         if not fin.all():
-            raise Reject("inf in an inexact value")
+            v.e = np.where(fin, v.e, 0.0)
         if not np.isfinite(v.e).all():
             raise Reject("bound")
-        if h.size:
-            a = np.abs(h)
+        if fin.any():
+            a = np.abs(h[fin])
             if a.max() > F_LIM[v.dt]:
                 raise Reject("float range")
             if v.e.max() > VACUOUS * max(a.max(), 1e-30):
@@ -124,10 +124,14 @@ def check(v):
             tiny = (a > 0) & (a < 1e-25)
             if tiny.any():
                 raise Reject("denormal territory")
-    else:
-        if h.size and fin.any() and np.abs(h[fin]).max() > F_LIM[v.dt] and v.dt == F32:
-            pass  # exact: any value is fine (an f32 cast of 1e40 is inf)
     return v
+
+
+def fmax(h):
+    """max |h| over the finite elements (0 when none)."""
+    h = np.asarray(h, dtype=F64)
+    f = h[np.isfinite(h)]
+    return float(np.abs(f).max()) if f.size else 0.0
 
 
 def rnd(dt, x):
@@ -248,9 +252,8 @@ def arith(sym, t, a, b):
         if sym == "/":
             raise Reject("int div")
         r = {"+": np.add, "-": np.subtract, "*": np.multiply, "%": np.mod}[sym](x, y)
+        # ints wrap (two's complement, numpy's arrays): exact either way
         r = np.broadcast_to(r, shp)
-        if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
-            raise Reject("int overflow")
         return check(V(t, r.astype(t), view=view))
     ae, be = fit(a.e, a.shape), fit(b.e, b.shape)
     exact = a.exact and b.exact
@@ -335,8 +338,6 @@ def power(a, b):
                 raise Reject("int to negative power")
             t = I64 if d == B_ else d
             r = a.hi.astype(I64) ** int(p)
-            if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
-                raise Reject("overflow")
             return V(t, r.astype(t), view=a.view)
         t = d
     else:
@@ -445,7 +446,123 @@ def unary(fn, a):
             r = 1 / (1 + np.exp(-h))
             e2 = e / 4 + CT * u * (np.abs(r) + 1)
             return check(V(t, r, e2, False, x.view))
+        r, e2 = unary_more(fn, h, e, u)
+        return check(V(t, r, e2, False, x.view))
     raise Reject("unknown fn " + fn)
+
+
+def unary_more(fn, h, e, u):
+    """tan asin acos atan sinh cosh log2 log10 exp2 expm1 log1p: the value and
+    a first-order bound (derivative times the input's bound, CT ulps for the
+    function itself)."""
+    fin = h[np.isfinite(h)]
+    if fn == "tan":
+        if fin.size and np.abs(fin).max() > 1.2:
+            raise Reject("tan range")
+        r = np.tan(h)
+        return r, e * (1 + (np.abs(r) + 3 * e) ** 2) * 1.5 + CT * u * (np.abs(r) + 1) * (1 + np.abs(h))
+    if fn in ("asin", "acos"):
+        if np.any(np.abs(h) + e > 0.95) or not np.isfinite(h).all():
+            raise Reject("asin domain")
+        r = np.arcsin(h) if fn == "asin" else np.arccos(h)
+        return r, e / np.sqrt(1 - (np.abs(h) + e) ** 2) + CT * u * (np.abs(r) + 1)
+    if fn == "atan":
+        r = np.arctan(h)
+        return r, e + CT * u * (np.abs(r) + 1)
+    if fn in ("sinh", "cosh"):
+        if fin.size and np.abs(fin).max() > 20:
+            raise Reject("sinh range")
+        r = np.sinh(h) if fn == "sinh" else np.cosh(h)
+        return r, np.cosh(np.abs(h) + e) * e * 1.5 + CT * u * (np.abs(r) + 1)
+    if fn in ("log2", "log10"):
+        if np.any(h <= 0) or np.any(h <= 4 * e):
+            raise Reject("log domain")
+        r = np.log2(h) if fn == "log2" else np.log10(h)
+        return r, e / (h - e) / math.log(2 if fn == "log2" else 10) + CT * u * (np.abs(r) + 1)
+    if fn == "exp2":
+        if np.any(h > 80):
+            raise Reject("exp range")
+        r = np.exp2(h)
+        return r, r * np.expm1(e * math.log(2) * 1.5) + CT * u * r
+    if fn == "expm1":
+        if np.any(h > 60):
+            raise Reject("exp range")
+        r = np.expm1(h)
+        return r, np.exp(h + e) * e * 1.5 + CT * u * np.abs(r)
+    if fn == "log1p":
+        if np.any(h <= -0.9) or np.any(1 + h <= 4 * e):
+            raise Reject("log1p domain")
+        r = np.log1p(h)
+        return r, e / (1 + h - e) + CT * u * np.abs(r)
+    raise Reject("unknown fn " + fn)
+
+
+def isclass(fn, a):
+    """isfinite / isnan / isinf: bool; ints are finite."""
+    if a.dt in (WI, WF):
+        raise Reject("literal operand")
+    h = a.hi
+    if a.dt in INTS:
+        r = np.full(a.shape, fn == "isfinite")
+    else:
+        r = {"isfinite": np.isfinite, "isnan": np.isnan, "isinf": np.isinf}[fn](h)
+    return V(B_, r, view=a.view)
+
+
+def binfn(fn, a, b):
+    """atan2(a, b), hypot(a, b): a binary op's dtype, then float."""
+    t, a2, b2 = resolve(a, b)
+    t = conv(t)
+    a2, b2 = as_dt(a2, t), as_dt(b2, t)
+    view = bview(a2, b2)
+    fit, shp = bshape(a2, b2, view)
+    ah, bh = fit(a2.hi, a2.shape), fit(b2.hi, b2.shape)
+    ae, be = fit(a2.e, a2.shape), fit(b2.e, b2.shape)
+    u = U(t)
+    with np.errstate(all="ignore"):
+        if fn == "hypot":
+            r = np.hypot(ah, bh)
+            e = ae + be + CT * u * r
+        else:
+            if not (np.isfinite(ah).all() and np.isfinite(bh).all()):
+                raise Reject("atan2 of non-finite")
+            rr = np.hypot(ah, bh)
+            if np.any(rr <= 4 * (ae + be) + 1e-30):
+                raise Reject("atan2 near the origin")
+            if np.any((bh < 0) & (np.abs(ah) <= 2 * ae)) or np.any((bh < 0) & (ah == 0)):
+                raise Reject("atan2 on the branch cut")
+            r = np.arctan2(ah, bh)
+            e = (np.abs(bh) * ae + np.abs(ah) * be) / (rr - ae - be) ** 2 * 1.5 + CT * u * (np.abs(r) + 1)
+        r, e = np.broadcast_to(r, shp), np.broadcast_to(e, shp)
+    return check(V(t, r, e, False, view))
+
+
+def powarr(a, b):
+    """pow(a, b) / a ** b with an array exponent: a float (or int) power."""
+    t, a2, b2 = resolve(a, b)
+    if t == B_:
+        t = I64
+    a2, b2 = as_dt(a2, t), as_dt(b2, t)
+    view = bview(a2, b2)
+    fit, shp = bshape(a2, b2, view)
+    ah, bh = fit(a2.hi, a2.shape), fit(b2.hi, b2.shape)
+    if t in INTS:
+        x, y = np.broadcast_arrays(ah.astype(I64), bh.astype(I64))
+        if np.any(y < 0) or (b.dt == WI and int(b.lit) < 0):
+            raise Reject("int to a negative power")
+        return V(t, np.broadcast_to(x ** y, shp).astype(t), view=view)
+    ae, be = fit(a2.e, a2.shape), fit(b2.e, b2.shape)
+    u = U(t)
+    with np.errstate(all="ignore"):
+        if np.any(ah <= 0) or np.any(ae >= 0.5 * ah) or not np.isfinite(bh).all() or not np.isfinite(ah).all():
+            raise Reject("pow base")
+        la = np.log(ah)
+        if np.any(np.abs(bh * la) > 40):
+            raise Reject("pow range")
+        r = ah ** bh
+        e = np.abs(r) * np.expm1((np.abs(bh) * ae / (ah - ae) + np.abs(la) * be) * 1.5) + 2 * CT * u * np.abs(r) * (1 + np.abs(bh * la))
+        r, e = np.broadcast_to(r, shp), np.broadcast_to(e, shp)
+    return check(V(t, r, e, False, view))
 
 
 def cast(name, a):
@@ -479,16 +596,22 @@ def cast(name, a):
         if t == B_:
             return V(B_, a.hi != 0, view=a.view)
         r = a.hi.astype(I64)
-        if r.size and np.abs(r.astype(F64)).max() > INT_LIM[t]:
-            raise Reject("cast range")
-        return V(t, r.astype(t), view=a.view)
+        return V(t, r.astype(t), view=a.view)     # i64 -> i32 wraps
     h = a.hi
     if t == B_:
         if not a.exact and np.any(np.abs(h) <= 2 * a.e):
             raise Reject("bool cast fragile")
         return V(B_, h != 0, view=a.view)
-    lim = INT_LIM[t] if not a.exact or t != I64 else 2.0 ** 63 - 2 ** 11
-    if h.size and np.abs(h).max() > lim:
+    if a.exact:
+        # C's conversion as gk defines it (docs/language.md, Dtypes): NaN and
+        # values outside the int's range become its minimum, as numpy on x86
+        ii = np.iinfo(t)
+        tr = np.trunc(np.where(np.isfinite(h), h, 0.0))
+        bad = ~np.isfinite(h) | (tr < ii.min) | (tr >= 2.0 ** (ii.bits - 1))
+        r = np.where(bad, ii.min, tr).astype(t) if bad.any() else np.trunc(h).astype(t)
+        return V(t, r, view=a.view)
+    lim = INT_LIM[t]
+    if h.size and (fmax(h) > lim or not np.isfinite(h).all()):
         raise Reject("cast range")
     if not a.exact:
         dist = np.abs(h - np.round(h))
@@ -503,18 +626,31 @@ def axis_of(a):
     return {None: None, "rows": 1, "cols": 0}[a.view]
 
 
-def red_n(a):
-    ax = axis_of(a)
+def red_n(a, axis=None):
+    ax = axis_of(a) if axis is None else axis
     return a.size if ax is None else a.shape[ax]
 
 
-def reduce(fn, a):
+def the_axis(a, axis):
+    """The axis a reduction, scan or normalisation runs along: axis= (numpy's
+    rules, negative from the end) or the view's."""
+    if axis is None:
+        return axis_of(a)
+    if a.view:
+        raise Reject("axis= of a view")
+    nd = len(a.shape)
+    if not -nd <= axis < nd:
+        raise Reject("axis out of range")
+    return axis + nd if axis < 0 else axis
+
+
+def reduce(fn, a, axis=None):
     if a.dt in (WI, WF):
         raise Reject("literal")
     if a.view and len(a.shape) != 2:
         raise Reject("view of non-matrix")
-    ax = axis_of(a)
-    n = red_n(a)
+    ax = the_axis(a, axis)
+    n = red_n(a, ax)
     d = a.dt
     h = a.hi
     R = lambda f, x: f(x) if ax is None else f(x, axis=ax)
@@ -523,21 +659,17 @@ def reduce(fn, a):
     if fn in ("sum", "prod"):
         t = sum_dt(d)
         if t in INTS:
-            r = R(np.sum if fn == "sum" else np.prod, h.astype(I64))
-            if fn == "prod":
-                big = R(np.prod, np.abs(h.astype(F64)))
-                if np.any(big > INT_LIM[I64]):
-                    raise Reject("prod overflow")
+            r = R(np.sum if fn == "sum" else np.prod, h.astype(I64))   # i64 wraps
             return check(V(t, r))
         u = U(t)
         if fn == "sum":
             r = R(np.sum, h)
-            e = R(np.sum, a.e) + G(n, t, ax) * u * R(np.sum, np.abs(h))
+            e = R(np.sum, a.e) + G(n, t, ax, len(a.shape)) * u * R(np.sum, np.abs(h))
         else:
             if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
                 raise Reject("prod fragile")
             r = R(np.prod, h)
-            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t, ax) * u)
+            e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t, ax, len(a.shape)) * u)
         return check(V(t, r, e, False))
     if fn in ("max", "min"):
         r = R(np.max if fn == "max" else np.min, h)
@@ -570,17 +702,19 @@ def reduce(fn, a):
             return V(I64, R(np.count_nonzero, nz).astype(I64) if ax is not None else np.int64(np.count_nonzero(nz)))
         return V(B_, R(np.any if fn == "any" else np.all, nz))
     # float statistics; ints become float
+    if d in INTS and fmax(h) * max(n, 1) > 2.0 ** 52:
+        raise Reject("big ints in a float statistic")
     t = conv(d)
     u = U(t)
     x = as_dt(V(d, h, a.e, a.exact) if d not in INTS else V(d, h), t)
     h, ex = x.hi, x.e
-    if fn in ("var", "std", "norm") and h.size and np.abs(h).max() > SQ_LIM[t]:
+    if fn in ("var", "std", "norm") and fmax(h) > SQ_LIM[t]:
         raise Reject("squares overflow")
     if fn == "mean":
         if n == 0:
             raise Reject("empty mean")
         r = R(np.mean, h)
-        e = R(np.mean, ex) + (G(n, t, ax) + 2) * u * R(np.mean, np.abs(h))
+        e = R(np.mean, ex) + (G(n, t, ax, len(a.shape)) + 2) * u * R(np.mean, np.abs(h))
         return check(V(t, r, e, False))
     if fn in ("var", "std"):
         if n == 0:
@@ -590,7 +724,7 @@ def reduce(fn, a):
         r = R(np.var, h)
         dev = np.abs(h - mk)
         e = 2 * R(np.mean, dev * ex) + R(np.mean, ex * ex) * 2 + \
-            4 * G(n, t, ax) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
+            4 * G(n, t, ax, len(a.shape)) * u * (r + mu * mu + R(np.mean, dev) * R(np.max, ex) * 0)
         if fn == "var":
             return check(V(t, r, e, False))
         s = np.sqrt(r)
@@ -599,7 +733,7 @@ def reduce(fn, a):
         return check(V(t, s, e / (2 * np.sqrt(r - e)) + 2 * u * s, False))
     if fn == "norm":
         s = R(np.sum, h * h)
-        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n, t, ax) * u * s
+        es = R(np.sum, 2 * np.abs(h) * ex + ex * ex) + G(n, t, ax, len(a.shape)) * u * s
         r = np.sqrt(s)
         if np.any(r <= 0) or np.any(es >= 0.25 * s):
             raise Reject("norm fragile")
@@ -609,10 +743,14 @@ def reduce(fn, a):
             raise Reject("empty lse")
         m = R(np.max, h)
         mk = m if ax is None else np.expand_dims(m, ax)
-        if np.any(np.abs(h) > 80):
+        if fmax(h) > 80:
             raise Reject("lse range")
-        r = m + np.log(R(np.sum, np.exp(h - mk)))
-        e = R(np.max, ex) + (G(n, t, ax) + CT) * u * (np.abs(r) + np.abs(m) + 1)
+        with np.errstate(all="ignore"):
+            r = m + np.log(R(np.sum, np.exp(h - mk)))
+            # a lane with an infinite max: log(sum(exp(x))) is that infinity
+            # (NaN if a NaN is there, which the max already is)
+            r = np.where(np.isinf(m), m, r)
+        e = R(np.max, ex) + (G(n, t, ax, len(a.shape)) + CT) * u * (np.abs(r) + np.abs(m) + 1)
         return check(V(t, r, e, False))
     raise Reject("unknown reduction " + fn)
 
@@ -670,10 +808,10 @@ def matmul(a, b):
 
 # ----------------------------------------------------------------- scans
 
-def scan(a, op, excl):
+def scan(a, op, excl, axis=None):
     if a.dt in (WI, WF):
         raise Reject("literal")
-    ax = axis_of(a)
+    ax = the_axis(a, axis)
     d = a.dt
     h = a.hi
     shape = a.shape
@@ -696,11 +834,7 @@ def scan(a, op, excl):
         x = h.astype(I64)
         if op == "sum":
             r = np.cumsum(x, axis=axis)
-            if np.any(np.cumsum(np.abs(x.astype(F64)), axis=axis) > INT_LIM[I64]):
-                raise Reject("scan overflow")
         elif op == "prod":
-            if np.any(np.cumprod(np.abs(x.astype(F64)), axis=axis) > INT_LIM[I64]):
-                raise Reject("scan overflow")
             r = np.cumprod(x, axis=axis)
         elif op == "max":
             r = np.maximum.accumulate(h, axis=axis)
@@ -752,50 +886,50 @@ def scan(a, op, excl):
 
 
 def shift(r, ident, axis):
+    """r moved one place along axis, ident in the first place (an exscan)."""
     out = np.empty_like(r)
-    if axis == 0:
-        out[0] = ident
-        out[1:] = r[:-1]
-    else:
-        out[:, 0] = ident
-        out[:, 1:] = r[:, :-1]
+    src = np.moveaxis(r, axis, 0)
+    dst = np.moveaxis(out, axis, 0)
+    if src.shape[0]:
+        dst[0] = ident
+        dst[1:] = src[:-1]
     return out
 
 
 # ----------------------------------------------------------------- normalisations
 
-def normalise(fn, a, g=None, b=None, eps=None):
+def normalise(fn, a, g=None, b=None, eps=None, axis=None):
     if a.dt not in (F32, F64):
         raise Reject("normalise a float")
     if a.view and len(a.shape) != 2:
         raise Reject("view")
-    ax = axis_of(a)
+    ax = the_axis(a, axis)
     if a.size == 0:
         raise Reject("empty")
     t = a.dt
     u = U(t)
     h, ex = a.hi, a.e
-    n = red_n(a)
-    if h.size and np.abs(h).max() > SQ_LIM[t]:
+    n = red_n(a, ax)
+    if fmax(h) > SQ_LIM[t]:
         raise Reject("squares overflow")
     K = lambda v: v if ax is None else np.expand_dims(v, ax)
     R = lambda f, x: f(x) if ax is None else f(x, axis=ax)
     with np.errstate(all="ignore"):
         if fn == "softmax":
-            if np.any(np.abs(h) > 80):
+            if fmax(h) > 80:
                 raise Reject("softmax range")
             m = K(R(np.max, h))
             z = np.exp(h - m)
             s = z / K(R(np.sum, z))
-            e = s * (4 * K(R(np.max, ex)) + (G(n, t, ax) + 2 * CT) * u)
+            e = s * (4 * K(R(np.max, ex)) + (G(n, t, ax, len(a.shape)) + 2 * CT) * u)
             return check(V(t, s, e, False, a.view))
         if fn == "logsoftmax":
-            if np.any(np.abs(h) > 80):
+            if fmax(h) > 80:
                 raise Reject("softmax range")
             m = K(R(np.max, h))
             lse = m + np.log(K(R(np.sum, np.exp(h - m))))
             r = h - lse
-            e = ex + K(R(np.max, ex)) + (G(n, t, ax) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
+            e = ex + K(R(np.max, ex)) + (G(n, t, ax, len(a.shape)) + 2 * CT) * u * (np.abs(h) + np.abs(lse) + 1)
             return check(V(t, r, e, False, a.view))
         eps_v = 1e-5 if eps is None else float(eps)
         # eps is a weak literal of the input's dtype
@@ -806,44 +940,45 @@ def normalise(fn, a, g=None, b=None, eps=None):
             sd = np.sqrt(var + eps_v)
             y = (h - mu) / sd
             me = K(R(np.max, ex))
-            ey = (ex + 3 * me) / sd + (4 * G(n, t, ax) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
+            ey = (ex + 3 * me) / sd + (4 * G(n, t, ax, len(a.shape)) + 2 * CT) * u * (np.abs(y) + (np.abs(h) + np.abs(mu)) / sd + 1)
         elif fn == "rmsnorm":
             ms = K(R(np.mean, h * h))
             rm = np.sqrt(ms + eps_v)
             y = h / rm
             me = K(R(np.max, ex))
-            ey = (ex + np.abs(y) * me * 2) / rm + (G(n, t, ax) + 2 * CT) * u * (np.abs(y) + 1)
+            ey = (ex + np.abs(y) * me * 2) / rm + (G(n, t, ax, len(a.shape)) + 2 * CT) * u * (np.abs(y) + 1)
         else:
             raise Reject("unknown " + fn)
         if not np.all(np.isfinite(ey)):
             raise Reject("norm bound")
         if g is not None:
-            gh, ge = gvec(g, a, t)
+            gh, ge = gvec(g, a, t, ax)
             ey = np.abs(gh) * ey + np.abs(y) * ge + ey * ge + 2 * u * np.abs(y * gh)
             y = y * gh
         if b is not None:
-            bh, be = gvec(b, a, t)
+            bh, be = gvec(b, a, t, ax)
             y = y + bh
             ey = ey + be + 2 * u * np.abs(y)
         return check(V(t, y, ey, False, a.view))
 
 
-def gvec(g, a, t):
+def gvec(g, a, t, ax):
     """gamma / beta: a vector along the normalised axis (or a scalar literal)."""
     if g.dt in (WI, WF):
         raise Reject("literal gamma")
-    if g.view or len(g.shape) != 1 or (a.view is None and len(a.shape) != 1):
+    if g.view or len(g.shape) != 1 or (ax is None and len(a.shape) != 1):
         raise Reject("gamma shape")
-    ax = axis_of(a)
-    n = red_n(a)
+    n = red_n(a, ax)
     if g.shape[0] != n:
         raise Reject("gamma length")
     if promote(g.dt, t) != t:
         raise Reject("gamma dtype wider")
     g2 = as_dt(g, t)
     gh, ge = g2.hi, g2.e
-    if ax == 0:
-        gh, ge = gh.reshape(-1, 1), ge.reshape(-1, 1)
+    if ax is not None:
+        sh = [1] * len(a.shape)
+        sh[ax] = n
+        gh, ge = gh.reshape(sh), np.broadcast_to(ge, gh.shape).reshape(sh)
     return gh, ge
 
 
@@ -1013,3 +1148,201 @@ def join(kind, xs, axis):
     if t in INTS:
         return V(t, hi)
     return V(t, hi, e, all(y.exact for y in ys))
+
+
+# ----------------------------------------------------------------- sorting
+
+def sort_axis(a, axis):
+    """The axis of the sort family: axis=, a view's, else the last one."""
+    if a.dt in (WI, WF):
+        raise Reject("literal")
+    if not a.shape:
+        raise Reject("sort of a scalar")
+    if a.view:
+        if axis is not None:
+            raise Reject("axis= of a view")
+        return axis_of(a)
+    return the_axis(a, -1 if axis is None else axis)
+
+
+def order_key(h):
+    """numpy's sort order as a sortable float key: NaN after +inf, -0.0 = 0.0."""
+    k = np.where(np.isnan(h), np.inf, h).astype(F64) + 0.0
+    return k, np.isnan(h)
+
+
+def gaps_ok(h, e, ax):
+    """True when the order of h along ax cannot change within the bounds e."""
+    if h.shape[ax] < 2:
+        return True
+    s = np.sort(h, axis=ax)
+    m = np.max(e, axis=ax, keepdims=True)
+    d = np.diff(s, axis=ax)
+    with np.errstate(invalid="ignore"):
+        return bool(np.all(d > 4 * m + 1e-300))
+
+
+def sortfam(fn, a, k=None, axis=None):
+    ax = sort_axis(a, axis)
+    h = a.hi
+    n = h.shape[ax]
+    if fn in ("topk", "argtopk") and not 0 <= k <= n:
+        raise Reject("k out of range")
+    if a.dt in INTS:
+        key, nan = h.astype(I64), np.zeros(h.shape, bool)
+    else:
+        key, nan = order_key(h)
+        if not a.exact and not np.isfinite(h).all():
+            raise Reject("inexact non-finite sort")
+    if fn in ("sort", "argsort"):
+        idx = np.argsort(h, axis=ax, kind="stable")     # numpy's order: NaN last, -0.0 = 0.0
+    else:
+        # descending, NaN first (largest), ties to the lower index
+        pos = np.arange(n).reshape([-1 if i == ax else 1 for i in range(h.ndim)])
+        pos = np.broadcast_to(pos, h.shape)
+        kk = np.moveaxis(~key if a.dt in INTS else np.where(nan, 0.0, -key), ax, -1)
+        nn = np.moveaxis(~nan, ax, -1)
+        pp = np.moveaxis(pos, ax, -1)
+        flat = [np.lexsort((p_, k_, n_)) for p_, k_, n_ in
+                zip(pp.reshape(-1, n), kk.reshape(-1, n), nn.reshape(-1, n))] if n else []
+        idx = np.array(flat, dtype=I64).reshape(pp.shape) if n else np.zeros(pp.shape, I64)
+        idx = np.moveaxis(idx[..., :k], -1, ax)
+    vals = np.take_along_axis(h, idx, axis=ax)
+    # the result of a view is a view of the same kind (sum(sort(cols(m))) is per column)
+    if fn.startswith("arg"):
+        if not a.exact and not gaps_ok(h, a.e, ax):
+            raise Reject("argsort fragile")
+        return V(I64, idx.astype(I64), view=a.view)
+    if a.dt in INTS:
+        return V(a.dt, vals, view=a.view)
+    if a.exact:
+        return V(a.dt, vals, view=a.view)
+    # an order statistic moves by at most the largest bound along the axis
+    m = np.max(a.e, axis=ax, keepdims=True) if n else a.e
+    return check(V(a.dt, vals, np.broadcast_to(m, vals.shape), False, a.view))
+
+
+def unique(a):
+    if a.dt in (WI, WF) or a.view:
+        raise Reject("unique operand")
+    h = a.hi.ravel()
+    if a.dt in INTS:
+        return V(a.dt, np.unique(h))
+    if not a.exact:
+        if not np.isfinite(h).all() or not gaps_ok(h, a.e.ravel(), 0) or h.size == 0:
+            raise Reject("unique of inexact")
+        return check(V(a.dt, np.sort(h), np.full(h.size, a.e.max()), False))
+    r = np.unique(h + 0.0)
+    if np.isnan(r).sum() > 1:
+        r = np.concatenate([r[~np.isnan(r)], [np.nan]])
+    return V(a.dt, r)
+
+
+def quant(fn, a, q=None, axis=None):
+    """median / quantile (numpy's linear method): float, ints become f64."""
+    if a.dt in (WI, WF) or a.view or a.dt == B_:
+        raise Reject("quantile operand")
+    t = a.dt if isf(a.dt) else F64
+    h = a.hi.astype(F64)
+    if axis is None:
+        h, e, ax = h.ravel(), np.broadcast_to(a.e, a.shape).ravel(), 0
+    else:
+        ax = the_axis(a, axis)
+        e = np.broadcast_to(a.e, a.shape)
+    n = h.shape[ax]
+    if n == 0:
+        raise Reject("empty median")
+    qq = 0.5 if fn == "median" else float(q)
+    with np.errstate(invalid="ignore"):
+        r = np.quantile(h, qq, axis=ax)
+    if a.dt in INTS and np.any(np.abs(h) > 2 ** 50):
+        raise Reject("big ints")
+    m = np.max(e, axis=ax)
+    sc = np.max(np.abs(np.where(np.isfinite(h), h, 0)), axis=ax)
+    err = m * 1.5 + 8 * U(t) * (sc + np.abs(np.where(np.isfinite(r), r, 0)))
+    if not np.isfinite(h).all():
+        # a NaN anywhere gives NaN (numpy); infinities make the interpolation
+        # of inf with a finite value, which numpy and a lerp may write apart
+        if np.isinf(h).any():
+            raise Reject("quantile of inf")
+    return check(V(t, r, err, False))
+
+
+def searchsorted(a, v):
+    """first position in sorted 1-d a not below v (side='left'; NaN last)."""
+    if a.dt in (WI, WF) or a.view or v.view or len(a.shape) != 1:
+        raise Reject("searchsorted operands")
+    if v.dt in (WI, WF):
+        raise Reject("literal")
+    t = promote(a.dt, v.dt)
+    a2, v2 = as_dt(a, t), as_dt(v, t)
+    if not a2.exact:
+        raise Reject("inexact sorted array")
+    ah = a2.hi
+    k, _ = order_key(ah) if isf(t) else (ah, None)
+    if np.any(np.diff(k) < 0) if isf(t) else np.any(np.diff(ah.astype(I64)) < 0):
+        raise Reject("not sorted")
+    vh = v2.hi
+    if not v2.exact:
+        d = np.abs(vh.reshape(-1, 1) - ah.reshape(1, -1)) if ah.size else np.ones((vh.size, 1))
+        if np.any(d <= 2 * np.broadcast_to(v2.e, vh.shape).reshape(-1, 1) + 1e-300):
+            raise Reject("searchsorted fragile")
+    if isf(t):
+        r = np.searchsorted(ah.astype(t), vh.astype(t), side="left")
+    else:
+        r = np.searchsorted(ah, vh, side="left")
+    return V(I64, np.asarray(r).astype(I64))
+
+
+def bincount(idx, w=None, minlength=None):
+    if idx.dt not in INTS or idx.view or len(idx.shape) != 1:
+        raise Reject("bincount indices")
+    ii = idx.hi.astype(I64)
+    if ii.size and ii.min() < 0:
+        raise Reject("negative index")
+    if ii.size and ii.max() > 100000:
+        raise Reject("bincount too long")
+    ml = 0 if minlength is None else minlength
+    if w is None:
+        return V(I64, np.bincount(ii, minlength=ml).astype(I64))
+    if w.dt in (WI, WF) or w.view or w.shape != idx.shape:
+        raise Reject("bincount weights")
+    t = conv(w.dt)
+    w2 = as_dt(w, t)
+    wh = w2.hi.astype(F64)
+    if not np.isfinite(wh).all():
+        raise Reject("non-finite weights")
+    r = np.bincount(ii, weights=wh, minlength=ml)
+    cnt = np.bincount(ii, minlength=ml)
+    e = np.bincount(ii, weights=np.broadcast_to(w2.e, wh.shape), minlength=ml) + \
+        (G(max(cnt.max() if cnt.size else 1, 1), t) + 2) * U(t) * np.bincount(ii, weights=np.abs(wh), minlength=ml)
+    return check(V(t, r, e, False))
+
+
+def take_axis(x, idx, axis):
+    """take(x, idx, axis=k) of an int index value (numpy.take)."""
+    plain(x)
+    if idx.dt not in (I32, I64) or idx.view:
+        raise Reject("take indices")
+    if not x.shape:
+        raise Reject("take of a scalar")
+    k = the_axis(x, axis)
+    L = x.shape[k]
+    ii = idx.hi.astype(I64)
+    if ii.size and (ii.min() < -L or ii.max() >= L):
+        raise Reject("index out of range")
+    return mk(x, np.take(x.hi, ii, axis=k), np.take(np.broadcast_to(x.e, x.shape), ii, axis=k))
+
+
+def gather_v(x, idx):
+    """x[idx] of a computed int index value (the first axis)."""
+    plain(x)
+    if idx.dt not in (I32, I64) or idx.view:
+        raise Reject("gather indices")
+    if not x.shape:
+        raise Reject("gather of a scalar")
+    L = x.shape[0]
+    ii = idx.hi.astype(I64)
+    if ii.size and (ii.min() < -L or ii.max() >= L):
+        raise Reject("index out of range")
+    return mk(x, x.hi[ii], np.broadcast_to(x.e, x.shape)[ii])
