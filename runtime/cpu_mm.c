@@ -189,49 +189,65 @@ static void pack_chunk(void *ctx, int64_t p0, int64_t p1) {
 }
 
 #define MM_GROUP_MAX 8      /* row tiles per group */
+/* The state of one group's run (run_group). */
+typedef struct sg_run {
+  const sg_job *j;
+  float *cp;            /* M < mr: A's rows, zero rows below */
+  double *dt;           /* the tiles' accumulators */
+  int64_t g0, ks, nblk; /* the group's first tile, the segment's first k, k blocks in K */
+  const char *pf;       /* the next group's rows, lines of them to prefetch, per kernel run, done */
+  int64_t lines, q, done;
+} sg_run;
+
+/* The kernel over tile t, panel p, k block blk. */
+static inline void run_tile(sg_run *u, int64_t t, int64_t p, int64_t blk) {
+  const sg_job *j = u->j;
+  int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
+  int mode = u->nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == u->nblk - 1 ? UK_LAST : UK_ADD;
+  /* a short last tile runs as the tile ending at row M, storing only its own rows
+  ** (the rows above are the tile before's); fewer rows than a tile are copied */
+  int64_t i = t * j->mr, npf = u->lines - u->done < u->q ? u->lines - u->done : u->q;
+  int r0 = 0, r1 = (int)j->mr;
+  if (j->M < j->mr) r1 = (int)j->M, i = -1;
+  else if (i + j->mr > j->M) r0 = (int)(i + j->mr - j->M), i = j->M - j->mr;
+  int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
+  const float *a = i < 0 ? u->cp + (k0 - u->ks) : j->A + i * j->K + k0, *b = j->bp + (p * j->K + k0) * j->nr;
+  int64_t lda = i < 0 ? j->lds : j->K;
+  if (j->M == 1) a = j->A + k0, lda = 0;   /* one row: every row of the tile reads it */
+  double *d = u->dt + ((t - u->g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * j->mr * j->nr;
+  float *c = j->C + (i < 0 ? 0 : i) * j->N + p * j->nr;
+  const char *pf = u->pf + 64 * u->done;
+  if (j->isa == 2 && j->mr == 14) uk_avx512(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf, npf);
+  else if (j->isa == 2) uk_avx512_4(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf, npf);
+  else uk_avx2(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf, npf);
+  u->done += npf;
+}
+
 /* Group g's tiles of C (see the top), with slot s's scratch; meanwhile the
 ** rows of group next (if any) are prefetched into L2. */
 static void run_group(sg_job *j, int s, int64_t g, int64_t next) {
-  float *cp = (float *)(j->scr + (size_t)s * j->slot);   /* M < mr: A's rows, zero rows below */
-  double *dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes);
-  int64_t tiles = (j->M + j->mr - 1) / j->mr, g0 = g * j->group, g1 = g0 + j->group < tiles ? g0 + j->group : tiles;
-  int64_t nblk = (j->K + j->kb - 1) / j->kb, tsz = j->mr * j->nr, nt = g1 - g0;
+  sg_run u = { .j = j, .cp = (float *)(j->scr + (size_t)s * j->slot),
+               .dt = (double *)(j->scr + (size_t)s * j->slot + j->cbytes) };
+  int64_t tiles = (j->M + j->mr - 1) / j->mr, g1;
+  u.g0 = g * j->group, g1 = u.g0 + j->group < tiles ? u.g0 + j->group : tiles;
+  u.nblk = (j->K + j->kb - 1) / j->kb;
   /* the next group's rows of A, one contiguous range, a few lines per kernel run */
   int64_t pr0 = next * j->group * j->mr < j->M ? next * j->group * j->mr : j->M;
   int64_t pr1 = pr0 + j->group * j->mr < j->M ? pr0 + j->group * j->mr : j->M;
-  const char *pf = (const char *)(j->A + pr0 * j->K);
-  int64_t lines = j->kseg < j->K ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
-  int64_t runs = j->panels * nblk * nt, q = (lines + runs - 1) / runs, done = 0;
-  for (int64_t ks = 0; ks < j->K; ks += j->kseg) {
-    int64_t kl = j->K - ks < j->kseg ? j->K - ks : j->kseg, b0 = ks / j->kb;
-    int64_t nb = (ks + kl + j->kb - 1) / j->kb - b0;
-    if (j->M > 1 && j->M < j->mr)
-      copy_rows(j->A + ks, j->K, (int)j->M, (int)j->mr, kl, cp, j->lds);
-    /* panel, block, tile: the block of B in L1 while the group's tiles run over it; but with
-    ** one block (K <= kb: writing C is most of the work) a tile's rows of C at a time */
-    for (int64_t x = 0; x < j->panels * nb * nt; x++) {
-      int64_t p, blk, t;
-      if (nblk == 1) { t = g0 + x / j->panels; p = x % j->panels; blk = 0; }
-      else { p = x / (nb * nt); blk = b0 + x / nt % nb; t = g0 + x % nt; }
-      int64_t k0 = blk * j->kb, kc = j->K - k0 < j->kb ? j->K - k0 : j->kb;
-      int mode = nblk == 1 ? UK_STORE : blk == 0 ? UK_FIRST : blk == nblk - 1 ? UK_LAST : UK_ADD;
-      /* a short last tile runs as the tile ending at row M, storing only its own rows
-      ** (the rows above are the tile before's); fewer rows than a tile are copied */
-      int64_t i = t * j->mr, npf = lines - done < q ? lines - done : q;
-      int r0 = 0, r1 = (int)j->mr;
-      if (j->M < j->mr) r1 = (int)j->M, i = -1;
-      else if (i + j->mr > j->M) r0 = (int)(i + j->mr - j->M), i = j->M - j->mr;
-      int nc = (int)(j->N - p * j->nr < j->nr ? j->N - p * j->nr : j->nr);
-      const float *a = i < 0 ? cp + (k0 - ks) : j->A + i * j->K + k0, *b = j->bp + (p * j->K + k0) * j->nr;
-      int64_t lda = i < 0 ? j->lds : j->K;
-      if (j->M == 1) a = j->A + k0, lda = 0;   /* one row: every row of the tile reads it */
-      double *d = dt + ((t - g0) * j->dpanels + (j->dpanels > 1 ? p : 0)) * tsz;
-      float *c = j->C + (i < 0 ? 0 : i) * j->N + p * j->nr;
-      if (j->isa == 2 && j->mr == 14) uk_avx512(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-      else if (j->isa == 2) uk_avx512_4(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-      else uk_avx2(a, lda, b, kc, r0, r1, nc, mode, d, c, j->N, pf + 64 * done, npf);
-      done += npf;
-    }
+  int64_t runs = j->panels * u.nblk * (g1 - u.g0);
+  u.pf = (const char *)(j->A + pr0 * j->K);
+  u.lines = j->kseg < j->K ? 0 : ((pr1 - pr0) * j->K * (int64_t)sizeof(float) + 63) / 64;
+  u.q = (u.lines + runs - 1) / runs;
+  for (u.ks = 0; u.ks < j->K; u.ks += j->kseg) {
+    int64_t kl = j->K - u.ks < j->kseg ? j->K - u.ks : j->kseg, b0 = u.ks / j->kb, b1 = (u.ks + kl + j->kb - 1) / j->kb;
+    if (j->M > 1 && j->M < j->mr) copy_rows(j->A + u.ks, j->K, (int)j->M, (int)j->mr, kl, u.cp, j->lds);
+    if (u.nblk == 1)   /* one block (K <= kb: writing C is most of the work): a tile's rows of C at a time */
+      for (int64_t t = u.g0; t < g1; t++)
+        for (int64_t p = 0; p < j->panels; p++) run_tile(&u, t, p, 0);
+    else               /* the block of B in L1 while the group's tiles run over it */
+      for (int64_t p = 0; p < j->panels; p++)
+        for (int64_t blk = b0; blk < b1; blk++)
+          for (int64_t t = u.g0; t < g1; t++) run_tile(&u, t, p, blk);
   }
 }
 
