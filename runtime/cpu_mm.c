@@ -30,7 +30,8 @@
 ** and stores only its own rows, an A of 2..13 rows is copied above zero
 ** rows, and a single row is read as every row of the tile.  A K too long
 ** for one tile's rows in L2 goes in segments of whole blocks, an
-** accumulator then kept for every panel.
+** accumulator then kept for every panel.  A matrix times a vector (N = 1)
+** has its own loop, mv_chunk: 16 rows of A in the lanes.
 **
 ** Measured (NOTES.md, session 6): one thread, 10000x1000x256, ~86 G
 ** multiply-adds/s, 70% of the core's AVX-512 peak (2 FMA ports) and ~1.3x
@@ -276,6 +277,57 @@ static void rows_worker(void *ctx, int64_t w, int64_t w1) {
   }
 }
 
+/* C = A v (N == 1, AVX-512): the lanes are 16 rows of A.  A 16 x 16 block
+** of A transposed in registers gives A[i..i+16, k] for 16 k's, and each
+** lane runs the same per-element sequence as the kernel: acc = fma(a, v[k],
+** acc) from 0 over each block of kb (a multiple of 16) k's, then C = 0 +
+** acc, or the blocks' sums added in double.  Row blocks [b0, b1). */
+__attribute__((target("avx512f"))) static void mv_chunk(void *ctx, int64_t b0, int64_t b1) {
+  sg_job *j = ctx;
+  int64_t nblk = (j->K + j->kb - 1) / j->kb;
+  for (int64_t ib = b0; ib < b1; ib++) {
+    int64_t i = ib * 16;
+    int nr = (int)(j->M - i < 16 ? j->M - i : 16);
+    __mmask16 rm = (__mmask16)((1u << nr) - 1);
+    __m512 acc = _mm512_setzero_ps();
+    __m512d s0 = _mm512_setzero_pd(), s1 = _mm512_setzero_pd();
+    for (int64_t k0 = 0; k0 < j->K; k0 += 16) {
+      int kn = (int)(j->K - k0 < 16 ? j->K - k0 : 16);
+      __mmask16 km = (__mmask16)((1u << kn) - 1);
+      __m512 x[16], y[16];
+      for (int r = 0; r < 16; r++) x[r] = r < nr ? _mm512_maskz_loadu_ps(km, j->A + (i + r) * j->K + k0) : _mm512_setzero_ps();
+      for (int r = 0; r < 16; r += 2) {   /* the transpose: pairs of rows, 32-bit interleave */
+        y[r] = _mm512_unpacklo_ps(x[r], x[r + 1]);
+        y[r + 1] = _mm512_unpackhi_ps(x[r], x[r + 1]);
+      }
+      for (int r = 0; r < 16; r += 4) {   /* 64-bit interleave: x[r + m] holds k = m, m+4, m+8, m+12 of rows r..r+3 */
+        x[r] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[r]), _mm512_castps_pd(y[r + 2])));
+        x[r + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[r]), _mm512_castps_pd(y[r + 2])));
+        x[r + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(_mm512_castps_pd(y[r + 1]), _mm512_castps_pd(y[r + 3])));
+        x[r + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(_mm512_castps_pd(y[r + 1]), _mm512_castps_pd(y[r + 3])));
+      }
+      for (int h = 0; h < 16; h += 8)     /* 128-bit lanes: y[h + m] holds k = m, m+8 of rows h..h+7 */
+        for (int m = 0; m < 4; m++) {
+          y[h + m] = _mm512_shuffle_f32x4(x[h + m], x[h + m + 4], 0x88);
+          y[h + m + 4] = _mm512_shuffle_f32x4(x[h + m], x[h + m + 4], 0xdd);
+        }
+      for (int m = 0; m < 8; m++) {       /* column k = m and m + 8 of the 16 rows */
+        x[m] = _mm512_shuffle_f32x4(y[m], y[m + 8], 0x88);
+        x[m + 8] = _mm512_shuffle_f32x4(y[m], y[m + 8], 0xdd);
+      }
+      for (int kk = 0; kk < kn; kk++) acc = _mm512_fmadd_ps(x[kk], _mm512_set1_ps(j->B[k0 + kk]), acc);
+      if ((k0 + kn) % j->kb && k0 + kn < j->K) continue;
+      if (nblk == 1) { _mm512_mask_storeu_ps(j->C + i, rm, _mm512_add_ps(_mm512_setzero_ps(), acc)); break; }
+      s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(acc)));
+      s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))));
+      acc = _mm512_setzero_ps();
+    }
+    if (nblk > 1)
+      _mm512_mask_storeu_ps(j->C + i, rm, _mm512_castpd_ps(_mm512_insertf64x4(
+          _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(s0))), _mm256_castps_pd(_mm512_cvtpd_ps(s1)), 1)));
+  }
+}
+
 static int isa_level(void) {
   static _Atomic int level = -1;   /* the same answer whichever thread asks first */
   int l = atomic_load_explicit(&level, memory_order_relaxed);
@@ -294,6 +346,11 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   int isa = isa_level();
   if (!isa || M <= 0 || N <= 0 || K <= 0 || kb <= 0) return 0;
   sg_job j = { .A = A, .B = B, .C = C, .M = M, .N = N, .K = K, .kb = kb, .isa = isa };
+  if (N == 1 && isa == 2 && kb % 16 == 0) {   /* a matrix times a vector: ~4 M multiply-adds a task */
+    int64_t blocks = (M + 15) / 16, per = 16 * K;
+    par_for(blocks, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, mv_chunk, &j);
+    return 1;
+  }
   j.nr = isa == 2 ? 32 : 16;
   j.mr = isa == 2 ? (M < 14 ? 4 : 14) : 6;
   j.panels = (N + j.nr - 1) / j.nr;
