@@ -31,7 +31,8 @@
 ** rows, and a single row is read as every row of the tile.  A K too long
 ** for one tile's rows in L2 goes in segments of whole blocks, an
 ** accumulator then kept for every panel.  A matrix times a vector (N = 1)
-** has its own loop, mv_chunk: 16 rows of A in the lanes.
+** has its own loop, mv_chunk: 16 rows of A in the lanes; a vector times a
+** matrix (M = 1) too, vm_chunk: columns of B in the lanes, B unpacked.
 **
 ** Measured (NOTES.md, session 6): one thread, 10000x1000x256, ~86 G
 ** multiply-adds/s, 70% of the core's AVX-512 peak (2 FMA ports) and ~1.3x
@@ -328,6 +329,41 @@ __attribute__((target("avx512f"))) static void mv_chunk(void *ctx, int64_t b0, i
   }
 }
 
+/* C = a B (M == 1, AVX-512): the lanes are columns of B, read in place (no
+** packing); 8 vectors of columns at a time, each lane the kernel's
+** per-element sequence.  Blocks [c0, c1) of 128 columns. */
+__attribute__((target("avx512f"))) static void vm_chunk(void *ctx, int64_t c0, int64_t c1) {
+  sg_job *j = ctx;
+  int64_t nblk = (j->K + j->kb - 1) / j->kb;
+  for (int64_t cb = c0; cb < c1; cb++) {
+    __m512 acc[8];
+    __m512d s[8][2];
+    __mmask16 m[8];
+    for (int v = 0; v < 8; v++) {
+      int64_t nv = j->N - cb * 128 - v * 16;
+      m[v] = nv >= 16 ? 0xffff : nv > 0 ? (__mmask16)((1u << nv) - 1) : 0;
+      acc[v] = _mm512_setzero_ps();
+      s[v][0] = s[v][1] = _mm512_setzero_pd();
+    }
+    const float *b = j->B + cb * 128;
+    for (int64_t k = 0; k < j->K; k++, b += j->N) {
+      __m512 ak = _mm512_set1_ps(j->A[k]);
+      for (int v = 0; v < 8; v++) acc[v] = _mm512_fmadd_ps(ak, _mm512_maskz_loadu_ps(m[v], b + v * 16), acc[v]);
+      if ((k + 1) % j->kb && k + 1 < j->K) continue;
+      for (int v = 0; v < 8; v++) {
+        float *c = j->C + cb * 128 + v * 16;
+        if (nblk == 1) { _mm512_mask_storeu_ps(c, m[v], _mm512_add_ps(_mm512_setzero_ps(), acc[v])); continue; }
+        s[v][0] = _mm512_add_pd(s[v][0], _mm512_cvtps_pd(_mm512_castps512_ps256(acc[v])));
+        s[v][1] = _mm512_add_pd(s[v][1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
+        acc[v] = _mm512_setzero_ps();
+        if (k + 1 == j->K)
+          _mm512_mask_storeu_ps(c, m[v], _mm512_castpd_ps(_mm512_insertf64x4(
+              _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(s[v][0]))), _mm256_castps_pd(_mm512_cvtpd_ps(s[v][1])), 1)));
+      }
+    }
+  }
+}
+
 static int isa_level(void) {
   static _Atomic int level = -1;   /* the same answer whichever thread asks first */
   int l = atomic_load_explicit(&level, memory_order_relaxed);
@@ -349,6 +385,11 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   if (N == 1 && isa == 2 && kb % 16 == 0) {   /* a matrix times a vector: ~4 M multiply-adds a task */
     int64_t blocks = (M + 15) / 16, per = 16 * K;
     par_for(blocks, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, mv_chunk, &j);
+    return 1;
+  }
+  if (M == 1 && isa == 2) {   /* a vector times a matrix */
+    int64_t blocks = (N + 127) / 128, per = 128 * K;
+    par_for(blocks, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, vm_chunk, &j);
     return 1;
   }
   j.nr = isa == 2 ? 32 : 16;
