@@ -280,9 +280,10 @@ static void rows_worker(void *ctx, int64_t w, int64_t w1) {
 
 /* C = A v (N == 1, AVX-512): the lanes are 16 rows of A.  A 16 x 16 block
 ** of A transposed in registers gives A[i..i+16, k] for 16 k's, and each
-** lane runs the same per-element sequence as the kernel: acc = fma(a, v[k],
-** acc) from 0 over each block of kb (a multiple of 16) k's, then C = 0 +
-** acc, or the blocks' sums added in double.  Row blocks [b0, b1). */
+** lane runs the same per-element sequence as the kernel: acc = fma(a,
+** v[k], acc) from 0 over each block of kb k's, then C = 0 + acc, or the
+** blocks' sums added in double.  Row blocks [b0, b1); kb a power of 2 of
+** at least 16. */
 __attribute__((target("avx512f"))) static void mv_chunk(void *ctx, int64_t b0, int64_t b1) {
   sg_job *j = ctx;
   int64_t nblk = (j->K + j->kb - 1) / j->kb;
@@ -317,7 +318,7 @@ __attribute__((target("avx512f"))) static void mv_chunk(void *ctx, int64_t b0, i
         x[m + 8] = _mm512_shuffle_f32x4(y[m], y[m + 8], 0xdd);
       }
       for (int kk = 0; kk < kn; kk++) acc = _mm512_fmadd_ps(x[kk], _mm512_set1_ps(j->B[k0 + kk]), acc);
-      if ((k0 + kn) % j->kb && k0 + kn < j->K) continue;
+      if ((k0 + kn) & (j->kb - 1) && k0 + kn < j->K) continue;   /* (kb a power of 2) */
       if (nblk == 1) { _mm512_mask_storeu_ps(j->C + i, rm, _mm512_add_ps(_mm512_setzero_ps(), acc)); break; }
       s0 = _mm512_add_pd(s0, _mm512_cvtps_pd(_mm512_castps512_ps256(acc)));
       s1 = _mm512_add_pd(s1, _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc), 1))));
@@ -345,18 +346,20 @@ __attribute__((target("avx512f"))) static void vm_chunk(void *ctx, int64_t c0, i
       acc[v] = _mm512_setzero_ps();
       s[v][0] = s[v][1] = _mm512_setzero_pd();
     }
-    const float *b = j->B + cb * 128;
-    for (int64_t k = 0; k < j->K; k++, b += j->N) {
-      __m512 ak = _mm512_set1_ps(j->A[k]);
-      for (int v = 0; v < 8; v++) acc[v] = _mm512_fmadd_ps(ak, _mm512_maskz_loadu_ps(m[v], b + v * 16), acc[v]);
-      if ((k + 1) % j->kb && k + 1 < j->K) continue;
+    for (int64_t k0 = 0; k0 < j->K; k0 += j->kb) {
+      int64_t k1 = j->K - k0 < j->kb ? j->K : k0 + j->kb;
+      const float *b = j->B + k0 * j->N + cb * 128;
+      for (int64_t k = k0; k < k1; k++, b += j->N) {
+        __m512 ak = _mm512_set1_ps(j->A[k]);
+        for (int v = 0; v < 8; v++) acc[v] = _mm512_fmadd_ps(ak, _mm512_maskz_loadu_ps(m[v], b + v * 16), acc[v]);
+      }
       for (int v = 0; v < 8; v++) {
         float *c = j->C + cb * 128 + v * 16;
         if (nblk == 1) { _mm512_mask_storeu_ps(c, m[v], _mm512_add_ps(_mm512_setzero_ps(), acc[v])); continue; }
         s[v][0] = _mm512_add_pd(s[v][0], _mm512_cvtps_pd(_mm512_castps512_ps256(acc[v])));
         s[v][1] = _mm512_add_pd(s[v][1], _mm512_cvtps_pd(_mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(acc[v]), 1))));
         acc[v] = _mm512_setzero_ps();
-        if (k + 1 == j->K)
+        if (k1 == j->K)
           _mm512_mask_storeu_ps(c, m[v], _mm512_castpd_ps(_mm512_insertf64x4(
               _mm512_castps_pd(_mm512_castps256_ps512(_mm512_cvtpd_ps(s[v][0]))), _mm256_castps_pd(_mm512_cvtpd_ps(s[v][1])), 1)));
       }
@@ -382,7 +385,7 @@ int cpu_sgemm(const float *A, const float *B, float *C, int64_t M, int64_t N, in
   int isa = isa_level();
   if (!isa || M <= 0 || N <= 0 || K <= 0 || kb <= 0) return 0;
   sg_job j = { .A = A, .B = B, .C = C, .M = M, .N = N, .K = K, .kb = kb, .isa = isa };
-  if (N == 1 && isa == 2 && kb % 16 == 0) {   /* a matrix times a vector: ~4 M multiply-adds a task */
+  if (N == 1 && isa == 2 && kb >= 16 && !(kb & (kb - 1))) {   /* a matrix times a vector: ~4 M multiply-adds a task */
     int64_t blocks = (M + 15) / 16, per = 16 * K;
     par_for(blocks, per >= ((int64_t)1 << 22) ? 1 : ((int64_t)1 << 22) / per, mv_chunk, &j);
     return 1;
