@@ -1203,9 +1203,13 @@ def sortfam(fn, a, k=None, axis=None):
         kk = np.moveaxis(~key if a.dt in INTS else np.where(nan, 0.0, -key), ax, -1)
         nn = np.moveaxis(~nan, ax, -1)
         pp = np.moveaxis(pos, ax, -1)
-        flat = [np.lexsort((p_, k_, n_)) for p_, k_, n_ in
-                zip(pp.reshape(-1, n), kk.reshape(-1, n), nn.reshape(-1, n))] if n else []
-        idx = np.array(flat, dtype=I64).reshape(pp.shape) if n else np.zeros(pp.shape, I64)
+        if n:
+            L = pp.size // n
+            lane = np.repeat(np.arange(L), n)
+            o = np.lexsort((pp.reshape(-1), kk.reshape(-1), nn.reshape(-1), lane))
+            idx = (o.reshape(L, n) % n).astype(I64).reshape(pp.shape)
+        else:
+            idx = np.zeros(pp.shape, I64)
         idx = np.moveaxis(idx[..., :k], -1, ax)
     vals = np.take_along_axis(h, idx, axis=ax)
     # the result of a view is a view of the same kind (sum(sort(cols(m))) is per column)
@@ -1283,9 +1287,12 @@ def searchsorted(a, v):
     if np.any(np.diff(k) < 0) if isf(t) else np.any(np.diff(ah.astype(I64)) < 0):
         raise Reject("not sorted")
     vh = v2.hi
-    if not v2.exact:
-        d = np.abs(vh.reshape(-1, 1) - ah.reshape(1, -1)) if ah.size else np.ones((vh.size, 1))
-        if np.any(d <= 2 * np.broadcast_to(v2.e, vh.shape).reshape(-1, 1) + 1e-300):
+    if not v2.exact and ah.size:
+        # the nearest element of a to each v (a is sorted)
+        vf = vh.reshape(-1)
+        j = np.clip(np.searchsorted(ah, vf), 0, ah.size - 1)
+        d = np.minimum(np.abs(vf - ah[j]), np.abs(vf - ah[np.maximum(j - 1, 0)]))
+        if np.any(~(d > 2 * np.broadcast_to(v2.e, vh.shape).reshape(-1) + 1e-300)):
             raise Reject("searchsorted fragile")
     if isf(t):
         r = np.searchsorted(ah.astype(t), vh.astype(t), side="left")
