@@ -789,7 +789,9 @@ def matmul(a, b):
         raise Reject("matmul shapes")
     t = promote(a.dt, b.dt)
     if t == B_:
-        raise Reject("bool matmul")
+        # gk counts (i64, as sum(a * b)); numpy's bool product is an any
+        # (documented in docs/language.md, Operators)
+        t = I64
     a2, b2 = as_dt(a, t), as_dt(b, t)
     k = sa[-1]
     if t in INTS:
