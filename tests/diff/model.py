@@ -1246,10 +1246,12 @@ def unique(a):
 
 def quant(fn, a, q=None, axis=None):
     """median / quantile (numpy's linear method): float, ints become f64."""
-    if a.dt in (WI, WF) or a.view or a.dt == B_:
+    if a.dt in (WI, WF) or a.dt == B_ or (a.view and axis is not None):
         raise Reject("quantile operand")
     t = a.dt if isf(a.dt) else F64
     h = a.hi.astype(F64)
+    if a.view:
+        axis = axis_of(a)       # median(rows(m)): one per row
     if axis is None:
         h, e, ax = h.ravel(), np.broadcast_to(a.e, a.shape).ravel(), 0
     else:
