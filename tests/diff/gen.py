@@ -1070,7 +1070,10 @@ class Gen:
         y, vy = self.expr(d, None)
         if vy.dt not in (I32, I64):
             y = N("cast", [y], fn=r.choice(["i32", "i64"]))
-        return N("bin", [y, lit(str(L))], sym="%")
+        n = N("bin", [y, lit(str(L))], sym="%")
+        if r.random() < 0.3:
+            n = N("bin", [n, lit(str(L))], sym="-")      # negative: from the end
+        return n
 
     def g_take2(self, d, shape):
         r = self.r

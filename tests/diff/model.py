@@ -1323,8 +1323,16 @@ def bincount(idx, w=None, minlength=None):
     wh = w2.hi.astype(F64)
     if not np.isfinite(wh).all():
         raise Reject("non-finite weights")
-    r = np.bincount(ii, weights=wh, minlength=ml)
+    # the reference in long double: numpy's bincount adds each bin's weights
+    # serially in double, an error (n ulps) larger than the bound allowed gk
     cnt = np.bincount(ii, minlength=ml)
+    r = np.zeros(cnt.size, dtype=np.longdouble)
+    if ii.size:
+        o = np.argsort(ii, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        nz = cnt > 0
+        r[nz] = np.add.reduceat(wh[o].astype(np.longdouble), starts[nz])
+    r = r.astype(F64)
     e = np.bincount(ii, weights=np.broadcast_to(w2.e, wh.shape), minlength=ml) + \
         (G(max(cnt.max() if cnt.size else 1, 1), t) + 2) * U(t) * np.bincount(ii, weights=np.abs(wh), minlength=ml)
     return check(V(t, r, e, False))
