@@ -507,8 +507,10 @@ Arithmetic `+ - * / % **` and comparisons are elementwise and broadcast.
 `/` always gives a float (true division). `%` is the floored modulo of
 numpy and Python: the result has the sign of the divisor. `and`, `or`,
 `not` need bool operands. `@` is the matrix product (vector @ vector is
-`dot`; matrix @ vector and vector @ matrix as numpy). An integer to a
-negative integer literal power is an error, as in numpy.
+`dot`; matrix @ vector and vector @ matrix as numpy). Of bools, `@` and
+`dot` count, as `sum(a * b)` does: the result is i64 (numpy's is a bool,
+true where any product is). An integer to a negative integer literal power
+is an error, as in numpy.
 
 """)
     w(ex("print(7 / 2, -7 % 3, 7 % -3, -7.5 % 2, 2.0 ** -1)"))
