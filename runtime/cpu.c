@@ -1203,7 +1203,8 @@ static int run_hist(rt_backend *b, rt_node *x) {
     if (rc == GK_ELIMIT)   /* numpy's words: the bins have no finite width */
       rc = rt_seterr(&b->err, GK_EVALUE, "hist: too many bins for the data range [%g, %g]: cannot create %lld finite-sized bins",
                      lo, hi, (long long)x->nbins);
-    else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
+    else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi",
+                           isnan(lo) ? fabs(lo) : lo, isnan(hi) ? fabs(hi) : hi);   /* "nan", never "-nan" */
   }
   if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (ol) rt_free(b->mem, pl, 8);
