@@ -456,6 +456,23 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
   case RT_CONCAT: {
     /* element (r, k) of [R, A+B] is in0's (r, k) when k < A, else in1's (r, k - A) */
     int64_t A = x->in[0]->shape[1], W = x->shape[1], na = 0, nb = 0;
+    if (!ix->idx && A >= VIEW_LINE_MIN && W - A >= VIEW_LINE_MIN) {   /* a range: each piece within one row is a range of one input */
+      if (!(o = scratch(c, (size_t)n * s))) return NULL;
+      for (int64_t j = 0; j < n;) {
+        int64_t f = ix->start + j, r = f / W, k = f % W, len;
+        ixset sub;
+        const rt_node *src;
+        if (k < A) { len = A - k; sub = (ixset){ r * A + k, 0, NULL, 0 }; src = x->in[0]; }
+        else { len = W - k; sub = (ixset){ r * (W - A) + k - A, 0, NULL, 0 }; src = x->in[1]; }
+        if (len > n - j) len = n - j;
+        sub.len = len;
+        const char *p = ev(c, src, &sub);
+        if (!p) return NULL;
+        memcpy((char *)o + (size_t)j * s, p, (size_t)len * s);
+        j += len;
+      }
+      break;
+    }
     int64_t *ia = scratch(c, (size_t)n * sizeof(int64_t)), *ib = scratch(c, (size_t)n * sizeof(int64_t));
     if (!ia || !ib || !(o = scratch(c, (size_t)n * s))) return NULL;
     for (int64_t j = 0; j < n; j++) {
@@ -663,9 +680,25 @@ static int fold_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n
   }
 }
 
+/* argmax / argmin of a contiguous float run without a NaN: its extreme in
+** vector lanes (exact in any order: cpu_max_f32 hands back a NaN and a zero
+** extreme), then the first element equal to it -- the candidate the loop
+** below ends with -- offered to a as the loop would.  0 when not handled. */
+static int arg_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base) {
+  int mx = rop == ROP_ARGMAX, f32 = t == GK_F32;
+  double m = mx ? -INFINITY : INFINITY;
+  if (!(mx ? (f32 ? cpu_max_f32(p, n, &m) : cpu_max_f64(p, n, &m)) : (f32 ? cpu_min_f32(p, n, &m) : cpu_min_f64(p, n, &m))))
+    return 0;
+  int64_t q = f32 ? cpu_find_f32(p, n, (float)m) : cpu_find_f64(p, n, m);
+  if (!a->any || GK_ARG_TAKE(mx, a->f, a->at, m, base + q)) { a->f = m; a->at = base + q; a->any = 1; a->nan = 0; }
+  return 1;
+}
+
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
   if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && fold_lanes_fast(a, rop, t, p, n)) return;
+  if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && (rop == ROP_ARGMAX || rop == ROP_ARGMIN) && !a->nan &&
+      arg_lanes_fast(a, rop, t, p, n, base)) return;
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
 ** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
 ** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
@@ -772,13 +805,15 @@ static void red_chunk(job *j, evctx *c, int64_t k) {
   acc_fold(a, x->rop, in->t, p, len, s, 1);
 }
 
-/* Whole-array reduce of a stored float array by sum, max or min: the same
+/* Whole-array reduce of a stored float array by sum, max, min, argmax or
+** argmin: the same
 ** per-chunk partials as red_chunk, RED_GROUP chunks per task and no
 ** evaluator in between.  Sums: four chunks' folds at once (cpu_sum4_f32,
 ** the same bits).  max / min: one fold over the whole group, whose extreme
 ** is exact whatever the grouping (no NaN, not a zero: cpu_max_f32 hands
 ** those back) and stands for the group's first chunk, the others holding
-** the identity; else each chunk as red_chunk folds it. */
+** the identity (argmax / argmin: that extreme's first index, the others
+** empty); else each chunk as red_chunk folds it. */
 #define RED_GROUP 16
 static void red_group(job *j, evctx *c, int64_t g) {
   const rt_node *x = j->x, *in = x->in[0];
@@ -801,6 +836,9 @@ static void red_group(job *j, evctx *c, int64_t g) {
       p[k0].f = f;
       return;
     }
+  } else if (x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN) {   /* likewise: the group's first extreme */
+    int64_t s = k0 * j->chunk, e = k1 * j->chunk < j->n ? k1 * j->chunk : j->n;
+    if (e - s >= 2 * FOLD_LANES && arg_lanes_fast(&p[k0], x->rop, in->t, v + (size_t)s * es, e - s, s)) return;
   }
   for (; k < k1; k++) {
     int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
@@ -953,7 +991,7 @@ static int run_reduce(rt_backend *b, rt_node *x) {
     j.fn = red_chunk;
     int64_t tasks = nch;
     if (in->val && in->val->n == in->n && in->t == GK_F32 &&
-        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN)) {
+        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN || x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN)) {
       j.fn = red_group;
       tasks = (nch + RED_GROUP - 1) / RED_GROUP;
     }

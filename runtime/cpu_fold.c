@@ -270,3 +270,22 @@ COL_EXT(cpu_colmax_f32, float, >, GK_COMB_MAX)
 COL_EXT(cpu_colmax_f64, double, >, GK_COMB_MAX)
 COL_EXT(cpu_colmin_f32, float, <, GK_COMB_MIN)
 COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
+
+/* The first q < n with v[q] == x (n - 1 when none): blocks of 8 compared in
+** vector lanes, then the block that holds it element by element. */
+#define FIND_EQ(NAME, T, VT, LOAD) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, T x), (v, n, x), { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      VT a, b, xv = { x, x, x, x }; \
+      memcpy(&a, v + q, sizeof a); memcpy(&b, v + q + 4, sizeof b); \
+      LOAD m = (a == xv) | (b == xv); \
+      int hit = 0; \
+      for (int k = 0; k < 4; k++) hit |= m[k] != 0; \
+      if (hit) break; \
+    } \
+    while (q < n - 1 && v[q] != x) q++; \
+    return q; \
+  })
+FIND_EQ(cpu_find_f32, float, v4f, v4i)
+FIND_EQ(cpu_find_f64, double, v4d, v4l)

@@ -35,4 +35,8 @@ void cpu_colmax_f64(const double *v, int64_t n, double *l);
 void cpu_colmin_f32(const float *v, int64_t n, double *l);
 void cpu_colmin_f64(const double *v, int64_t n, double *l);
 
+/* The first q < n with v[q] == x (n - 1 when there is none). */
+int64_t cpu_find_f32(const float *v, int64_t n, float x);
+int64_t cpu_find_f64(const double *v, int64_t n, double x);
+
 #endif /* RT_CPU_FOLD_H */
