@@ -439,14 +439,33 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     int64_t L = d->shape[0], inner = L ? d->n / L : 1;
     int64_t *qi = scratch(c, (size_t)n * sizeof(int64_t)), *si = scratch(c, (size_t)n * sizeof(int64_t));
     if (!qi || !si) return NULL;
-    for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
-    ixset qs = make_ixset(qi, n);
-    const void *pq = ev(c, q, &qs);
+    const void *pq;
+    if (inner == 1) pq = ev(c, q, ix);   /* one element per index: the indices at ix itself */
+    else {
+      for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
+      ixset qs = make_ixset(qi, n);
+      pq = ev(c, q, &qs);
+    }
     if (!pq) return NULL;
-    for (int64_t j = 0; j < n; j++) {
-      int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
-      if (v < 0) v += L;
-      si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+    if (inner == 1) {
+#define POS(T) do { const T *v = pq; for (int64_t j = 0; j < n; j++) si[j] = v[j] < 0 ? v[j] + L : v[j]; } while (0)
+      if (q->t == GK_I32) POS(int32_t); else POS(int64_t);
+#undef POS
+    } else
+      for (int64_t j = 0; j < n; j++) {
+        int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
+        if (v < 0) v += L;
+        si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+      }
+    if (d->val && d->val->n > 1) {   /* stored: read at once (no index set to hash) */
+      const char *dv = d->val->host;
+      if (!(o = scratch(c, (size_t)n * s))) return NULL;
+      switch (s) {
+      case 1: for (int64_t j = 0; j < n; j++) ((char *)o)[j] = dv[si[j]]; break;
+      case 4: for (int64_t j = 0; j < n; j++) ((uint32_t *)o)[j] = ((const uint32_t *)(const void *)dv)[si[j]]; break;
+      default: for (int64_t j = 0; j < n; j++) ((uint64_t *)o)[j] = ((const uint64_t *)(const void *)dv)[si[j]]; break;
+      }
+      break;
     }
     ixset ss = make_ixset(si, n);
     o = (void *)ev(c, d, &ss);
@@ -699,6 +718,11 @@ static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int6
   if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && fold_lanes_fast(a, rop, t, p, n)) return;
   if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && (rop == ROP_ARGMAX || rop == ROP_ARGMIN) && !a->nan &&
       arg_lanes_fast(a, rop, t, p, n, base)) return;
+  if (step == 1 && (t == GK_I32 || t == GK_I64) && (rop == ROP_MAX || rop == ROP_MIN)) {   /* exact in any order */
+    int mx = rop == ROP_MAX;
+    a->i = t == GK_I32 ? (mx ? cpu_max_i32 : cpu_min_i32)(p, n, a->i) : (mx ? cpu_max_i64 : cpu_min_i64)(p, n, a->i);
+    return;
+  }
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
 ** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
 ** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait

@@ -289,3 +289,30 @@ COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
   })
 FIND_EQ(cpu_find_f32, float, v4f, v4i)
 FIND_EQ(cpu_find_f64, double, v4d, v4l)
+
+/* max / min of integers: init folded with v[0..n), exact in any order, in
+** vector lanes (8 of int32 or int64). */
+#define INT_EXT(NAME, T, VT, CMP) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, int64_t init), (v, n, init), { \
+    int64_t q = 0, r = init; \
+    if (n >= 8) { \
+      VT a, b; \
+      memcpy(&a, v, sizeof a); memcpy(&b, v + sizeof a / sizeof(T), sizeof b); \
+      for (q = 8; q + 8 <= n; q += 8) { \
+        VT c, d; \
+        memcpy(&c, v + q, sizeof c); memcpy(&d, v + q + sizeof c / sizeof(T), sizeof d); \
+        VT mc = c CMP a, md = d CMP b; \
+        a = (mc & c) | (~mc & a); b = (md & d) | (~md & b); \
+      } \
+      VT mb = b CMP a; \
+      a = (mb & b) | (~mb & a); \
+      for (int k = 0; k < (int)(sizeof a / sizeof(T)); k++) if ((int64_t)a[k] CMP r) r = a[k]; \
+    } \
+    for (; q < n; q++) if ((int64_t)v[q] CMP r) r = v[q]; \
+    return r; \
+  })
+typedef int32_t v4i32 __attribute__((vector_size(16)));
+INT_EXT(cpu_max_i32, int32_t, v4i32, >)
+INT_EXT(cpu_min_i32, int32_t, v4i32, <)
+INT_EXT(cpu_max_i64, int64_t, v4l, >)
+INT_EXT(cpu_min_i64, int64_t, v4l, <)

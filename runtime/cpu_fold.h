@@ -39,4 +39,10 @@ void cpu_colmin_f64(const double *v, int64_t n, double *l);
 int64_t cpu_find_f32(const float *v, int64_t n, float x);
 int64_t cpu_find_f64(const double *v, int64_t n, double x);
 
+/* init folded with v[0..n) by integer max / min (exact in any order). */
+int64_t cpu_max_i32(const int32_t *v, int64_t n, int64_t init);
+int64_t cpu_min_i32(const int32_t *v, int64_t n, int64_t init);
+int64_t cpu_max_i64(const int64_t *v, int64_t n, int64_t init);
+int64_t cpu_min_i64(const int64_t *v, int64_t n, int64_t init);
+
 #endif /* RT_CPU_FOLD_H */
