@@ -699,16 +699,21 @@ static int fold_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n
   }
 }
 
-/* argmax / argmin of a contiguous float run without a NaN: its extreme in
-** vector lanes (exact in any order: cpu_max_f32 hands back a NaN and a zero
-** extreme), then the first element equal to it -- the candidate the loop
-** below ends with -- offered to a as the loop would.  0 when not handled. */
+/* argmax / argmin of a contiguous float run without a NaN: f32 in one pass
+** of vector lanes (cpu_argext_f32); f64 its extreme in lanes (exact in any
+** order: cpu_max_f64 hands back a NaN), then the first element equal to it.
+** That candidate -- the one the loop below ends with -- is offered to a as
+** the loop would.  0 when not handled. */
 static int arg_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base) {
   int mx = rop == ROP_ARGMAX, f32 = t == GK_F32;
   double m = mx ? -INFINITY : INFINITY;
-  if (!(mx ? (f32 ? cpu_max_f32(p, n, &m) : cpu_max_f64(p, n, &m)) : (f32 ? cpu_min_f32(p, n, &m) : cpu_min_f64(p, n, &m))))
-    return 0;
-  int64_t q = f32 ? cpu_find_f32(p, n, (float)m) : cpu_find_f64(p, n, m);
+  int64_t q;
+  if (f32) {   /* one pass: lanes keep their first extreme and its index */
+    if (!cpu_argext_f32(p, n, mx, &q, &m)) return 0;
+  } else {
+    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m))) return 0;
+    q = cpu_find_f64(p, n, m);
+  }
   if (!a->any || GK_ARG_TAKE(mx, a->f, a->at, m, base + q)) { a->f = m; a->at = base + q; a->any = 1; a->nan = 0; }
   return 1;
 }

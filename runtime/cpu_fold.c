@@ -316,3 +316,43 @@ INT_EXT(cpu_max_i32, int32_t, v4i32, >)
 INT_EXT(cpu_min_i32, int32_t, v4i32, <)
 INT_EXT(cpu_max_i64, int64_t, v4l, >)
 INT_EXT(cpu_min_i64, int64_t, v4l, <)
+
+/* argmax (mx) / argmin of v[0..n) (32 <= n < 2^31) in one pass: each of
+** 32 lanes (four vectors, so four compare chains run at once) keeps its first
+** extreme and where it was (a later element replaces it only when strictly
+** beyond, so the first one stays), then the lanes' extreme with the lowest
+** index.  -0 and +0 compare equal, as in the plain loop.  0 (nothing
+** written) when a NaN is met: the caller's loop decides. */
+typedef int32_t v8i __attribute__((vector_size(32)));
+#define ARG_STEP(g) do { \
+    v8f b; memcpy(&b, v + q + 8 * (g), sizeof b); \
+    v8i m = mx ? b > best[g] : b < best[g], bb, bv; \
+    nan |= b != b; \
+    memcpy(&bb, &best[g], sizeof bb); memcpy(&bv, &b, sizeof bv); \
+    bb = (m & bv) | (~m & bb); \
+    memcpy(&best[g], &bb, sizeof bb); \
+    bi[g] = (m & cur) | (~m & bi[g]); \
+    cur += step; } while (0)
+TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, double *val), (v, n, mx, at, val), {
+  if (n < 32 || n >= ((int64_t)1 << 31)) return 0;
+  v8f best[4];
+  v8i bi[4], step = { 8, 8, 8, 8, 8, 8, 8, 8 }, cur = { 0, 1, 2, 3, 4, 5, 6, 7 }, nan = { 0 };
+  memcpy(best, v, sizeof best);
+  for (int g = 0; g < 4; g++) { bi[g] = cur; nan |= best[g] != best[g]; cur += step; }
+  int64_t q = 32;
+  for (; q + 32 <= n; q += 32) { ARG_STEP(0); ARG_STEP(1); ARG_STEP(2); ARG_STEP(3); }
+  int any = 0;
+  for (int k = 0; k < 8; k++) any |= nan[k] != 0;
+  if (any) return 0;
+  float bv = best[0][0]; int64_t ba = bi[0][0];
+  for (int g = 0; g < 4; g++)
+    for (int k = 0; k < 8; k++)
+      if ((mx ? best[g][k] > bv : best[g][k] < bv) || (best[g][k] == bv && bi[g][k] < ba)) { bv = best[g][k]; ba = bi[g][k]; }
+  for (; q < n; q++) {
+    if (v[q] != v[q]) return 0;
+    if (mx ? v[q] > bv : v[q] < bv) { bv = v[q]; ba = q; }
+  }
+  *at = ba; *val = bv;
+  return 1;
+})
+#undef ARG_STEP

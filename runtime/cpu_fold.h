@@ -45,4 +45,8 @@ int64_t cpu_min_i32(const int32_t *v, int64_t n, int64_t init);
 int64_t cpu_max_i64(const int64_t *v, int64_t n, int64_t init);
 int64_t cpu_min_i64(const int64_t *v, int64_t n, int64_t init);
 
+/* argmax (mx) / argmin of v[0..n), 32 <= n < 2^31: the first extreme's
+** index and value; 0 (nothing written) when a NaN is met or n is out of range. */
+int cpu_argext_f32(const float *v, int64_t n, int mx, int64_t *at, double *val);
+
 #endif /* RT_CPU_FOLD_H */
