@@ -553,6 +553,8 @@ typedef struct job {
   void (*fn)(struct job *j, evctx *c, int64_t k);   /* one chunk */
   /* reduce geometry */
   int64_t rows, cols;
+  rt_node *const *xs;    /* whole-array reductions of one input computed in one pass (red_multi) */
+  int nx;
 } job;
 
 /* Polled inside one long chunk (a whole-array scan, a long row): every
@@ -1009,6 +1011,47 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
   }
 }
 
+/* Whole-array reductions xs[0..nx) of one input in one pass: each chunk
+** evaluated once and folded into every reduction's partial for it -- the
+** partials red_chunk makes, combined the same way, so the same bits. */
+#define RED_MULTI 4
+static void red_multi(job *j, evctx *c, int64_t k) {
+  const rt_node *in = j->xs[0]->in[0];
+  int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk, nch = (j->n + j->chunk - 1) / j->chunk;
+  ixset ix = { s, len, NULL, 0 };
+  const void *p = ev(c, in, &ix);
+  if (!p) { c->failed = 1; return; }
+  for (int q = 0; q < j->nx; q++) {
+    acc *a = (acc *)j->part + q * nch + k;
+    acc_init(a, j->xs[q]->rop, in->t);
+    acc_fold(a, j->xs[q]->rop, in->t, p, len, s, 1);
+  }
+}
+
+static int run_reduce_multi(rt_backend *b, rt_node *const *xs, int nx) {
+  const rt_node *in = xs[0]->in[0];
+  int64_t nch = (in->n + CPU_CHUNK - 1) / CPU_CHUNK, np = nch ? nch : 1;
+  job j = { .b = b, .x = xs[0], .out = xs[0], .chunk = CPU_CHUNK, .n = in->n, .fn = red_multi, .xs = xs, .nx = nx };
+  j.part = rt_calloc(b->mem, (size_t)(np * nx), sizeof(acc));
+  if (!j.part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  int rc = job_go(&j, nch);
+  for (int q = 0; q < nx && rc == GK_OK; q++) {
+    rt_node *x = xs[q];
+    acc *p = (acc *)j.part + q * np, a;
+    int64_t m = nch;
+    while (m > 1) {   /* run_reduce's pairwise combination */
+      int64_t h = 0;
+      for (int64_t r = 0; r + 1 < m; r += 2, h++) { acc t = p[r]; acc_merge(&t, &p[r + 1], x->rop, in->t); p[h] = t; }
+      if (m & 1) p[h++] = p[m - 1];
+      m = h;
+    }
+    if (nch == 0) acc_init(&a, x->rop, in->t); else a = p[0];
+    acc_store(&a, x->rop, x->t, x->val->host);
+  }
+  rt_free(b->mem, j.part, (size_t)(np * nx) * sizeof(acc));
+  return rc;
+}
+
 static int run_reduce(rt_backend *b, rt_node *x) {
   const rt_node *in = x->in[0];
   job j = { .b = b, .x = x, .out = x, .chunk = CPU_CHUNK };
@@ -1435,13 +1478,26 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
   }
   host_scratch(b->mem->fn, b->mem->ud);   /* the heavy ops' scratch under the context's hook */
+  unsigned char *early = rt_calloc(b->mem, (size_t)g->nnodes + 1, 1);   /* computed with an earlier node (NULL: none are) */
   for (i = 0; i < g->nnodes && !rc; i++) {
     rt_node *x = g->nodes[i];
-    if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x))) continue;
+    if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x)) || (early && early[i])) continue;
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
     if (rc) break;
+    rt_node *xs[RED_MULTI];
+    int nx = 0;
+    if (x->op == RT_REDUCE && x->axis < 0 && early) {   /* later whole-array reductions of the same input: one pass */
+      xs[nx++] = x;
+      for (int q = i + 1; q < g->nnodes && nx < RED_MULTI && !rc; q++) {
+        rt_node *y = g->nodes[q];
+        if (y->op != RT_REDUCE || y->axis >= 0 || y->in[0] != x->in[0] || (y->val && !is_out(g, y))) continue;
+        if (!y->val) rc = b->alloc_value(b, y->t, y->ndim, y->shape, &y->val);
+        xs[nx++] = y; early[q] = 1;
+      }
+      if (rc) break;
+    }
     switch (x->op) {
-    case RT_REDUCE: rc = run_reduce(b, x); break;
+    case RT_REDUCE: rc = nx > 1 ? run_reduce_multi(b, xs, nx) : run_reduce(b, x); break;
     case RT_SCAN: rc = run_scan(b, x); break;
     case RT_FILTER: case RT_PARTITION: rc = run_select(b, x); break;
     case RT_HIST: rc = run_hist(b, x); break;
@@ -1452,6 +1508,7 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
       rc = rt_seterr(&b->err, GK_EINTERRUPT, "interrupted");   /* the host loops stopped early (host_stopped) */
   }
   host_scratch(NULL, NULL);
+  if (early) rt_free(b->mem, early, (size_t)g->nnodes + 1);
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (rt_op_info[x->op].cls != RC_HEAVY) rc = run_map_out(b, x);
