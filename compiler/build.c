@@ -2377,6 +2377,8 @@ static void *arena_hook(void *ud, void *p, size_t o, size_t n) {
 
 static int define_fn(cc_session *s, const ast *st) {
   if (find_builtin(st->str)) return cc_error(s, st->loc, GK_ETYPE, "'%s' is a builtin function", st->str);
+  if (cc_findvar(s, st->str))   /* as `f = 3` after `fn f(a) = ...` is refused: one name, one meaning */
+    return cc_error(s, st->loc, GK_ETYPE, "'%s' is a variable; choose another function name", st->str);
   const ast *rec = find_call(st->kids[0], st->str);
   if (rec) return cc_error(s, rec->loc, GK_ETYPE, "recursive function '%s'", st->str);
   cfn nf;

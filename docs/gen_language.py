@@ -218,7 +218,7 @@ BUILTINS = [
     ("shape", "rows", "rows(m)", "a view of matrix m: reductions give one value per row", "sum(rows([[1, 2], [3, 4]]))"),
     ("shape", "cols", "cols(m)", "a view of matrix m: reductions give one value per column",
      "sum(cols([[1, 2], [3, 4]]))"),
-    ("I/O", "load", "load(file[, name])", "reads a .npy file (bool, i4, i8, f4, f8; C or Fortran order), or the array `name` of a .npz file (numpy.savez or savez_compressed; `name` may be left out when it holds one array)",
+    ("I/O", "load", "load(file[, name])", "reads a .npy file (bool, i4, i8, f4, f8 as they are; int8, uint8, int16, uint16 as i32, uint32 as i64, float16 as f32; either byte order, C or Fortran order), or the array `name` of a .npz file (numpy.savez or savez_compressed; `name` may be left out when it holds one array)",
      "save(\"/tmp/gk_doc.npy\", [1.5, 2.5]); load(\"/tmp/gk_doc.npy\")"),
     ("I/O", "save", "save(file, x, ...)", "writes x to a .npy file, or several arrays to a .npz file (stored members, as numpy.savez; each named after its argument when that is a variable, else arr_N by position); atomically: temp file, then rename; replaces only a writable regular file, follows a symbolic link to its target, keeps the mode",
      "x = iota(3); save(\"/tmp/gk_doc.npz\", x, x * 2); load(\"/tmp/gk_doc.npz\", \"arr_1\")"),
@@ -507,8 +507,10 @@ Arithmetic `+ - * / % **` and comparisons are elementwise and broadcast.
 `/` always gives a float (true division). `%` is the floored modulo of
 numpy and Python: the result has the sign of the divisor. `and`, `or`,
 `not` need bool operands. `@` is the matrix product (vector @ vector is
-`dot`; matrix @ vector and vector @ matrix as numpy). An integer to a
-negative integer literal power is an error, as in numpy.
+`dot`; matrix @ vector and vector @ matrix as numpy). Of bools, `@` and
+`dot` count, as `sum(a * b)` does: the result is i64 (numpy's is a bool,
+true where any product is). An integer to a negative integer literal power
+is an error, as in numpy.
 
 """)
     w(ex("print(7 / 2, -7 % 3, 7 % -3, -7.5 % 2, 2.0 ** -1)"))

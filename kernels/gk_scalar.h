@@ -91,9 +91,9 @@ GKS_FN float gk_nanmin_f(float a, float b) { return (a != a || b != b) ? GKS_NAN
 GKS_FN float gk_sigmoid_f(float x) { return 1.0f / (1.0f + expf(-x)); }
 GKS_FN double gk_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 
-/* sign: -1, 0 (keeping -0.0) or 1; NaN stays NaN. */
-GKS_FN float gk_sign_f(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x; }
-GKS_FN double gk_sign_d(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x; }
+/* sign: -1, 0 or 1 (numpy: -0.0 gives +0.0); NaN stays NaN. */
+GKS_FN float gk_sign_f(float x) { return x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x == 0.0f ? 0.0f : x; }
+GKS_FN double gk_sign_d(double x) { return x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x == 0.0 ? 0.0 : x; }
 
 /* relu: NaN stays NaN, -0.0 becomes 0.0. */
 GKS_FN float gk_relu_f(float x) { return x != x ? x : x > 0.0f ? x : 0.0f; }

@@ -125,6 +125,11 @@ void lang_syntax_error(lang_pstate *st, int major, const lang_token *t)
     lang_error(st, GK_ESYNTAX, t->loc, "unexpected string");
     return;
   }
+  if (major == TK_ASSIGN && st->before_kind == TK_RB) {   /* numpy's x[i] = v */
+    lang_error(st, GK_ESYNTAX, t->loc, "gk cannot assign into an array (values are immutable): "
+               "make a new one, as x = where(mask, v, x)");
+    return;
+  }
   n = t->len;
   if (n > SHOW_MAX)
     lang_error(st, GK_ESYNTAX, t->loc, "unexpected '%.*s...'", SHOW_MAX, t->text);

@@ -270,3 +270,89 @@ COL_EXT(cpu_colmax_f32, float, >, GK_COMB_MAX)
 COL_EXT(cpu_colmax_f64, double, >, GK_COMB_MAX)
 COL_EXT(cpu_colmin_f32, float, <, GK_COMB_MIN)
 COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
+
+/* The first q < n with v[q] == x (n - 1 when none): blocks of 8 compared in
+** vector lanes, then the block that holds it element by element. */
+#define FIND_EQ(NAME, T, VT, LOAD) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, T x), (v, n, x), { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      VT a, b, xv = { x, x, x, x }; \
+      memcpy(&a, v + q, sizeof a); memcpy(&b, v + q + 4, sizeof b); \
+      LOAD m = (a == xv) | (b == xv); \
+      int hit = 0; \
+      for (int k = 0; k < 4; k++) hit |= m[k] != 0; \
+      if (hit) break; \
+    } \
+    while (q < n - 1 && v[q] != x) q++; \
+    return q; \
+  })
+FIND_EQ(cpu_find_f32, float, v4f, v4i)
+FIND_EQ(cpu_find_f64, double, v4d, v4l)
+
+/* max / min of integers: init folded with v[0..n), exact in any order, in
+** vector lanes (8 of int32 or int64). */
+#define INT_EXT(NAME, T, VT, CMP) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, int64_t init), (v, n, init), { \
+    int64_t q = 0, r = init; \
+    if (n >= 8) { \
+      VT a, b; \
+      memcpy(&a, v, sizeof a); memcpy(&b, v + sizeof a / sizeof(T), sizeof b); \
+      for (q = 8; q + 8 <= n; q += 8) { \
+        VT c, d; \
+        memcpy(&c, v + q, sizeof c); memcpy(&d, v + q + sizeof c / sizeof(T), sizeof d); \
+        VT mc = c CMP a, md = d CMP b; \
+        a = (mc & c) | (~mc & a); b = (md & d) | (~md & b); \
+      } \
+      VT mb = b CMP a; \
+      a = (mb & b) | (~mb & a); \
+      for (int k = 0; k < (int)(sizeof a / sizeof(T)); k++) if ((int64_t)a[k] CMP r) r = a[k]; \
+    } \
+    for (; q < n; q++) if ((int64_t)v[q] CMP r) r = v[q]; \
+    return r; \
+  })
+typedef int32_t v4i32 __attribute__((vector_size(16)));
+INT_EXT(cpu_max_i32, int32_t, v4i32, >)
+INT_EXT(cpu_min_i32, int32_t, v4i32, <)
+INT_EXT(cpu_max_i64, int64_t, v4l, >)
+INT_EXT(cpu_min_i64, int64_t, v4l, <)
+
+/* argmax (mx) / argmin of v[0..n) (32 <= n < 2^31) in one pass: each of
+** 32 lanes (four vectors, so four compare chains run at once) keeps its first
+** extreme and where it was (a later element replaces it only when strictly
+** beyond, so the first one stays), then the lanes' extreme with the lowest
+** index.  -0 and +0 compare equal, as in the plain loop.  0 (nothing
+** written) when a NaN is met: the caller's loop decides. */
+typedef int32_t v8i __attribute__((vector_size(32)));
+#define ARG_STEP(g) do { \
+    v8f b; memcpy(&b, v + q + 8 * (g), sizeof b); \
+    v8i m = mx ? b > best[g] : b < best[g], bb, bv; \
+    nan |= b != b; \
+    memcpy(&bb, &best[g], sizeof bb); memcpy(&bv, &b, sizeof bv); \
+    bb = (m & bv) | (~m & bb); \
+    memcpy(&best[g], &bb, sizeof bb); \
+    bi[g] = (m & cur) | (~m & bi[g]); \
+    cur += step; } while (0)
+TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, double *val), (v, n, mx, at, val), {
+  if (n < 32 || n >= ((int64_t)1 << 31)) return 0;
+  v8f best[4];
+  v8i bi[4], step = { 8, 8, 8, 8, 8, 8, 8, 8 }, cur = { 0, 1, 2, 3, 4, 5, 6, 7 }, nan = { 0 };
+  memcpy(best, v, sizeof best);
+  for (int g = 0; g < 4; g++) { bi[g] = cur; nan |= best[g] != best[g]; cur += step; }
+  int64_t q = 32;
+  for (; q + 32 <= n; q += 32) { ARG_STEP(0); ARG_STEP(1); ARG_STEP(2); ARG_STEP(3); }
+  int any = 0;
+  for (int k = 0; k < 8; k++) any |= nan[k] != 0;
+  if (any) return 0;
+  float bv = best[0][0]; int64_t ba = bi[0][0];
+  for (int g = 0; g < 4; g++)
+    for (int k = 0; k < 8; k++)
+      if ((mx ? best[g][k] > bv : best[g][k] < bv) || (best[g][k] == bv && bi[g][k] < ba)) { bv = best[g][k]; ba = bi[g][k]; }
+  for (; q < n; q++) {
+    if (v[q] != v[q]) return 0;
+    if (mx ? v[q] > bv : v[q] < bv) { bv = v[q]; ba = q; }
+  }
+  *at = ba; *val = bv;
+  return 1;
+})
+#undef ARG_STEP

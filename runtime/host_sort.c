@@ -118,7 +118,7 @@ static void insertion_pairs(uint64_t *key, int64_t *idx, int64_t n) {
 typedef struct vs_plan { int np, w; } vs_plan;   /* passes, digit width */
 
 static vs_plan vs_digits(uint64_t diff, int64_t n) {
-  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 65536 ? 11 : 8;
+  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 4096 ? 11 : 8;
   vs_plan p = { (bits + maxd - 1) / maxd, 0 };
   if (p.np) p.w = (bits + p.np - 1) / p.np;
   return p;
@@ -138,7 +138,7 @@ static int64_t vs_chunk(int64_t n) {
 /* Counts vs_radix needs in h for n keys. */
 static int64_t vs_hcount(int64_t n) {
   int64_t nch = (n + vs_chunk(n) - 1) / vs_chunk(n);
-  return (nch > 8 ? nch : 8) << (n >= 65536 ? 11 : 8);
+  return (nch > 8 ? nch : 8) << 11;
 }
 
 #define RDX_RANGE(KT, BODY) do { \
@@ -179,13 +179,13 @@ static void *vs_radix(void *a, void *t, int64_t n, int wide, vs_plan pl, int64_t
     }
     return a;
   }
-  /* one chunk: every pass's histogram in one read */
-  memset(h, 0, sizeof *h * (size_t)(nb * pl.np));
+  /* one chunk, in cache: each pass counts, then scatters */
 #define SERIAL(KT) do { \
     KT *s = a, *d = t, mask = (KT)(nb - 1); \
-    for (int64_t i = 0; i < n; i++) { KT k = s[i]; for (int p = 0; p < pl.np; p++) h[p * nb + ((k >> (p * pl.w)) & mask)]++; } \
     for (int p = 0; p < pl.np; p++) { \
-      int64_t *hp = h + p * nb, off = 0; int sh = p * pl.w; \
+      int64_t *hp = h, off = 0; int sh = p * pl.w; \
+      memset(hp, 0, sizeof *hp * (size_t)nb); \
+      for (int64_t i = 0; i < n; i++) hp[(s[i] >> sh) & mask]++; \
       for (int64_t q = 0; q < nb; q++) { int64_t k = hp[q]; hp[q] = off; off += k; } \
       for (int64_t i = 0; i < n; i++) { KT k = s[i]; d[hp[(k >> sh) & mask]++] = k; } \
       KT *w = s; s = d; d = w; \
@@ -247,35 +247,17 @@ static vs_stat vs_keys(gk_dtype t, const char *x, int64_t len, int64_t stride, v
   return st;
 }
 
-/* The values of len sorted keys k into out (ostride elements apart), then
-** the zero run (when a -0.0 was there) and the NaN tail rewritten from the
-** input x (stride apart) in order. */
-static void vs_values(gk_dtype t, const void *k, int64_t len, const vs_stat *st,
-                      const char *x, int64_t stride, char *out, int64_t ostride) {
+/* The values of len sorted keys k into out (ostride elements apart). */
+static void vs_tovalues(gk_dtype t, const void *k, int64_t len, char *out, int64_t ostride) {
   switch (t) {
   case GK_F32: {
-    const uint32_t *s = k, *v = (const uint32_t *)(const void *)x; uint32_t *o = (uint32_t *)(void *)out;
+    const uint32_t *s = k; uint32_t *o = (uint32_t *)(void *)out;
     for (int64_t i = 0; i < len; i++) { uint32_t kk = s[i]; o[i * ostride] = (kk >> 31) ? kk & 0x7FFFFFFFu : ~kk; }
-    int64_t z = st->neg, q = len - st->nan;
-    if (st->negzero || st->nan)
-      for (int64_t i = 0; i < len; i++) {
-        uint32_t u = v[i * stride], a = u & 0x7FFFFFFFu;
-        if (a == 0 && st->negzero) o[(z++) * ostride] = u;
-        else if (a > 0x7F800000u) o[(q++) * ostride] = u;
-      }
     break;
   }
   case GK_F64: {
-    const uint64_t *s = k, *v = (const uint64_t *)(const void *)x; uint64_t *o = (uint64_t *)(void *)out;
-    const uint64_t S = 1ull << 63, I = 0x7FF0000000000000ull;
-    for (int64_t i = 0; i < len; i++) { uint64_t kk = s[i]; o[i * ostride] = (kk >> 63) ? kk & ~S : ~kk; }
-    int64_t z = st->neg, q = len - st->nan;
-    if (st->negzero || st->nan)
-      for (int64_t i = 0; i < len; i++) {
-        uint64_t u = v[i * stride], a = u & ~S;
-        if (a == 0 && st->negzero) o[(z++) * ostride] = u;
-        else if (a > I) o[(q++) * ostride] = u;
-      }
+    const uint64_t *s = k; uint64_t *o = (uint64_t *)(void *)out;
+    for (int64_t i = 0; i < len; i++) { uint64_t kk = s[i]; o[i * ostride] = (kk >> 63) ? kk & ~(1ull << 63) : ~kk; }
     break;
   }
   case GK_I32: {
@@ -289,16 +271,103 @@ static void vs_values(gk_dtype t, const void *k, int64_t len, const vs_stat *st,
     break;
   }
   }
-  (void)x; (void)stride;
+}
+
+/* The zero run (when a -0.0 was there) and the NaN tail of the sorted
+** floats out rewritten from the input x (stride apart) in order. */
+static void vs_fixup(gk_dtype t, int64_t len, const vs_stat *st, const char *x, int64_t stride, char *out, int64_t ostride) {
+  int64_t z = st->neg, q = len - st->nan;
+  if (!st->negzero && !st->nan) return;
+  if (t == GK_F32) {
+    const uint32_t *v = (const uint32_t *)(const void *)x; uint32_t *o = (uint32_t *)(void *)out;
+    for (int64_t i = 0; i < len; i++) {
+      uint32_t u = v[i * stride], a = u & 0x7FFFFFFFu;
+      if (a == 0 && st->negzero) o[(z++) * ostride] = u;
+      else if (a > 0x7F800000u) o[(q++) * ostride] = u;
+    }
+  } else if (t == GK_F64) {
+    const uint64_t *v = (const uint64_t *)(const void *)x; uint64_t *o = (uint64_t *)(void *)out;
+    for (int64_t i = 0; i < len; i++) {
+      uint64_t u = v[i * stride], a = u & ~(1ull << 63);
+      if (a == 0 && st->negzero) o[(z++) * ostride] = u;
+      else if (a > 0x7FF0000000000000ull) o[(q++) * ostride] = u;
+    }
+  }
+}
+
+/* A long segment: one pass on the top digit (up to 11 bits) of the bits
+** that vary scatters the keys stably into buckets (parallel over fixed
+** chunks, as vs_radix's passes); then each bucket -- the keys sharing that
+** digit, a few thousand for spread data -- is sorted by vs_radix over the
+** bits below it while it is in cache and turned into values at its place in
+** out, buckets in parallel (a bucket still long is split the same way).  Memory is crossed about three times, where
+** LSD passes over the whole segment cross it twice per digit. */
+typedef struct msd_job {
+  gk_dtype t;
+  char *k, *tmp, *out;   /* the keys' first buffer, the scattered keys, the output */
+  int64_t ostride;
+  int shift;             /* bits below the bucket digit */
+  const int64_t *start;  /* bucket d is [start[d], start[d + 1]) */
+  int failed;
+} msd_job;
+
+static int vs_msd(gk_dtype t, char *k, char *tmp, int64_t n, int bits, char *out, int64_t ostride);
+
+static void msd_buckets(void *ctx, int64_t b, int64_t e) {
+  msd_job *j = ctx;
+  size_t es = rt_dtype_size(j->t);
+  int64_t big = 1;
+  for (int64_t d = b; d < e; d++) if (j->start[d + 1] - j->start[d] > big) big = j->start[d + 1] - j->start[d];
+  int64_t *h = malloc((size_t)vs_hcount(big) * sizeof *h);
+  if (!h) { j->failed = 1; return; }
+  for (int64_t d = b; d < e; d++) {
+    int64_t s = j->start[d], len = j->start[d + 1] - s;
+    if (len == 0) continue;
+    void *r = j->tmp + (size_t)s * es;
+    if (len > VS_CHUNK && j->shift > 11) {   /* a crowded digit (floats: one exponent holds half of [0, 1)): again */
+      if (vs_msd(j->t, r, j->k + (size_t)s * es, len, j->shift, j->out + (size_t)(s * j->ostride) * es, j->ostride))
+        j->failed = 1;
+      continue;
+    }
+    if (j->shift) r = vs_radix(r, j->k + (size_t)s * es, len, es == 8, vs_digits(((uint64_t)1 << j->shift) - 1, len), h);
+    vs_tovalues(j->t, r, len, j->out + (size_t)(s * j->ostride) * es, j->ostride);
+  }
+  free(h);
+}
+
+/* Sorts keys k[0..n), whose bits above bits are all alike, into values at
+** out (ostride apart); tmp scratch of n keys (either may be clobbered). */
+static int vs_msd(gk_dtype t, char *k, char *tmp, int64_t n, int bits, char *out, int64_t ostride) {
+  int wide = rt_dtype_size(t) == 8, w = 1;
+  while (w < 11 && w < bits) w++;
+  int64_t nb = (int64_t)1 << w, cs = vs_chunk(n), nch = (n + cs - 1) / cs;
+  int64_t *h = malloc((size_t)(nch * nb) * sizeof *h), *start = malloc((size_t)(nb + 1) * sizeof *start);
+  if (!h || !start) { free(h); free(start); return -1; }
+  rdx_job j = { k, tmp, n, cs, nb, bits - w, wide, h };
+  par_for(nch, 1, rdx_hist, &j);
+  int64_t off = 0;
+  for (int64_t d = 0; d < nb; d++) {
+    start[d] = off;
+    for (int64_t c = 0; c < nch; c++) { int64_t q = h[c * nb + d]; h[c * nb + d] = off; off += q; }
+  }
+  start[nb] = n;
+  par_for(nch, 1, rdx_scatter, &j);
+  msd_job m = { t, k, tmp, out, ostride, bits - w, start, 0 };
+  par_for(nb, 1, msd_buckets, &m);
+  free(h); free(start);
+  return m.failed ? -1 : 0;
 }
 
 /* Sorts one segment of len values (x, stride apart) into out (ostride
 ** apart); k and t scratch of len keys, h of vs_hcount(len) counts. */
-static void vs_segment(gk_dtype t, const char *x, int64_t len, int64_t stride, char *out, int64_t ostride,
-                       void *k, void *tmp, int64_t *h) {
+static int vs_segment(gk_dtype t, const char *x, int64_t len, int64_t stride, char *out, int64_t ostride,
+                      void *k, void *tmp, int64_t *h) {
   vs_stat st = vs_keys(t, x, len, stride, k);
-  void *s = vs_radix(k, tmp, len, rt_dtype_size(t) == 8, vs_digits(st.diff, len), h);
-  vs_values(t, s, len, &st, x, stride, out, ostride);
+  if (len > VS_CHUNK && st.diff) {
+    if (vs_msd(t, k, tmp, len, 64 - __builtin_clzll(st.diff), out, ostride)) return -1;
+  } else vs_tovalues(t, vs_radix(k, tmp, len, rt_dtype_size(t) == 8, vs_digits(st.diff, len), h), len, out, ostride);
+  vs_fixup(t, len, &st, x, stride, out, ostride);
+  return 0;
 }
 
 /* A long segment's scratch asks for transparent huge pages (as the cpu
@@ -324,7 +393,7 @@ static void sort_value_segments(sort_job *j, int64_t b, int64_t e) {
   if (!k || !h) { free(k); free(h); j->failed = 1; return; }
   for (int64_t s = b; s < e; s++) {
     size_t o = (size_t)(j->cols ? s : s * len) * es;
-    vs_segment(j->t, j->x + o, len, stride, j->out + o, stride, k, k + (size_t)len * es, h);
+    if (vs_segment(j->t, j->x + o, len, stride, j->out + o, stride, k, k + (size_t)len * es, h)) { j->failed = 1; break; }
   }
   free(k); free(h);
 }

@@ -1,5 +1,6 @@
 """Random well-typed gk programs for gkdiff: the AST, its rendering as gk
 source, its evaluation by the reference model, and the generator."""
+import os
 import random
 
 import numpy as np
@@ -423,6 +424,11 @@ SCAN_OPS = ["sum", "prod", "max", "min"]
 NORMS = ["softmax", "logsoftmax", "layernorm", "rmsnorm"]
 
 
+# GKDIFF_FOCUS=K: K times the weight of the session-6 words (a campaign aimed at them)
+FOCUS = int(os.environ.get("GKDIFF_FOCUS", "0") or 0)
+FOCUS_GEN = {"g_sortf", "g_quant", "g_more_un", "g_axis3", "g_take2", "g_binc", "g_ssorted", "g_cube", "g_call"}
+
+
 class Gen:
     def __init__(self, prog, seed, big):
         self.p = prog
@@ -602,6 +608,8 @@ class Gen:
             (4, self.g_sortf), (2, self.g_quant), (4, self.g_more_un), (3, self.g_axis3),
             (3, self.g_take2), (1, self.g_binc), (1, self.g_ssorted), (2, self.g_cube), (2, self.g_call),
         ]
+        if FOCUS:
+            ops = [(w * FOCUS if f.__name__ in FOCUS_GEN else w, f) for w, f in ops]
         tot = sum(w for w, _ in ops)
         x = k * tot
         for w, f in ops:
@@ -986,6 +994,8 @@ class Gen:
         x, vx = self.any_array(d - 1)
         nd = len(vx.shape)
         axis = None if nd == 0 or r.random() < 0.4 else r.randrange(-nd, nd)
+        if nd == 2 and not vx.view and r.random() < 0.3:
+            x, axis = N(r.choice(["rows", "cols"]), [x]), None
         if r.random() < 0.5:
             return N("quant", [x], fn="median", axis=axis)
         return N("quant", [x], fn="quantile", q=r.choice(["0", "0.25", "0.5", "0.9", "1", "0.33", "1.0"]), axis=axis)
@@ -1060,7 +1070,10 @@ class Gen:
         y, vy = self.expr(d, None)
         if vy.dt not in (I32, I64):
             y = N("cast", [y], fn=r.choice(["i32", "i64"]))
-        return N("bin", [y, lit(str(L))], sym="%")
+        n = N("bin", [y, lit(str(L))], sym="%")
+        if r.random() < 0.3:
+            n = N("bin", [n, lit(str(L))], sym="-")      # negative: from the end
+        return n
 
     def g_take2(self, d, shape):
         r = self.r

@@ -789,7 +789,9 @@ def matmul(a, b):
         raise Reject("matmul shapes")
     t = promote(a.dt, b.dt)
     if t == B_:
-        raise Reject("bool matmul")
+        # gk counts (i64, as sum(a * b)); numpy's bool product is an any
+        # (documented in docs/language.md, Operators)
+        t = I64
     a2, b2 = as_dt(a, t), as_dt(b, t)
     k = sa[-1]
     if t in INTS:
@@ -1203,9 +1205,13 @@ def sortfam(fn, a, k=None, axis=None):
         kk = np.moveaxis(~key if a.dt in INTS else np.where(nan, 0.0, -key), ax, -1)
         nn = np.moveaxis(~nan, ax, -1)
         pp = np.moveaxis(pos, ax, -1)
-        flat = [np.lexsort((p_, k_, n_)) for p_, k_, n_ in
-                zip(pp.reshape(-1, n), kk.reshape(-1, n), nn.reshape(-1, n))] if n else []
-        idx = np.array(flat, dtype=I64).reshape(pp.shape) if n else np.zeros(pp.shape, I64)
+        if n:
+            L = pp.size // n
+            lane = np.repeat(np.arange(L), n)
+            o = np.lexsort((pp.reshape(-1), kk.reshape(-1), nn.reshape(-1), lane))
+            idx = (o.reshape(L, n) % n).astype(I64).reshape(pp.shape)
+        else:
+            idx = np.zeros(pp.shape, I64)
         idx = np.moveaxis(idx[..., :k], -1, ax)
     vals = np.take_along_axis(h, idx, axis=ax)
     # the result of a view is a view of the same kind (sum(sort(cols(m))) is per column)
@@ -1240,10 +1246,12 @@ def unique(a):
 
 def quant(fn, a, q=None, axis=None):
     """median / quantile (numpy's linear method): float, ints become f64."""
-    if a.dt in (WI, WF) or a.view or a.dt == B_:
+    if a.dt in (WI, WF) or a.dt == B_ or (a.view and axis is not None):
         raise Reject("quantile operand")
     t = a.dt if isf(a.dt) else F64
     h = a.hi.astype(F64)
+    if a.view:
+        axis = axis_of(a)       # median(rows(m)): one per row
     if axis is None:
         h, e, ax = h.ravel(), np.broadcast_to(a.e, a.shape).ravel(), 0
     else:
@@ -1283,9 +1291,12 @@ def searchsorted(a, v):
     if np.any(np.diff(k) < 0) if isf(t) else np.any(np.diff(ah.astype(I64)) < 0):
         raise Reject("not sorted")
     vh = v2.hi
-    if not v2.exact:
-        d = np.abs(vh.reshape(-1, 1) - ah.reshape(1, -1)) if ah.size else np.ones((vh.size, 1))
-        if np.any(d <= 2 * np.broadcast_to(v2.e, vh.shape).reshape(-1, 1) + 1e-300):
+    if not v2.exact and ah.size:
+        # the nearest element of a to each v (a is sorted)
+        vf = vh.reshape(-1)
+        j = np.clip(np.searchsorted(ah, vf), 0, ah.size - 1)
+        d = np.minimum(np.abs(vf - ah[j]), np.abs(vf - ah[np.maximum(j - 1, 0)]))
+        if np.any(~(d > 2 * np.broadcast_to(v2.e, vh.shape).reshape(-1) + 1e-300)):
             raise Reject("searchsorted fragile")
     if isf(t):
         r = np.searchsorted(ah.astype(t), vh.astype(t), side="left")
@@ -1312,8 +1323,16 @@ def bincount(idx, w=None, minlength=None):
     wh = w2.hi.astype(F64)
     if not np.isfinite(wh).all():
         raise Reject("non-finite weights")
-    r = np.bincount(ii, weights=wh, minlength=ml)
+    # the reference in long double: numpy's bincount adds each bin's weights
+    # serially in double, an error (n ulps) larger than the bound allowed gk
     cnt = np.bincount(ii, minlength=ml)
+    r = np.zeros(cnt.size, dtype=np.longdouble)
+    if ii.size:
+        o = np.argsort(ii, kind="stable")
+        starts = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+        nz = cnt > 0
+        r[nz] = np.add.reduceat(wh[o].astype(np.longdouble), starts[nz])
+    r = r.astype(F64)
     e = np.bincount(ii, weights=np.broadcast_to(w2.e, wh.shape), minlength=ml) + \
         (G(max(cnt.max() if cnt.size else 1, 1), t) + 2) * U(t) * np.bincount(ii, weights=np.abs(wh), minlength=ml)
     return check(V(t, r, e, False))
