@@ -356,3 +356,40 @@ TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, doub
   return 1;
 })
 #undef ARG_STEP
+
+/* Two rows at once: l[q] = COMB(COMB(l[q], v0[q]), v1[q]) -- the two steps
+** in order, one load and store of the running values for both. */
+#define COL2(NAME, STEP) \
+  THRICE2(NAME, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a, b; memcpy(&a, l + q, sizeof a); \
+      b = LOAD8D_float(v0, q); STEP; \
+      b = LOAD8D_float(v1, q); STEP; \
+      memcpy(l + q, &a, sizeof a); \
+    } \
+    for (; q < n; q++) { l[q] = COMB_(COMB_(l[q], (double)v0[q]), (double)v1[q]); } \
+  })
+#if defined(__x86_64__) && defined(__GNUC__)
+#define THRICE2(NAME, ...) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const float *v0, const float *v1, int64_t n, double *l) __VA_ARGS__ \
+  static void NAME##_2(const float *v0, const float *v1, int64_t n, double *l); \
+  TWICE(void, NAME##_2, (const float *v0, const float *v1, int64_t n, double *l), (v0, v1, n, l), __VA_ARGS__) \
+  void NAME(const float *v0, const float *v1, int64_t n, double *l) { if (cpu_avx512()) NAME##_512(v0, v1, n, l); else NAME##_2(v0, v1, n, l); }
+#else
+#define THRICE2(NAME, ...) void NAME(const float *v0, const float *v1, int64_t n, double *l) __VA_ARGS__
+#endif
+#define C2_SUM a = a + b
+#define C2_EXT(CMP) do { v8l take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+    memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); ai = (take & bi) | (~take & ai); memcpy(&a, &ai, sizeof a); } while (0)
+#define COMB_ GK_COMB_SUM
+COL2(cpu_colsum2_f32, C2_SUM)
+#undef COMB_
+#define COMB_ GK_COMB_MAX
+COL2(cpu_colmax2_f32, C2_EXT(>))
+#undef COMB_
+#define COMB_ GK_COMB_MIN
+COL2(cpu_colmin2_f32, C2_EXT(<))
+#undef COMB_
+#undef C2_SUM
+#undef C2_EXT

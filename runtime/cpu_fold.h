@@ -35,6 +35,10 @@ void cpu_colmax_f64(const double *v, int64_t n, double *l);
 void cpu_colmin_f32(const float *v, int64_t n, double *l);
 void cpu_colmin_f64(const double *v, int64_t n, double *l);
 
+/* Two rows of f32 at once (v0 then v1): the same steps as two calls above. */
+void cpu_colsum2_f32(const float *v0, const float *v1, int64_t n, double *l);
+void cpu_colmax2_f32(const float *v0, const float *v1, int64_t n, double *l);
+void cpu_colmin2_f32(const float *v0, const float *v1, int64_t n, double *l);
 /* The first q < n with v[q] == x (n - 1 when there is none). */
 int64_t cpu_find_f32(const float *v, int64_t n, float x);
 int64_t cpu_find_f64(const double *v, int64_t n, double x);
