@@ -118,7 +118,7 @@ static void insertion_pairs(uint64_t *key, int64_t *idx, int64_t n) {
 typedef struct vs_plan { int np, w; } vs_plan;   /* passes, digit width */
 
 static vs_plan vs_digits(uint64_t diff, int64_t n) {
-  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 4096 ? 11 : 8;
+  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 4096 ? 11 : n >= 512 ? 10 : 8;
   vs_plan p = { (bits + maxd - 1) / maxd, 0 };
   if (p.np) p.w = (bits + p.np - 1) / p.np;
   return p;
