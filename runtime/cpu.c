@@ -985,9 +985,11 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
   int64_t c0 = k * COLMONO, nc = j->cols - c0 < COLMONO ? j->cols - c0 : COLMONO;
   double lf[COLMONO];    /* the running column values: acc's f (floats) */
   int64_t li[COLMONO];   /* or its i (the rest) */
+  float lx[COLMONO];     /* or, for max / min of f32, the same values in f32 (twice the lanes) */
+  int ext = in->t == GK_F32 && (x->rop == ROP_MAX || x->rop == ROP_MIN);
   acc a;
   acc_init(&a, x->rop, in->t);
-  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; }
+  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; lx[q] = (float)a.f; }
   /* a stored array through a view whose last axis has stride 1 (a
   ** reduction along a middle axis): its lines folded in where they lie */
   const rt_node *v = in;
@@ -1004,7 +1006,9 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
       for (int64_t q = 0; q < nc;) {
         int64_t f = (f0 + q) / L, k = (f0 + q) % L, cur = v->voff + k, len = L - k < nc - q ? L - k : nc - q;
         for (int d = nd - 2; d >= 0; d--) { cur += (f % v->shape[d]) * v->vstride[d]; f /= v->shape[d]; }
-        colfold_row(x->rop, in->t, base + (size_t)cur * es, len, lf + q, li + q);
+        const void *row = base + (size_t)cur * es;
+        if (ext) (x->rop == ROP_MAX ? cpu_colmaxf_f32 : cpu_colminf_f32)(row, len, lx + q);
+        else colfold_row(x->rop, in->t, row, len, lf + q, li + q);
         q += len;
       }
       continue;
@@ -1014,11 +1018,15 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
     scratch_reset(c);
     const void *p = ev(c, in, &ix), *p1 = pair ? ev(c, in, &ix1) : NULL;
     if (!p || (pair && !p1)) { c->failed = 1; return; }
-    if (pair) colfold_rows2(x->rop, in->t, p, p1, nc, lf, li);
+    if (ext) {
+      void (*f)(const float *, int64_t, float *) = x->rop == ROP_MAX ? cpu_colmaxf_f32 : cpu_colminf_f32;
+      f(p, nc, lx);
+      if (pair) f(p1, nc, lx);
+    } else if (pair) colfold_rows2(x->rop, in->t, p, p1, nc, lf, li);
     else colfold_row(x->rop, in->t, p, nc, lf, li);
   }
   for (int64_t q = 0; q < nc; q++) {
-    a.f = lf[q]; a.i = li[q];
+    a.f = ext ? (double)lx[q] : lf[q]; a.i = li[q];
     acc_store(&a, x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
   }
 }

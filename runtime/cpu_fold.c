@@ -393,3 +393,42 @@ COL2(cpu_colmin2_f32, C2_EXT(<))
 #undef COMB_
 #undef C2_SUM
 #undef C2_EXT
+
+/* max / min of f32 rows into f32 running values (l[q] = COMB(l[q], v[q])):
+** an extreme of floats is a float, so the values are the ones the double
+** lanes above keep, converted; 16 lanes a vector under AVX-512. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+#define COLF_EXT(NAME, CMP, COMB) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const float *v, int64_t n, float *l) { \
+    int64_t q = 0; \
+    for (; q + 16 <= n; q += 16) { \
+      v16f a, b; memcpy(&a, l + q, sizeof a); memcpy(&b, v + q, sizeof b); \
+      v16i take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], v[q]); \
+  } \
+  static void NAME##_2(const float *v, int64_t n, float *l); \
+  TWICE(void, NAME##_2, (const float *v, int64_t n, float *l), (v, n, l), { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8f a, b; memcpy(&a, l + q, sizeof a); memcpy(&b, v + q, sizeof b); \
+      v8i take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], v[q]); \
+  }) \
+  void NAME(const float *v, int64_t n, float *l) { if (cpu_avx512()) NAME##_512(v, n, l); else NAME##_2(v, n, l); }
+#if defined(__x86_64__) && defined(__GNUC__)
+COLF_EXT(cpu_colmaxf_f32, >, GK_COMB_MAX)
+COLF_EXT(cpu_colminf_f32, <, GK_COMB_MIN)
+#else
+void cpu_colmaxf_f32(const float *v, int64_t n, float *l) { for (int64_t q = 0; q < n; q++) l[q] = GK_COMB_MAX(l[q], v[q]); }
+void cpu_colminf_f32(const float *v, int64_t n, float *l) { for (int64_t q = 0; q < n; q++) l[q] = GK_COMB_MIN(l[q], v[q]); }
+#endif
+#undef COLF_EXT
