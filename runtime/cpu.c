@@ -967,12 +967,10 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
     acc_store(&a[q], x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
 }
 
-/* Two rows folded in order: f32 sum / max / min in one pass over the
-** running values (cpu_col*2_f32), else colfold_row twice. */
+/* Two rows folded in order: an f32 sum in one pass over the running values
+** (cpu_colsum2_f32), else colfold_row twice. */
 static void colfold_rows2(int rop, gk_dtype t, const void *p0, const void *p1, int64_t n, double *lf, int64_t *li) {
   if (t == GK_F32 && rop == ROP_SUM) { cpu_colsum2_f32(p0, p1, n, lf); return; }
-  if (t == GK_F32 && rop == ROP_MAX) { cpu_colmax2_f32(p0, p1, n, lf); return; }
-  if (t == GK_F32 && rop == ROP_MIN) { cpu_colmin2_f32(p0, p1, n, lf); return; }
   colfold_row(rop, t, p0, n, lf, li);
   colfold_row(rop, t, p1, n, lf, li);
 }

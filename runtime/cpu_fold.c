@@ -287,7 +287,6 @@ COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
     while (q < n - 1 && v[q] != x) q++; \
     return q; \
   })
-FIND_EQ(cpu_find_f32, float, v4f, v4i)
 FIND_EQ(cpu_find_f64, double, v4d, v4l)
 
 /* max / min of integers: init folded with v[0..n), exact in any order, in
@@ -358,7 +357,8 @@ TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, doub
 #undef ARG_STEP
 
 /* Two rows at once: l[q] = COMB(COMB(l[q], v0[q]), v1[q]) -- the two steps
-** in order, one load and store of the running values for both. */
+** in order, one load and store of the running values for both (sums; the
+** f32 extremes run in f32 lanes below). */
 #define COL2(NAME, STEP) \
   THRICE2(NAME, { \
     int64_t q = 0; \
@@ -380,19 +380,10 @@ TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, doub
 #define THRICE2(NAME, ...) void NAME(const float *v0, const float *v1, int64_t n, double *l) __VA_ARGS__
 #endif
 #define C2_SUM a = a + b
-#define C2_EXT(CMP) do { v8l take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
-    memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); ai = (take & bi) | (~take & ai); memcpy(&a, &ai, sizeof a); } while (0)
 #define COMB_ GK_COMB_SUM
 COL2(cpu_colsum2_f32, C2_SUM)
 #undef COMB_
-#define COMB_ GK_COMB_MAX
-COL2(cpu_colmax2_f32, C2_EXT(>))
-#undef COMB_
-#define COMB_ GK_COMB_MIN
-COL2(cpu_colmin2_f32, C2_EXT(<))
-#undef COMB_
 #undef C2_SUM
-#undef C2_EXT
 
 /* max / min of f32 rows into f32 running values (l[q] = COMB(l[q], v[q])):
 ** an extreme of floats is a float, so the values are the ones the double
