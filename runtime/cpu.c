@@ -713,7 +713,7 @@ static int arg_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n,
   if (f32) {   /* one pass: lanes keep their first extreme and its index */
     if (!cpu_argext_f32(p, n, mx, &q, &m)) return 0;
   } else {
-    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m))) return 0;
+    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m)) || m != m) return 0;   /* a NaN in the tail: the loop */
     q = cpu_find_f64(p, n, m);
   }
   if (!a->any || GK_ARG_TAKE(mx, a->f, a->at, m, base + q)) { a->f = m; a->at = base + q; a->any = 1; a->nan = 0; }
@@ -967,6 +967,14 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
     acc_store(&a[q], x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
 }
 
+/* Two rows folded in order: an f32 sum in one pass over the running values
+** (cpu_colsum2_f32), else colfold_row twice. */
+static void colfold_rows2(int rop, gk_dtype t, const void *p0, const void *p1, int64_t n, double *lf, int64_t *li) {
+  if (t == GK_F32 && rop == ROP_SUM) { cpu_colsum2_f32(p0, p1, n, lf); return; }
+  colfold_row(rop, t, p0, n, lf, li);
+  colfold_row(rop, t, p1, n, lf, li);
+}
+
 /* Per-column reduce by a monoid: blocks of COLMONO columns (whole rows of
 ** up to that width, read in order), each row folded in by colfold_row. */
 #define COLMONO 1024
@@ -975,16 +983,18 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
   int64_t c0 = k * COLMONO, nc = j->cols - c0 < COLMONO ? j->cols - c0 : COLMONO;
   double lf[COLMONO];    /* the running column values: acc's f (floats) */
   int64_t li[COLMONO];   /* or its i (the rest) */
+  float lx[COLMONO];     /* or, for max / min of f32, the same values in f32 (twice the lanes) */
+  int ext = in->t == GK_F32 && (x->rop == ROP_MAX || x->rop == ROP_MIN);
   acc a;
   acc_init(&a, x->rop, in->t);
-  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; }
+  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; lx[q] = (float)a.f; }
   /* a stored array through a view whose last axis has stride 1 (a
   ** reduction along a middle axis): its lines folded in where they lie */
   const rt_node *v = in;
   while (v->op == RT_RESHAPE && !v->val) v = v->in[0];
   int lines = !v->val && v->op == RT_VIEW && v->ndim >= 2 && v->vstride[v->ndim - 1] == 1 &&
               v->in[0]->val && v->in[0]->val->n == v->in[0]->n;
-  for (int64_t r = 0; r < j->rows; r++) {
+  for (int64_t r = 0; r < j->rows; r += 1 + !lines) {   /* evaluated rows two at a time */
     if (job_stopped(j, r * (CPU_CHUNK / 16))) return;   /* every 1024 rows */
     if (lines) {
       const char *base = v->in[0]->val->host;
@@ -994,19 +1004,27 @@ static void colmono_chunk(job *j, evctx *c, int64_t k) {
       for (int64_t q = 0; q < nc;) {
         int64_t f = (f0 + q) / L, k = (f0 + q) % L, cur = v->voff + k, len = L - k < nc - q ? L - k : nc - q;
         for (int d = nd - 2; d >= 0; d--) { cur += (f % v->shape[d]) * v->vstride[d]; f /= v->shape[d]; }
-        colfold_row(x->rop, in->t, base + (size_t)cur * es, len, lf + q, li + q);
+        const void *row = base + (size_t)cur * es;
+        if (ext) (x->rop == ROP_MAX ? cpu_colmaxf_f32 : cpu_colminf_f32)(row, len, lx + q);
+        else colfold_row(x->rop, in->t, row, len, lf + q, li + q);
         q += len;
       }
       continue;
     }
-    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
+    int pair = r + 1 < j->rows;
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 }, ix1 = { (r + 1) * j->cols + c0, nc, NULL, 0 };
     scratch_reset(c);
-    const void *p = ev(c, in, &ix);
-    if (!p) { c->failed = 1; return; }
-    colfold_row(x->rop, in->t, p, nc, lf, li);
+    const void *p = ev(c, in, &ix), *p1 = pair ? ev(c, in, &ix1) : NULL;
+    if (!p || (pair && !p1)) { c->failed = 1; return; }
+    if (ext) {
+      void (*f)(const float *, int64_t, float *) = x->rop == ROP_MAX ? cpu_colmaxf_f32 : cpu_colminf_f32;
+      f(p, nc, lx);
+      if (pair) f(p1, nc, lx);
+    } else if (pair) colfold_rows2(x->rop, in->t, p, p1, nc, lf, li);
+    else colfold_row(x->rop, in->t, p, nc, lf, li);
   }
   for (int64_t q = 0; q < nc; q++) {
-    a.f = lf[q]; a.i = li[q];
+    a.f = ext ? (double)lx[q] : lf[q]; a.i = li[q];
     acc_store(&a, x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
   }
 }

@@ -287,7 +287,6 @@ COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
     while (q < n - 1 && v[q] != x) q++; \
     return q; \
   })
-FIND_EQ(cpu_find_f32, float, v4f, v4i)
 FIND_EQ(cpu_find_f64, double, v4d, v4l)
 
 /* max / min of integers: init folded with v[0..n), exact in any order, in
@@ -356,3 +355,71 @@ TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, doub
   return 1;
 })
 #undef ARG_STEP
+
+/* Two rows at once: l[q] = COMB(COMB(l[q], v0[q]), v1[q]) -- the two steps
+** in order, one load and store of the running values for both (sums; the
+** f32 extremes run in f32 lanes below). */
+#define COL2(NAME, STEP) \
+  THRICE2(NAME, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a, b; memcpy(&a, l + q, sizeof a); \
+      b = LOAD8D_float(v0, q); STEP; \
+      b = LOAD8D_float(v1, q); STEP; \
+      memcpy(l + q, &a, sizeof a); \
+    } \
+    for (; q < n; q++) { l[q] = COMB_(COMB_(l[q], (double)v0[q]), (double)v1[q]); } \
+  })
+#if defined(__x86_64__) && defined(__GNUC__)
+#define THRICE2(NAME, ...) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const float *v0, const float *v1, int64_t n, double *l) __VA_ARGS__ \
+  static void NAME##_2(const float *v0, const float *v1, int64_t n, double *l); \
+  TWICE(void, NAME##_2, (const float *v0, const float *v1, int64_t n, double *l), (v0, v1, n, l), __VA_ARGS__) \
+  void NAME(const float *v0, const float *v1, int64_t n, double *l) { if (cpu_avx512()) NAME##_512(v0, v1, n, l); else NAME##_2(v0, v1, n, l); }
+#else
+#define THRICE2(NAME, ...) void NAME(const float *v0, const float *v1, int64_t n, double *l) __VA_ARGS__
+#endif
+#define C2_SUM a = a + b
+#define COMB_ GK_COMB_SUM
+COL2(cpu_colsum2_f32, C2_SUM)
+#undef COMB_
+#undef C2_SUM
+
+/* max / min of f32 rows into f32 running values (l[q] = COMB(l[q], v[q])):
+** an extreme of floats is a float, so the values are the ones the double
+** lanes above keep, converted; 16 lanes a vector under AVX-512. */
+typedef float v16f __attribute__((vector_size(64)));
+typedef int32_t v16i __attribute__((vector_size(64)));
+#define COLF_EXT(NAME, CMP, COMB) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const float *v, int64_t n, float *l) { \
+    int64_t q = 0; \
+    for (; q + 16 <= n; q += 16) { \
+      v16f a, b; memcpy(&a, l + q, sizeof a); memcpy(&b, v + q, sizeof b); \
+      v16i take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], v[q]); \
+  } \
+  static void NAME##_2(const float *v, int64_t n, float *l); \
+  TWICE(void, NAME##_2, (const float *v, int64_t n, float *l), (v, n, l), { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8f a, b; memcpy(&a, l + q, sizeof a); memcpy(&b, v + q, sizeof b); \
+      v8i take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], v[q]); \
+  }) \
+  void NAME(const float *v, int64_t n, float *l) { if (cpu_avx512()) NAME##_512(v, n, l); else NAME##_2(v, n, l); }
+#if defined(__x86_64__) && defined(__GNUC__)
+COLF_EXT(cpu_colmaxf_f32, >, GK_COMB_MAX)
+COLF_EXT(cpu_colminf_f32, <, GK_COMB_MIN)
+#else
+void cpu_colmaxf_f32(const float *v, int64_t n, float *l) { for (int64_t q = 0; q < n; q++) l[q] = GK_COMB_MAX(l[q], v[q]); }
+void cpu_colminf_f32(const float *v, int64_t n, float *l) { for (int64_t q = 0; q < n; q++) l[q] = GK_COMB_MIN(l[q], v[q]); }
+#endif
+#undef COLF_EXT

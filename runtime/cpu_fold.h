@@ -35,8 +35,12 @@ void cpu_colmax_f64(const double *v, int64_t n, double *l);
 void cpu_colmin_f32(const float *v, int64_t n, double *l);
 void cpu_colmin_f64(const double *v, int64_t n, double *l);
 
+/* max / min of f32 rows kept in f32 running values (the same values). */
+void cpu_colmaxf_f32(const float *v, int64_t n, float *l);
+void cpu_colminf_f32(const float *v, int64_t n, float *l);
+/* Two rows of f32 summed at once (v0 then v1): the steps of two calls above. */
+void cpu_colsum2_f32(const float *v0, const float *v1, int64_t n, double *l);
 /* The first q < n with v[q] == x (n - 1 when there is none). */
-int64_t cpu_find_f32(const float *v, int64_t n, float x);
 int64_t cpu_find_f64(const double *v, int64_t n, double x);
 
 /* init folded with v[0..n) by integer max / min (exact in any order). */

@@ -118,7 +118,7 @@ static void insertion_pairs(uint64_t *key, int64_t *idx, int64_t n) {
 typedef struct vs_plan { int np, w; } vs_plan;   /* passes, digit width */
 
 static vs_plan vs_digits(uint64_t diff, int64_t n) {
-  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 4096 ? 11 : 8;
+  int bits = diff ? 64 - __builtin_clzll(diff) : 0, maxd = n >= 4096 ? 11 : n >= 512 ? 10 : 8;
   vs_plan p = { (bits + maxd - 1) / maxd, 0 };
   if (p.np) p.w = (bits + p.np - 1) / p.np;
   return p;
@@ -449,10 +449,17 @@ int host_sort(gk_dtype t, const void *x, int64_t R, int64_t C, int cols, int op,
 }
 
 void host_runs(gk_dtype t, const void *x, int64_t n, uint8_t *out) {
-  size_t es = rt_dtype_size(t);
-  const char *p = x;
-  for (int64_t i = 0; i < n; i++)
-    out[i] = i == 0 || host_sort_key(t, p + (size_t)i * es) != host_sort_key(t, p + (size_t)(i - 1) * es);
+  /* equal keys: equal integers, or floats equal as numbers (-0.0 == 0.0) or both NaN */
+#define RUNS(T, SAME) do { const T *v = x; if (n > 0) out[0] = 1; \
+    for (int64_t i = 1; i < n; i++) { T a = v[i - 1], b = v[i]; out[i] = !(SAME); } } while (0)
+  switch (t) {
+  case GK_F32: RUNS(float, a == b || (a != a && b != b)); break;
+  case GK_F64: RUNS(double, a == b || (a != a && b != b)); break;
+  case GK_I32: RUNS(int32_t, a == b); break;
+  case GK_I64: RUNS(int64_t, a == b); break;
+  default: RUNS(uint8_t, (a != 0) == (b != 0)); break;
+  }
+#undef RUNS
 }
 
 typedef struct search_job { gk_dtype t; const char *a; int64_t na; const char *v; int64_t *out; } search_job;

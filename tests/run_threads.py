@@ -126,6 +126,7 @@ def build(d, rng):
         exact("srtl%d" % i, "sort(g%d * 3)" % i, np.sort(gi * 3))
         exact("uniq%d" % i, "unique(i%d)" % i, np.unique(ii))
         exact("uniqv%d" % i, "unique(i%d[1:] - 500)" % i, np.unique(ii[1:] - 500))
+        case("uniqf%d" % i, "unique(xs%d)" % i, np.unique(xs), 0)   # zeros of both signs and NaNs collapse
         case("med%d" % i, "median(x%d)" % i, np.median(X), 1e-6)
         case("qnt%d" % i, "quantile(x%d, 0.3)" % i, np.quantile(X, 0.3), 1e-6)
         exact("amax%d" % i, "argmax(x%d)" % i, np.int64(np.argmax(x)))

@@ -1,6 +1,7 @@
 /*
 ** tests/unit/test_cpu_fast.c -- the cpu backend's vector kernels against
-** their definitions, bit for bit: runtime/cpu_fold.c (8-lane folds),
+** their definitions, bit for bit: runtime/cpu_fold.c (8-lane folds, column
+** folds, the one-pass argmax, integer extremes),
 ** runtime/cpu_exp.c (expf), runtime/cpu_mm.c (the FMA matrix product).
 **
 ** Each reference is the plain scalar loop the kernel claims to reproduce,
@@ -204,12 +205,93 @@ static void test_sgemm(void) {
   }
 }
 
+/* The column folds (one or two rows into running values), the one-pass f32
+** argmax / argmin, the integer extremes and the find, against their plain
+** loops, on rows holding NaNs, infinities and zeros of both signs. */
+static float special(void) {
+  uint64_t r = rnd() % 16;
+  return r == 0 ? NAN : r == 1 ? 0.0f : r == 2 ? -0.0f : r == 3 ? INFINITY : r == 4 ? -INFINITY : urand() - 0.5f;
+}
+static void test_columns(void) {
+  for (int si = 0; si < NSIZES; si++) {
+    int64_t n = SIZES[si];
+    float *v0 = malloc((size_t)n * sizeof(float)), *v1 = malloc((size_t)n * sizeof(float));
+    double *d0 = malloc((size_t)n * sizeof(double)), *l = malloc((size_t)n * sizeof(double)),
+           *w = malloc((size_t)n * sizeof(double)), *init = malloc((size_t)n * sizeof(double));
+    for (int64_t i = 0; i < n; i++) { v0[i] = special(); v1[i] = special(); d0[i] = special(); init[i] = special(); }
+    for (int kind = 0; kind < 4; kind++) {   /* sum, prod, max, min */
+      int bad = 0;
+      /* one f32 row, one f64 row, two f32 rows */
+      memcpy(l, init, (size_t)n * sizeof *l);
+      for (int64_t i = 0; i < n; i++) w[i] = comb(kind, init[i], (double)v0[i]);
+      if (kind == 0) cpu_colsum_f32(v0, n, l); else if (kind == 1) cpu_colprod_f32(v0, n, l);
+      else if (kind == 2) cpu_colmax_f32(v0, n, l); else cpu_colmin_f32(v0, n, l);
+      for (int64_t i = 0; i < n; i++) bad += !same(l[i], w[i]);
+      memcpy(l, init, (size_t)n * sizeof *l);
+      for (int64_t i = 0; i < n; i++) w[i] = comb(kind, init[i], d0[i]);
+      if (kind == 0) cpu_colsum_f64(d0, n, l); else if (kind == 1) cpu_colprod_f64(d0, n, l);
+      else if (kind == 2) cpu_colmax_f64(d0, n, l); else cpu_colmin_f64(d0, n, l);
+      for (int64_t i = 0; i < n; i++) bad += !same(l[i], w[i]);
+      if (kind == 0) {
+        memcpy(l, init, (size_t)n * sizeof *l);
+        for (int64_t i = 0; i < n; i++) w[i] = comb(kind, comb(kind, init[i], (double)v0[i]), (double)v1[i]);
+        cpu_colsum2_f32(v0, v1, n, l);
+        for (int64_t i = 0; i < n; i++) bad += !same(l[i], w[i]);
+      }
+      if (kind >= 2) {   /* max / min kept in f32: the same values */
+        float *lx = malloc((size_t)n * sizeof *lx);
+        for (int64_t i = 0; i < n; i++) { lx[i] = (float)init[i]; w[i] = comb(kind, (double)lx[i], (double)v0[i]); }
+        if (kind == 2) cpu_colmaxf_f32(v0, n, lx); else cpu_colminf_f32(v0, n, lx);
+        for (int64_t i = 0; i < n; i++) bad += !same((double)lx[i], w[i]);
+        free(lx);
+      }
+      CHECKF(!bad, "column fold %d n=%lld: %d values differ from the plain loop", kind, (long long)n, bad);
+    }
+    /* argmax / argmin: the first extreme; with a NaN, handed back */
+    for (int mx = 0; mx < 2; mx++)
+      for (int withnan = 0; withnan < 2; withnan++) {
+        for (int64_t i = 0; i < n; i++) {
+          float f = special();
+          v1[i] = f != f && !withnan ? 0.25f : f;
+          if (rnd() % 4 == 0 && i) v1[i] = v1[rnd() % i];   /* ties */
+        }
+        int64_t at = -1, want = 0, nan = 0;
+        double val = 0;
+        for (int64_t i = 0; i < n; i++) {
+          if (v1[i] != v1[i]) nan = 1;
+          if (mx ? v1[i] > v1[want] : v1[i] < v1[want]) want = i;
+        }
+        int ok = cpu_argext_f32(v1, n, mx, &at, &val);
+        CHECKF(ok ? !nan && at == want && val == (double)v1[want] : nan || n < 32,
+               "argext mx=%d n=%lld: %d at %lld, the loop %lld", mx, (long long)n, ok, (long long)at, (long long)want);
+      }
+    /* integer extremes and the find */
+    int64_t *q = malloc((size_t)n * sizeof *q);
+    int32_t *q32 = malloc((size_t)n * sizeof *q32);
+    int64_t mx64 = INT64_MIN + 5, mn64 = INT64_MAX - 5, mx32 = 7, mn32 = -7;
+    for (int64_t i = 0; i < n; i++) {
+      q[i] = (int64_t)rnd(); q32[i] = (int32_t)rnd();
+      mx64 = q[i] > mx64 ? q[i] : mx64; mn64 = q[i] < mn64 ? q[i] : mn64;
+      mx32 = q32[i] > mx32 ? q32[i] : mx32; mn32 = q32[i] < mn32 ? q32[i] : mn32;
+    }
+    CHECKF(cpu_max_i64(q, n, INT64_MIN + 5) == mx64 && cpu_min_i64(q, n, INT64_MAX - 5) == mn64 &&
+           cpu_max_i32(q32, n, 7) == mx32 && cpu_min_i32(q32, n, -7) == mn32, "integer max/min n=%lld", (long long)n);
+    int64_t k = (int64_t)(rnd() % (uint64_t)n), f = 0;
+    if (d0[k] != d0[k]) d0[k] = 0.125;   /* a NaN equals nothing: find a number */
+    while (d0[f] != d0[k]) f++;
+    CHECKF(cpu_find_f64(d0, n, d0[k]) == f, "find n=%lld", (long long)n);
+    free(q); free(q32);
+    free(v0); free(v1); free(d0); free(l); free(w); free(init);
+  }
+}
+
 int main(void) {
   const char *e = getenv("GK_TEST_SEED");
   uint64_t seed = e && *e ? strtoull(e, NULL, 10) : (uint64_t)time(NULL);
   printf("seed %llu (replay with GK_TEST_SEED=%llu)\n", (unsigned long long)seed, (unsigned long long)seed);
   rng_state = seed;
   test_folds();
+  test_columns();
   test_exp();
   test_sgemm();
   printf("%d passed, %d failed\n", npass, nfail);
