@@ -1261,8 +1261,14 @@ def quant(fn, a, q=None, axis=None):
     if n == 0:
         raise Reject("empty median")
     qq = 0.5 if fn == "median" else float(q)
-    with np.errstate(invalid="ignore"):
-        r = np.quantile(h, qq, axis=ax)
+    src = h
+    if a.dt in (I32, I64):
+        # numpy's lerp takes b - a in the ints' own dtype (wrapping past its
+        # range), then f64; gk follows it (compiler/build.c b_quantile)
+        src = a.hi.astype(a.dt)
+        src = src.ravel() if axis is None else src
+    with np.errstate(invalid="ignore", over="ignore"):
+        r = np.quantile(src, qq, axis=ax)
     if a.dt in INTS and np.any(np.abs(h) > 2 ** 50):
         raise Reject("big ints")
     m = np.max(e, axis=ax)
