@@ -593,6 +593,11 @@ int cli_repl(cli_state *st) {
       r.plen = 0;
       continue;
     }
+    if ((!line || count <= 0) && r.plen > 0) {   /* Ctrl-D on a "... " line: drop the entry, stay */
+      fputs("\n(unfinished entry dropped; Ctrl-D again leaves)\n", stdout);
+      r.plen = 0;
+      continue;
+    }
     if (!line || count <= 0) {           /* Ctrl-D, or the terminal went away */
       fputc('\n', stdout);
       break;

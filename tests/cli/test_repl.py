@@ -382,6 +382,19 @@ check("outside a string Tab completes names, not files", "data_" not in out, out
 s.send("\x15", raw=True)
 s.close()
 
+# ---------------------------------------------------------------- Ctrl-D on a "... " line
+s = Session()
+s.send("kept = 5")
+os.write(s.fd, b"c = [1,\n")
+s.read(timeout=5)
+os.write(s.fd, b"\x04")
+out = s.read(timeout=5)
+check("Ctrl-D on a continuation line drops the entry, not the session",
+      "(unfinished entry dropped; Ctrl-D again leaves)" in out and os.waitpid(s.pid, os.WNOHANG)[0] == 0, out)
+out = body(s.send("kept"), "kept")
+check("... and the variables stay", out.strip() == "5", out)
+s.close()
+
 # ---------------------------------------------------------------- README's sessions, replayed
 # Every `gk> ` entry of README.md's captured sessions is typed again in a
 # fresh 80-column session and must print what the README shows, word for
