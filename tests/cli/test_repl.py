@@ -382,6 +382,17 @@ check("outside a string Tab completes names, not files", "data_" not in out, out
 s.send("\x15", raw=True)
 s.close()
 
+# ---------------------------------------------------------------- commands a newcomer mistypes
+s = Session()
+for line, want in ((":exit", "unknown command ':exit'; did you mean ':quit'? (type :help)\n"),
+                   (":prof", "unknown command ':prof'; did you mean ':profile'? (type :help)\n"),
+                   (":p", "unknown command ':p' (type :help)\n"),
+                   (":vars m", "gk: :vars takes no argument (:help m shows one variable)\n"),
+                   (":backend cuda", "%s\ngk: the backend is fixed when gk starts: gk --backend cuda\n" % BE)):
+    out = body(s.send(line), line)
+    check("%s says what to type" % line, out == want, out)
+s.close()
+
 # ---------------------------------------------------------------- Ctrl-D on a "... " line
 s = Session()
 s.send("kept = 5")
