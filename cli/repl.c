@@ -498,9 +498,14 @@ static int command(repl *r, const char *line) {
 
   if (!strcmp(name, "quit") || !strcmp(name, "q")) return 1;
   if (!strcmp(name, "help") || !strcmp(name, "h") || !strcmp(name, "?")) cli_help(r->st, arg);
-  else if (!strcmp(name, "vars")) cmd_vars(r);
-  else if (!strcmp(name, "digits")) cmd_digits(r, arg);
-  else if (!strcmp(name, "backend")) printf("%s\n", gk_backend(r->st->g));
+  else if (!strcmp(name, "vars")) {
+    if (*arg) fprintf(stderr, "gk: :vars takes no argument (:help %s shows one variable)\n", arg);
+    else cmd_vars(r);
+  } else if (!strcmp(name, "digits")) cmd_digits(r, arg);
+  else if (!strcmp(name, "backend")) {
+    printf("%s\n", gk_backend(r->st->g));
+    if (*arg) fprintf(stderr, "gk: the backend is fixed when gk starts: gk --backend %s\n", arg);
+  }
   else if (!strcmp(name, "plan")) cmd_option(r, "plan", &r->st->plan, arg);
   else if (!strcmp(name, "cuda")) cmd_option(r, "cuda", &r->st->cuda, arg);
   else if (!strcmp(name, "profile")) cmd_option(r, "profile", &r->st->profile, arg);
@@ -511,8 +516,16 @@ static int command(repl *r, const char *line) {
       printf("time: %s\n", r->st->timing ? "on" : "off");
     }
   } else {
+    const char *near = NULL;   /* vi's and Python's ways out, or the one command name starts */
+    if (!strcmp(name, "exit") || !strcmp(name, "q!") || !strcmp(name, "wq") || !strcmp(name, "x")) near = ":quit";
+    int matches = 0;
+    for (size_t i = 0; !near && *name && command_names[i]; i++)
+      if (!strncmp(command_names[i] + 1, name, n)) matches++;
+    for (size_t i = 0; !near && matches == 1 && command_names[i]; i++)
+      if (!strncmp(command_names[i] + 1, name, n)) near = command_names[i];
     fflush(stdout);
-    fprintf(stderr, "unknown command ':%s' (type :help)\n", name);
+    if (near) fprintf(stderr, "unknown command ':%s'; did you mean '%s'? (type :help)\n", name, near);
+    else fprintf(stderr, "unknown command ':%s' (type :help)\n", name);
   }
   return 0;
 }
@@ -590,6 +603,11 @@ int cli_repl(cli_state *st) {
     line = el_gets(r.el, &count);
     if (prompt_sigint || (!line && count < 0 && errno == EINTR)) {
       fputs("^C\n", stdout);             /* drop the line and any continuation */
+      r.plen = 0;
+      continue;
+    }
+    if ((!line || count <= 0) && r.plen > 0) {   /* Ctrl-D on a "... " line: drop the entry, stay */
+      fputs("\n(unfinished entry dropped; Ctrl-D again leaves)\n", stdout);
       r.plen = 0;
       continue;
     }

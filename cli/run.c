@@ -266,6 +266,8 @@ char *cli_slurp(const char *path) {
     fprintf(stderr, "gk: error: cannot read '%s': it contains a NUL byte (not a text file?)\n", path);
     goto fail;
   }
+  if (len >= 3 && !memcmp(buf, "\xef\xbb\xbf", 3))   /* a UTF-8 byte-order mark (Windows editors write one), as Python skips it */
+    memmove(buf, buf + 3, len - 2);
   if (f != stdin) fclose(f);
   return buf;
 

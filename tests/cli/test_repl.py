@@ -382,6 +382,30 @@ check("outside a string Tab completes names, not files", "data_" not in out, out
 s.send("\x15", raw=True)
 s.close()
 
+# ---------------------------------------------------------------- commands a newcomer mistypes
+s = Session()
+for line, want in ((":exit", "unknown command ':exit'; did you mean ':quit'? (type :help)\n"),
+                   (":prof", "unknown command ':prof'; did you mean ':profile'? (type :help)\n"),
+                   (":p", "unknown command ':p' (type :help)\n"),
+                   (":vars m", "gk: :vars takes no argument (:help m shows one variable)\n"),
+                   (":backend cuda", "%s\ngk: the backend is fixed when gk starts: gk --backend cuda\n" % BE)):
+    out = body(s.send(line), line)
+    check("%s says what to type" % line, out == want, out)
+s.close()
+
+# ---------------------------------------------------------------- Ctrl-D on a "... " line
+s = Session()
+s.send("kept = 5")
+os.write(s.fd, b"c = [1,\n")
+s.read(timeout=5)
+os.write(s.fd, b"\x04")
+out = s.read(timeout=5)
+check("Ctrl-D on a continuation line drops the entry, not the session",
+      "(unfinished entry dropped; Ctrl-D again leaves)" in out and os.waitpid(s.pid, os.WNOHANG)[0] == 0, out)
+out = body(s.send("kept"), "kept")
+check("... and the variables stay", out.strip() == "5", out)
+s.close()
+
 # ---------------------------------------------------------------- README's sessions, replayed
 # Every `gk> ` entry of README.md's captured sessions is typed again in a
 # fresh 80-column session and must print what the README shows, word for
