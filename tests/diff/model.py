@@ -710,6 +710,13 @@ def reduce(fn, a, axis=None):
     h, ex = x.hi, x.e
     if fn in ("var", "std", "norm") and fmax(h) > SQ_LIM[t]:
         raise Reject("squares overflow")
+    if n == 0:
+        # numpy: the mean / var / std of nothing is NaN, the norm 0,
+        # logsumexp log(0) = -inf (docs/language.md, Numeric semantics)
+        shp = h.shape if ax is None else h.shape[:ax] + h.shape[ax + 1:]
+        shp = () if ax is None else shp
+        val = {"mean": np.nan, "var": np.nan, "std": np.nan, "norm": 0.0, "logsumexp": -np.inf}[fn]
+        return V(t, np.full(shp, val))
     if fn == "mean":
         if n == 0:
             raise Reject("empty mean")
@@ -907,7 +914,9 @@ def normalise(fn, a, g=None, b=None, eps=None, axis=None):
         raise Reject("view")
     ax = the_axis(a, axis)
     if a.size == 0:
-        raise Reject("empty")
+        if g is not None or b is not None:
+            raise Reject("empty with gamma")
+        return V(a.dt, np.zeros(a.shape), view=a.view)
     t = a.dt
     u = U(t)
     h, ex = a.hi, a.e
