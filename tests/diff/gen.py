@@ -1191,7 +1191,9 @@ class Gen:
         r, p = self.r, self.p
         E, vE = self.expr(r.randint(0, 2), (self.n,) if r.random() < 0.8 else self.rc)
         c = r.choice([">", "<", ">=", "!="])
-        k = r.randrange(6)
+        k = r.randrange(8)
+        if k >= 6:
+            return self.shared_sort(E, vE)
         if k == 0:
             S = N("red", [E.copy()], fn=r.choice(["sum", "max", "min", "mean", "any", "count", "prod"]))
         elif k == 1:
@@ -1230,6 +1232,42 @@ class Gen:
                 p.stmts[-1] = Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_])
         else:
             p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_]))
+
+    def shared_sort(self, E, vE):
+        """A sort-family value of E in one statement and E's sort (hash-consed:
+        the same node) read again by median / quantile / a gather / a
+        searchsorted in later ones."""
+        r, p = self.r, self.p
+        if len(vE.shape) != 1 or vE.size == 0:
+            raise Reject("vector")
+        L = vE.shape[0]
+        mk = [
+            lambda: N("sortf", [E.copy()], fn="sort", k=None, axis=None),
+            lambda: N("sortf", [E.copy()], fn="argsort", k=None, axis=None),
+            lambda: N("sortf", [E.copy()], fn=r.choice(["topk", "argtopk"]), k=r.randint(1, L), axis=None),
+            lambda: N("quant", [E.copy()], fn="median", axis=None),
+            lambda: N("quant", [E.copy()], fn="quantile", q=r.choice(["0.25", "0.5", "1"]), axis=None),
+            lambda: N("uniq", [E.copy()]),
+            lambda: N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[r.randrange(-L, L)]),
+            lambda: N("gathv", [E.copy(), N("sortf", [E.copy()], fn="argsort", k=None, axis=None)]),
+            lambda: N("ssorted", [N("sortf", [E.copy()], fn="sort", k=None, axis=None), E.copy()]),
+            lambda: N("bin", [N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[slice(1, None)]),
+                              N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[slice(None, -1)])], sym="-"),
+        ]
+        S = r.choice(mk)()
+        vS = self.ev(S)
+        nm = self.newname("s")
+        p.stmts.append(Stmt("assign", nm, [S]))
+        self.add_var(nm, vS)
+        for _ in range(r.randint(1, 2)):
+            U_ = r.choice(mk)()
+            if r.random() < 0.3:
+                U_ = N("bin", [U_, var(nm)], sym="-") if self.ev(U_).shape == vS.shape or vS.shape == () else U_
+            self.ev(U_)
+            if r.random() < 0.5 and self.ev(U_).size <= 40 and vS.size <= 40:
+                p.stmts.append(Stmt("print", p.prefix() + "p%d" % len(p.stmts), [var(nm), U_]))
+            else:
+                p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_]))
 
     # -- statements
     def program(self):
