@@ -1138,6 +1138,20 @@ class Gen:
         r = self.r
         k = r.random()
         C = self.c3
+        if k < 0.1:
+            # views of one pending 3-d value together
+            x, vx = self.expr(d - 1, C)
+            j = r.randrange(3)
+            if j == 0 and C[1] >= 2:
+                return N("bin", [N("index", [x], spec=[slice(None), slice(1, None)]),
+                                 N("index", [x.copy()], spec=[slice(None), slice(None, -1)])], sym=r.choice(["-", "+", "<"]))
+            if j == 1 and C[0] == C[1] == C[2]:
+                axes = r.choice([[1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0]])
+                return N("bin", [x, N("perm", [x.copy()], axes=axes)], sym=r.choice(["-", "+", "*", "=="]))
+            ax = r.randrange(3)
+            red = N("redax", [x.copy()], fn=r.choice(["mean", "max", "sum"]), axis=ax)
+            keep = tuple(1 if i == ax else C[i] for i in range(3))
+            return N("bin", [x, N("reshape", [red], dims=keep)], sym=r.choice(["-", "/"]))
         if k < 0.25:
             x, vx = self.expr(d - 1, C)
             axes = list(range(3))
@@ -1336,8 +1350,8 @@ SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1, 1]
 SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1),
           (0, 3), (3, 0)]
 SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
-CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3)]
-CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1]
+CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3), (3, 3, 3)]
+CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1, 2]
 
 
 def plan(pid, seed, big_every):
