@@ -907,11 +907,13 @@ class Gen:
             idx = [r.randrange(-L, L) for _ in range(r.randint(1, 6))]
             return N("gather", [x], idx=idx, take=len(vx.shape) == 1 and r.random() < 0.3)
         if k in (1, 2):
-            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.5 else self.matrix(d - 1)
+            x, vx = self.any_array(d - 1)
             parts = [x] + [self.expr(d - 1, vx.shape)[0] for _ in range(r.randint(1, 2))]
             fn = "concat" if k == 1 else "stack"
             nd = len(vx.shape) + (fn == "stack")
-            ax = r.choice([None, 0, nd - 1, -1])
+            if nd == 0:
+                raise Reject("scalar")
+            ax = r.choice([None, 0, nd - 1, -1, r.randrange(-nd, nd)])
             return N("join", parts, fn=fn, axis=ax)
         x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.3 else self.matrix(d - 1)
         nd = len(vx.shape)
