@@ -122,7 +122,7 @@ $(B)/obj/%.o: %.c | $(G)/grammar.c
 
 # The cpu backend's inner loops (the op loops, the folds, the heavy ops) at -O3, so loops of
 # unknown trip count vectorise (GCC's -O2 cost model leaves them scalar); same bits: no fast-math.
-VEC_OBJ := $(patsubst %.c,$(B)/obj/%.o,runtime/ops.c $(wildcard runtime/cpu*.c))
+VEC_OBJ := $(patsubst %.c,$(B)/obj/%.o,runtime/ops.c runtime/host_sort.c runtime/host_ops.c $(wildcard runtime/cpu*.c))
 $(VEC_OBJ): ALL_CFLAGS += $(if $(filter -O0,$(OPT)),,-O3)
 
 $(B)/obj/gen/%.o: $(G)/%.c

@@ -403,7 +403,7 @@ const char *gk_suggest(gk_ctx *g, const char *name, char *buf, size_t n);
 ** so the times are its own), "charts" (0: none, the default; 1: ASCII;
 ** 2: Unicode: a printed hist(...) result is followed by a bar chart of its
 ** bins, and plot() draws in that alphabet -- ASCII when 0).  Errors: GK_EMISUSE (unknown name, a value
-** out of range). */
+** out of range: the on/off options take exactly 0 or 1). */
 int gk_option(gk_ctx *g, const char *name, int value);
 
 #ifdef __cplusplus

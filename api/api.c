@@ -23,6 +23,7 @@
 ** export's deleter may run on any thread (so it only queues the export
 ** under exp_mu; the owning thread frees queued exports at its next call).
 */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -243,6 +244,10 @@ int gk_option(gk_ctx *g, const char *name, int value) {
   if (!g) return GK_EMISUSE;
   begin(g);
   if (!name) return fail(g, GK_EMISUSE, "gk_option: name is NULL");
+  static const char *const onoff[] = { "plan", "cuda", "fusion", "tf32", "time", "last", "profile" };
+  for (size_t i = 0; i < sizeof onoff / sizeof onoff[0]; i++)
+    if (!strcmp(name, onoff[i]) && value != 0 && value != 1)
+      return fail(g, GK_EMISUSE, "gk_option: %s is 0 (off) or 1 (on), got %d", name, value);
   if (!strcmp(name, "plan")) cc_option(g->cc, CC_OPT_PLAN, value);
   else if (!strcmp(name, "cuda")) cc_option(g->cc, CC_OPT_CUDA, value);
   else if (!strcmp(name, "fusion")) cc_option(g->cc, CC_OPT_FUSION, value);
@@ -622,24 +627,25 @@ static void type_text(char *buf, size_t n, const rt_node *x) {
 }
 
 /* The reads: variable `name` computed, then copied into out as dtype want
-** (want < 0: its own dtype, no conversion), out_bytes exactly its size;
+** (GET_OWN: its own dtype, no conversion), out_bytes exactly its size;
 ** one: it must hold exactly one element.  fn names the entry point. */
+#define GET_OWN INT_MIN   /* gk_get's want; gk_get_as(-1) is a misuse, not this */
 static int get_value(gk_ctx *g, const char *fn, const char *name, int want, void *out, size_t out_bytes, int one) {
   if (!g) return GK_EMISUSE;
   begin(g);
   if (!name) return fail(g, GK_EMISUSE, "%s: name is NULL", fn);
-  if (want >= 0 && !valid_dtype(want)) return fail(g, GK_EMISUSE, "%s: %d is not a gk_dtype", fn, want);
+  if (want != GET_OWN && !valid_dtype(want)) return fail(g, GK_EMISUSE, "%s: %d is not a gk_dtype", fn, want);
   rt_err e; rt_err_clear(&e);
   rt_node *x;
   if (cc_lookup(g->cc, name, 0, &x, &e)) return fail(g, GK_EMISUSE, "%s: %s", fn, e.msg);
-  gk_dtype t = want < 0 ? x->t : (gk_dtype)want;
+  gk_dtype t = want == GET_OWN ? x->t : (gk_dtype)want;
   size_t need = (size_t)x->n * gk_dtype_size(t);
   char ty[128]; type_text(ty, sizeof ty, x);
   if (one && x->n != 1)
     return fail(g, GK_EMISUSE, "%s: '%s' is %s, %lld elements; it reads one (use gk_get_as for arrays)", fn, name, ty, (long long)x->n);
   if (!out && (need || one)) return fail(g, GK_EMISUSE, "%s: output buffer is NULL", fn);
   if (out_bytes != need) {
-    if (want < 0)
+    if (want == GET_OWN)
       return fail(g, GK_EMISUSE, "%s: '%s' is %s, %zu bytes; the buffer has %zu (gk_get_as converts to another dtype)", fn, name, ty, need, out_bytes);
     return fail(g, GK_EMISUSE, "%s: '%s' is %s, %zu bytes as %s; the buffer has %zu", fn, name, ty, need, gk_dtype_name(t), out_bytes);
   }
@@ -669,11 +675,11 @@ static int get_value(gk_ctx *g, const char *fn, const char *name, int want, void
 }
 
 int gk_get(gk_ctx *g, const char *name, void *out, size_t out_bytes) {
-  return get_value(g, "gk_get", name, -1, out, out_bytes, 0);
+  return get_value(g, "gk_get", name, GET_OWN, out, out_bytes, 0);
 }
 
 int gk_get_as(gk_ctx *g, const char *name, gk_dtype want, void *out, size_t out_bytes) {
-  return get_value(g, "gk_get_as", name, (int)want, out, out_bytes, 0);
+  return get_value(g, "gk_get_as", name, (int)want == GET_OWN ? -1 : (int)want, out, out_bytes, 0);
 }
 
 int gk_get_f64(gk_ctx *g, const char *name, double *out) {

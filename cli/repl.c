@@ -31,6 +31,7 @@
 #include "cli/cli.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <histedit.h>
 #include <locale.h>
@@ -224,8 +225,50 @@ static int cand_cmp(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-/* The Tab key: completes a variable, builtin or ':' command name; with
-** several matches, extends to their common prefix or lists them. */
+/* Inside an open string (load("da<Tab>): the files of the typed path's
+** folder whose names start with its last part, as the typed path plus the
+** name ("/" after a folder); hidden files only when the part starts with
+** ".".  Returns the offset in a candidate where its name starts, for the
+** list. */
+static size_t cand_files(cands *c) {
+  const char *slash = strrchr(c->prefix, '/');
+  size_t dlen = slash ? (size_t)(slash - c->prefix) + 1 : 0;
+  char dir[4096], path[4096 + 256 + 2];
+  struct dirent *d;
+  if (dlen >= sizeof dir) return dlen;
+  memcpy(dir, c->prefix, dlen);
+  dir[dlen] = '\0';
+  DIR *dp = opendir(dlen ? dir : ".");
+  if (!dp) return dlen;
+  const char *base = c->prefix + dlen;
+  while ((d = readdir(dp)) != NULL) {
+    struct stat st;
+    if (d->d_name[0] == '.' && base[0] != '.') continue;
+    if (!strcmp(d->d_name, ".") || !strcmp(d->d_name, "..")) continue;
+    if (strncmp(d->d_name, base, strlen(base)) != 0) continue;
+    snprintf(path, sizeof path, "%s%s", dir, d->d_name);
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) strncat(path, "/", sizeof path - strlen(path) - 1);
+    cand_add(c, path);
+  }
+  closedir(dp);
+  return dlen;
+}
+
+/* Where the string the cursor is in starts (after its '"'), or NULL when
+** the cursor is not in one. */
+static const char *open_string(const LineInfo *li) {
+  const char *start = NULL;
+  for (const char *p = li->buffer; p < li->cursor; p++) {
+    if (*p == '#' && !start) return NULL;           /* a comment */
+    if (*p == '\\' && start && p + 1 < li->cursor) { p++; continue; }
+    if (*p == '"') start = start ? NULL : p + 1;
+  }
+  return start;
+}
+
+/* The Tab key: completes a variable, builtin or ':' command name, or in an
+** open string a file name; with several matches, extends to their common
+** prefix or lists them. */
 static unsigned char complete_fn(EditLine *el, int ch) {
   const LineInfo *li = el_line(el);
   repl *r = NULL;
@@ -235,10 +278,16 @@ static unsigned char complete_fn(EditLine *el, int ch) {
   char word[256];
   size_t i, common;
 
+  size_t shown = 0;   /* where a listed candidate's name starts */
+  const char *str = open_string(li);
+
   (void)ch;
   el_get(el, EL_CLIENTDATA, &r);
-  while (w > li->buffer && (isalnum((unsigned char)w[-1]) || w[-1] == '_')) w--;
-  if (w > li->buffer && w[-1] == ':' && w - 1 == li->buffer) w--;
+  if (str) w = str;
+  else {
+    while (w > li->buffer && (isalnum((unsigned char)w[-1]) || w[-1] == '_')) w--;
+    if (w > li->buffer && w[-1] == ':' && w - 1 == li->buffer) w--;
+  }
   if ((size_t)(li->cursor - w) >= sizeof word) return CC_ERROR;
   memcpy(word, w, (size_t)(li->cursor - w));
   word[li->cursor - w] = '\0';
@@ -246,7 +295,9 @@ static unsigned char complete_fn(EditLine *el, int ch) {
   memset(&c, 0, sizeof c);
   c.prefix = word;
   c.plen = strlen(word);
-  if (word[0] == ':') {
+  if (str) {
+    shown = cand_files(&c);
+  } else if (word[0] == ':') {
     for (i = 0; command_names[i]; i++) cand_add(&c, command_names[i]);
   } else {
     if (c.plen == 0 || isdigit((unsigned char)word[0])) return CC_ERROR;
@@ -273,7 +324,7 @@ static unsigned char complete_fn(EditLine *el, int ch) {
     el_insertstr(el, ext);
   } else if (c.n > 1) {
     fputc('\n', stdout);
-    for (i = 0; i < c.n && i < CLI_LIST_MAX; i++) printf("%s%s", i ? "  " : "", c.v[i]);
+    for (i = 0; i < c.n && i < CLI_LIST_MAX; i++) printf("%s%s", i ? "  " : "", c.v[i] + shown);
     if (c.n > CLI_LIST_MAX) printf("  ... (%zu more)", c.n - CLI_LIST_MAX);
     fputc('\n', stdout);
     fflush(stdout);

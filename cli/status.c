@@ -25,6 +25,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -116,7 +117,12 @@ void cli_status_begin(cli_state *st) {
   S.k0 = p.kernels;
   S.t0 = cli_now();
   S.compiling[0] = '\0';
+  sigset_t block, old;   /* the status thread never takes SIGINT (runtime/cu_nvrtc.c says why) */
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   S.running = pthread_create(&S.th, NULL, watch, NULL) == 0;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_mutex_unlock(&status_mu);
 }
 

@@ -845,7 +845,7 @@ static int b_permute(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
   int nd; int64_t ax[GK_MAX_DIMS];
   if (a->n - 1 > GK_MAX_DIMS) return cc_error(s, loc, GK_ELIMIT, "too many axes");
   if (dims_of(s, a, 1, loc, &nd, ax)) return s->err->status;
-  if (nd != x->ndim) return cc_error(s, loc, GK_ETYPE, "'permute' needs %d axes, got %d", x->ndim, nd);
+  if (nd != x->ndim) return cc_error(s, loc, GK_ETYPE, "'permute' needs %d ax%s, got %d", x->ndim, x->ndim == 1 ? "is" : "es", nd);
   int axes[GK_MAX_DIMS], seen[GK_MAX_DIMS] = {0};
   for (int i = 0; i < nd; i++) {
     if (ax[i] >= nd || seen[ax[i]]) return cc_error(s, loc, GK_ETYPE, "'permute' axes must be a permutation of 0..%d", nd - 1);
@@ -889,8 +889,8 @@ static int b_reshape(cc_session *s, int code, bargs *a, lang_loc loc, cval *out)
   }
 bad: {
     char sa[128]; cc_shape_str(x, sa, sizeof sa);
-    return cc_error(s, loc, GK_ETYPE, "cannot reshape %s (%lld elements) to %lld elements", sa,
-                    (long long)x->n, (long long)prod);
+    return cc_error(s, loc, GK_ETYPE, "cannot reshape %s (%lld element%s) to %lld element%s", sa,
+                    (long long)x->n, x->n == 1 ? "" : "s", (long long)prod, prod == 1 ? "" : "s");
   }
 }
 
@@ -990,6 +990,7 @@ static void *load_alloc(void *ud, gk_dtype t, int ndim, const int64_t *shape, si
 static int need_string(cc_session *s, bargs *a, int i, const char *name) {
   if (a->v[i].kind != K_STR) return cc_error(s, a->loc[i], GK_ETYPE, "'%s' needs a file name string", name);
   if (strlen(a->v[i].str) != a->v[i].len) return cc_error(s, a->loc[i], GK_EIO, "file name contains a NUL byte");
+  if (a->v[i].len == 0) return cc_error(s, a->loc[i], GK_EIO, "'%s' needs a file name, got \"\"", name);
   return GK_OK;
 }
 
@@ -2025,6 +2026,7 @@ static int lit_walk(cc_session *s, const ast *e, litbuf *b, int depth) {
   if (scalar_value(s, &v, e->loc, "a list element", &f, &i)) return s->err->status;
   int k = kind_of(v.x->t);
   if (k > b->kind) b->kind = k;
+  if (b->n >= LANG_MAX_LIST) return cc_error(s, e->loc, GK_ELIMIT, "too many list elements (limit %d)", LANG_MAX_LIST);
   if (b->n == b->cap) {
     int64_t nc = b->cap ? b->cap * 2 : 16;
     double *nf = rt_realloc(s->mem, b->f, sizeof(double) * (size_t)b->cap, sizeof(double) * (size_t)nc);
@@ -2148,6 +2150,25 @@ static int eval_index(cc_session *s, const ast *e, cval *out) {
   return GK_OK;
 }
 
+static int takes_axis(const builtin *b) {
+  for (int k = 0; k < BUILTIN_PARAMS && b->params[k]; k++) if (!strcmp(b->params[k], "axis")) return k >= b->max;
+  return 0;
+}
+
+/* numpy's positional axis, sum(m, 0): an int literal that could be an axis
+** after an operand that is not a number (max(x, 1) and min(x, -1) only for
+** 0 and +-1: max(a, 3) means maximum). */
+static int looks_like_axis(const builtin *b, const ast *e) {
+  const ast *k = e->kids[b->max], *x = e->kids[0];
+  int neg = k->kind == AST_UNARY && k->op == AST_OP_NEG;
+  if (neg) k = k->kids[0];
+  if (k->kind != AST_INT || x->kind == AST_INT || x->kind == AST_FLOAT || x->kind == AST_BOOL) return 0;
+  if (k->ival < -GK_MAX_DIMS || k->ival > GK_MAX_DIMS) return 0;
+  int64_t v = neg ? -k->ival : k->ival;
+  if (!strcmp(b->name, "max") || !strcmp(b->name, "min")) return v >= -1 && v <= 1;
+  return v >= -GK_MAX_DIMS && v < GK_MAX_DIMS;
+}
+
 /* Evaluates the arguments of a builtin call into slots by parameter. */
 static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   memset(a->have, 0, sizeof a->have);
@@ -2164,6 +2185,10 @@ static int bind_args(cc_session *s, const ast *e, const builtin *b, bargs *a) {
   if (given < b->min || (b->max >= 0 && npos > b->max)) {
     int got = given < b->min ? given : npos;
     char hint[192];
+    if (npos == b->max + 1 && b->max >= 1 && takes_axis(b) && looks_like_axis(b, e))   /* numpy's sum(m, 0) */
+      return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d; an axis is given by name: axis=%s%lld",
+                      b->name, b->max, b->max == 1 ? "" : "s", got, e->kids[b->max]->kind == AST_UNARY ? "-" : "",
+                      (long long)(e->kids[b->max]->kind == AST_UNARY ? e->kids[b->max]->kids[0] : e->kids[b->max])->ival);
     if (b->min == b->max)
       return cc_error(s, e->loc, GK_ETYPE, "'%s' takes %d argument%s, got %d%s", b->name, b->min, b->min == 1 ? "" : "s", got,
                       cc_hint(s, cc_builtin_names(), b->name, 1, got, hint, sizeof hint));
@@ -2352,6 +2377,8 @@ static void *arena_hook(void *ud, void *p, size_t o, size_t n) {
 
 static int define_fn(cc_session *s, const ast *st) {
   if (find_builtin(st->str)) return cc_error(s, st->loc, GK_ETYPE, "'%s' is a builtin function", st->str);
+  if (cc_findvar(s, st->str))   /* as `f = 3` after `fn f(a) = ...` is refused: one name, one meaning */
+    return cc_error(s, st->loc, GK_ETYPE, "'%s' is a variable; choose another function name", st->str);
   const ast *rec = find_call(st->kids[0], st->str);
   if (rec) return cc_error(s, rec->loc, GK_ETYPE, "recursive function '%s'", st->str);
   cfn nf;

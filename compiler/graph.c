@@ -61,6 +61,24 @@ static void unhash(cc_session *s, gnode *g) {
   g->in_hash = 0;
 }
 
+/* Doubles the CSE table once the live nodes outnumber twice its buckets, so
+** a chain stays short however many nodes a statement makes (a list literal
+** of 10^6 numbers makes a constant each).  Failing to grow only costs time. */
+static void grow_hash(cc_session *s) {
+  size_t cap = s->hcap * 2;
+  gnode **t = rt_calloc(s->mem, cap, sizeof(gnode *));
+  if (!t) return;
+  for (size_t i = 0; i < s->hcap; i++)
+    for (gnode *g = s->htab[i], *next; g; g = next) {
+      next = g->hnext;
+      g->hnext = t[g->hash & (cap - 1)];
+      t[g->hash & (cap - 1)] = g;
+    }
+  rt_free(s->mem, s->htab, sizeof(gnode *) * s->hcap);
+  s->htab = t;
+  s->hcap = cap;
+}
+
 rt_node *cc_node(cc_session *s, const rt_node *tmpl) {
   rt_node t = *tmpl;
   int64_t n = 1;
@@ -74,6 +92,7 @@ rt_node *cc_node(cc_session *s, const rt_node *tmpl) {
     if (!s->htab) { cc_error(s, s->errloc, GK_ENOMEM, "out of memory"); return NULL; }
     s->hcap = HASH_INIT;
   }
+  if (s->nlive > (int64_t)(2 * s->hcap)) grow_hash(s);
   if (cse)
     for (gnode *g = s->htab[h & (s->hcap - 1)]; g; g = g->hnext)
       if (g->hash == h && key_eq(&g->r, &t)) {

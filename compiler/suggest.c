@@ -82,6 +82,13 @@ static const spelling spellings[] = {
   { "argsort", "argsort", "argsort(x)" },
   { "take", "gather", "gather(x, idx)" },
   { "help", NULL, "at the prompt type :help NAME or ?NAME" },
+  { "exit", NULL, "at the prompt type :quit (or Ctrl-D) to leave" },
+  { "quit", NULL, "at the prompt type :quit (or Ctrl-D) to leave" },
+  { "True", NULL, "true" },
+  { "False", NULL, "false" },
+  { "nan", NULL, "0.0 / 0 (f64(0) / 0 in f64)" },
+  { "inf", NULL, "1.0 / 0 (f64(1) / 0 in f64)" },
+  { "pi", NULL, "3.141592653589793 (f64(3.141592653589793) in f64)" },
 };
 
 static int is_builtin(const char *const *builtins, const char *name) {

@@ -18,7 +18,8 @@
 /* Limits of the front end.  docs/limits.md lists every limit. */
 #define LANG_MAX_SOURCE   (64u << 20) /* bytes of source text in one gk_eval: keeps offsets in int */
 #define LANG_MAX_DEPTH    200         /* nesting of brackets/parens/operators: keeps every recursive pass shallow */
-#define LANG_MAX_ARGS     64          /* arguments in one call, elements per literal row: bounds fixed arrays */
+#define LANG_MAX_ARGS     64          /* arguments in one call: bounds fixed arrays */
+#define LANG_MAX_LIST     1048576     /* elements in one row of a list literal (pasted data): each is a tree node */
 #define LANG_MAX_PARAMS   16          /* parameters of one fn */
 
 typedef struct lang_loc {

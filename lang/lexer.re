@@ -99,6 +99,8 @@ static const char *char_hint(const lang_lexer *lx, size_t off, char *buf, size_t
   if (c == '&') snprintf(buf, n, "; gk writes 'and' (on bools)");
   else if (c == '|') snprintf(buf, n, "; gk writes 'or' (on bools)");
   else if (c == '~' || (c == '!' && !(off + 1 < lx->len && s[off + 1] == '='))) snprintf(buf, n, "; gk writes 'not' (on bools)");
+  else if (c == '^') snprintf(buf, n, "; gk writes a ** b for a power");
+  else if (c == '\'') snprintf(buf, n, "; strings are in double quotes");
   if (c != '.') return buf;
   while (b > 0 && (isalnum(s[b - 1]) || s[b - 1] == '_')) b--;
   while (a < lx->len && (isalnum(s[a]) || s[a] == '_')) a++;

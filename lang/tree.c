@@ -107,12 +107,27 @@ void lang_syntax_error(lang_pstate *st, int major, const lang_token *t)
     return;
   }
   if (st->before_kind && wants_operand(st->before_kind) && !starts_expr(major)) {
-    lang_error(st, GK_ESYNTAX, t->loc, "expected expression after '%.*s'",
-               st->before.len, st->before.text);
+    /* numpy's and C's spellings gk lacks: a //= b, a += b, a // b */
+    int adjacent = t->text == st->before.text + st->before.len;
+    int arith = st->before_kind == TK_PLUS || st->before_kind == TK_MINUS || st->before_kind == TK_STAR ||
+                st->before_kind == TK_SLASH || st->before_kind == TK_PERCENT || st->before_kind == TK_POW;
+    if (adjacent && major == TK_ASSIGN && arith)
+      lang_error(st, GK_ESYNTAX, st->before.loc, "gk has no '%.*s=': write x = x %.*s ...",
+                 st->before.len, st->before.text, st->before.len, st->before.text);
+    else if (adjacent && major == TK_SLASH && st->before_kind == TK_SLASH)
+      lang_error(st, GK_ESYNTAX, st->before.loc, "gk has no '//': write floor(a / b)");
+    else
+      lang_error(st, GK_ESYNTAX, t->loc, "expected expression after '%.*s'",
+                 st->before.len, st->before.text);
     return;
   }
   if (major == TK_STRING) {
     lang_error(st, GK_ESYNTAX, t->loc, "unexpected string");
+    return;
+  }
+  if (major == TK_ASSIGN && st->before_kind == TK_RB) {   /* numpy's x[i] = v */
+    lang_error(st, GK_ESYNTAX, t->loc, "gk cannot assign into an array (values are immutable): "
+               "make a new one, as x = where(mask, v, x)");
     return;
   }
   n = t->len;
@@ -450,8 +465,9 @@ lang_seq *lang_seq_add(lang_pstate *st, lang_seq *s, ast *e, const char *what)
 {
   lang_loc none = {0, 0, 0};
   if (!e || st->diag->status != GK_OK) return NULL;
-  if (s && s->n >= LANG_MAX_ARGS) {
-    lang_error(st, GK_ELIMIT, start_of(e), "too many %s (limit %d)", what, LANG_MAX_ARGS);
+  int most = strcmp(what, "list elements") ? LANG_MAX_ARGS : LANG_MAX_LIST;
+  if (s && s->n >= most) {
+    lang_error(st, GK_ELIMIT, start_of(e), "too many %s (limit %d)", what, most);
     return NULL;
   }
   return seq_push(st, s, e, NULL, none);

@@ -318,6 +318,38 @@ static int view_range(const rt_node *x, const ixset *ix, ixset *sub) {
   return 1;
 }
 
+/* Values of VIEW x at the contiguous range ix when its last axis has
+** stride 1 but the range crosses lines (a permuted view: sum or softmax
+** along a middle axis, a transpose of 3-d blocks): each segment of the range
+** within one last-axis line is a contiguous range of the input, evaluated
+** as a range and copied in -- no index per element. */
+#define VIEW_LINE_MIN 32   /* last-axis length from which the lines are read as ranges */
+static const void *view_lines(evctx *c, const rt_node *x, const ixset *ix) {
+  int nd = x->ndim;
+  int64_t L = x->shape[nd - 1], n = ix->len, f = ix->start / L, k = ix->start % L, cur = x->voff, co[GK_MAX_DIMS];
+  size_t s = esz(x->t);
+  char *o = scratch(c, (size_t)n * s);
+  if (!o) return NULL;
+  for (int d = nd - 2; d >= 0; d--) {   /* the odometer over the line coordinates */
+    co[d] = f % x->shape[d]; f /= x->shape[d]; cur += co[d] * x->vstride[d];
+  }
+  for (int64_t j = 0; j < n; k = 0) {
+    int64_t len = L - k < n - j ? L - k : n - j;
+    ixset sub = { cur + k, len, NULL, 0 };
+    const char *p = ev(c, x->in[0], &sub);
+    if (!p) return NULL;
+    memcpy(o + (size_t)j * s, p, (size_t)len * s);
+    j += len;
+    for (int d = nd - 2; d >= 0; d--) {
+      cur += x->vstride[d];
+      if (++co[d] < x->shape[d]) break;
+      cur -= co[d] * x->vstride[d];
+      co[d] = 0;
+    }
+  }
+  return o;
+}
+
 /* Values of node x at index set ix: a buffer of ix->len elements of x->t,
 ** valid until the next scratch_reset.  NULL on allocation failure. */
 static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
@@ -384,6 +416,11 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
       if (!o) return NULL;
       break;
     }
+    if (!ix->idx && x->ndim >= 2 && x->vstride[x->ndim - 1] == 1 && x->shape[x->ndim - 1] >= VIEW_LINE_MIN) {
+      o = (void *)view_lines(c, x, ix);
+      if (!o) return NULL;
+      break;
+    }
     const int64_t *vi = view_indices(c, x, ix);
     if (!vi) return NULL;
     o = (void *)view_read(c, x, vi, n);
@@ -402,14 +439,33 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
     int64_t L = d->shape[0], inner = L ? d->n / L : 1;
     int64_t *qi = scratch(c, (size_t)n * sizeof(int64_t)), *si = scratch(c, (size_t)n * sizeof(int64_t));
     if (!qi || !si) return NULL;
-    for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
-    ixset qs = make_ixset(qi, n);
-    const void *pq = ev(c, q, &qs);
+    const void *pq;
+    if (inner == 1) pq = ev(c, q, ix);   /* one element per index: the indices at ix itself */
+    else {
+      for (int64_t j = 0; j < n; j++) qi[j] = (ix->idx ? ix->idx[j] : ix->start + j) / inner;
+      ixset qs = make_ixset(qi, n);
+      pq = ev(c, q, &qs);
+    }
     if (!pq) return NULL;
-    for (int64_t j = 0; j < n; j++) {
-      int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
-      if (v < 0) v += L;
-      si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+    if (inner == 1) {
+#define POS(T) do { const T *v = pq; for (int64_t j = 0; j < n; j++) si[j] = v[j] < 0 ? v[j] + L : v[j]; } while (0)
+      if (q->t == GK_I32) POS(int32_t); else POS(int64_t);
+#undef POS
+    } else
+      for (int64_t j = 0; j < n; j++) {
+        int64_t v = q->t == GK_I32 ? ((const int32_t *)pq)[j] : ((const int64_t *)pq)[j];
+        if (v < 0) v += L;
+        si[j] = v * inner + (ix->idx ? ix->idx[j] : ix->start + j) % inner;
+      }
+    if (d->val && d->val->n > 1) {   /* stored: read at once (no index set to hash) */
+      const char *dv = d->val->host;
+      if (!(o = scratch(c, (size_t)n * s))) return NULL;
+      switch (s) {
+      case 1: for (int64_t j = 0; j < n; j++) ((char *)o)[j] = dv[si[j]]; break;
+      case 4: for (int64_t j = 0; j < n; j++) ((uint32_t *)o)[j] = ((const uint32_t *)(const void *)dv)[si[j]]; break;
+      default: for (int64_t j = 0; j < n; j++) ((uint64_t *)o)[j] = ((const uint64_t *)(const void *)dv)[si[j]]; break;
+      }
+      break;
     }
     ixset ss = make_ixset(si, n);
     o = (void *)ev(c, d, &ss);
@@ -419,6 +475,23 @@ static const void *ev(evctx *c, const rt_node *x, const ixset *ix) {
   case RT_CONCAT: {
     /* element (r, k) of [R, A+B] is in0's (r, k) when k < A, else in1's (r, k - A) */
     int64_t A = x->in[0]->shape[1], W = x->shape[1], na = 0, nb = 0;
+    if (!ix->idx && A >= VIEW_LINE_MIN && W - A >= VIEW_LINE_MIN) {   /* a range: each piece within one row is a range of one input */
+      if (!(o = scratch(c, (size_t)n * s))) return NULL;
+      for (int64_t j = 0; j < n;) {
+        int64_t f = ix->start + j, r = f / W, k = f % W, len;
+        ixset sub;
+        const rt_node *src;
+        if (k < A) { len = A - k; sub = (ixset){ r * A + k, 0, NULL, 0 }; src = x->in[0]; }
+        else { len = W - k; sub = (ixset){ r * (W - A) + k - A, 0, NULL, 0 }; src = x->in[1]; }
+        if (len > n - j) len = n - j;
+        sub.len = len;
+        const char *p = ev(c, src, &sub);
+        if (!p) return NULL;
+        memcpy((char *)o + (size_t)j * s, p, (size_t)len * s);
+        j += len;
+      }
+      break;
+    }
     int64_t *ia = scratch(c, (size_t)n * sizeof(int64_t)), *ib = scratch(c, (size_t)n * sizeof(int64_t));
     if (!ia || !ib || !(o = scratch(c, (size_t)n * s))) return NULL;
     for (int64_t j = 0; j < n; j++) {
@@ -480,6 +553,8 @@ typedef struct job {
   void (*fn)(struct job *j, evctx *c, int64_t k);   /* one chunk */
   /* reduce geometry */
   int64_t rows, cols;
+  rt_node *const *xs;    /* whole-array reductions of one input computed in one pass (red_multi) */
+  int nx;
 } job;
 
 /* Polled inside one long chunk (a whole-array scan, a long row): every
@@ -626,9 +701,35 @@ static int fold_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n
   }
 }
 
+/* argmax / argmin of a contiguous float run without a NaN: f32 in one pass
+** of vector lanes (cpu_argext_f32); f64 its extreme in lanes (exact in any
+** order: cpu_max_f64 hands back a NaN), then the first element equal to it.
+** That candidate -- the one the loop below ends with -- is offered to a as
+** the loop would.  0 when not handled. */
+static int arg_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base) {
+  int mx = rop == ROP_ARGMAX, f32 = t == GK_F32;
+  double m = mx ? -INFINITY : INFINITY;
+  int64_t q;
+  if (f32) {   /* one pass: lanes keep their first extreme and its index */
+    if (!cpu_argext_f32(p, n, mx, &q, &m)) return 0;
+  } else {
+    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m))) return 0;
+    q = cpu_find_f64(p, n, m);
+  }
+  if (!a->any || GK_ARG_TAKE(mx, a->f, a->at, m, base + q)) { a->f = m; a->at = base + q; a->any = 1; a->nan = 0; }
+  return 1;
+}
+
 static void acc_fold(acc *a, int rop, gk_dtype t, const void *p, int64_t n, int64_t base, int64_t step) {
   if (rop == ROP_VAR) { var_fold(a, t, p, n, step); return; }
   if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && fold_lanes_fast(a, rop, t, p, n)) return;
+  if (step == 1 && n >= 2 * FOLD_LANES && rt_is_float(t) && (rop == ROP_ARGMAX || rop == ROP_ARGMIN) && !a->nan &&
+      arg_lanes_fast(a, rop, t, p, n, base)) return;
+  if (step == 1 && (t == GK_I32 || t == GK_I64) && (rop == ROP_MAX || rop == ROP_MIN)) {   /* exact in any order */
+    int mx = rop == ROP_MAX;
+    a->i = t == GK_I32 ? (mx ? cpu_max_i32 : cpu_min_i32)(p, n, a->i) : (mx ? cpu_max_i64 : cpu_min_i64)(p, n, a->i);
+    return;
+  }
 /* A monoid row folds with its combine: floats in double, sum/prod of ints in
 ** wrapping u64 (RA_WIDE), max/min of ints in int64.  A contiguous float run
 ** folds in FOLD_LANES independent lanes (the loop vectorises and does not wait
@@ -735,13 +836,15 @@ static void red_chunk(job *j, evctx *c, int64_t k) {
   acc_fold(a, x->rop, in->t, p, len, s, 1);
 }
 
-/* Whole-array reduce of a stored float array by sum, max or min: the same
+/* Whole-array reduce of a stored float array by sum, max, min, argmax or
+** argmin: the same
 ** per-chunk partials as red_chunk, RED_GROUP chunks per task and no
 ** evaluator in between.  Sums: four chunks' folds at once (cpu_sum4_f32,
 ** the same bits).  max / min: one fold over the whole group, whose extreme
 ** is exact whatever the grouping (no NaN, not a zero: cpu_max_f32 hands
 ** those back) and stands for the group's first chunk, the others holding
-** the identity; else each chunk as red_chunk folds it. */
+** the identity (argmax / argmin: that extreme's first index, the others
+** empty); else each chunk as red_chunk folds it. */
 #define RED_GROUP 16
 static void red_group(job *j, evctx *c, int64_t g) {
   const rt_node *x = j->x, *in = x->in[0];
@@ -764,6 +867,9 @@ static void red_group(job *j, evctx *c, int64_t g) {
       p[k0].f = f;
       return;
     }
+  } else if (x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN) {   /* likewise: the group's first extreme */
+    int64_t s = k0 * j->chunk, e = k1 * j->chunk < j->n ? k1 * j->chunk : j->n;
+    if (e - s >= 2 * FOLD_LANES && arg_lanes_fast(&p[k0], x->rop, in->t, v + (size_t)s * es, e - s, s)) return;
   }
   for (; k < k1; k++) {
     int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk;
@@ -793,6 +899,56 @@ static void rowred_chunk(job *j, evctx *c, int64_t r) {
 
 /* Per-column reduce (axis 0): a block of columns per task, rows in order. */
 #define COLBLOCK 256
+
+/* One row of n values at p (dtype t) folded into the running column values
+** of a monoid: lf (floats, in double) or li (integers: wrapping u64 for
+** RA_WIDE sums and products, int64 for the rest), with the monoid's combine
+** -- per column the step acc_fold takes on one element, so the same bits, in
+** a loop over the columns that vectorises.  Returns 0 (nothing done) when
+** rop is not a monoid row (argmax, argmin, var); p NULL asks only that. */
+static int colfold_row(int rop, gk_dtype t, const void *p, int64_t n, double *lf, int64_t *li) {
+  int wide = rt_rop_info[rop].acc == RA_WIDE;
+  if (p && (t == GK_F32 || t == GK_F64)) {   /* in vector lanes: runtime/cpu_fold.c */
+    int f = t == GK_F32;
+    switch (rop) {
+    case ROP_SUM: if (f) cpu_colsum_f32(p, n, lf); else cpu_colsum_f64(p, n, lf); return 1;
+    case ROP_PROD: if (f) cpu_colprod_f32(p, n, lf); else cpu_colprod_f64(p, n, lf); return 1;
+    case ROP_MAX: if (f) cpu_colmax_f32(p, n, lf); else cpu_colmax_f64(p, n, lf); return 1;
+    case ROP_MIN: if (f) cpu_colmin_f32(p, n, lf); else cpu_colmin_f64(p, n, lf); return 1;
+    default: break;
+    }
+  }
+#define COLF_LOOP(T, C, L, COMB) do { const T *v = (const T *)p; C *l = (C *)(void *)(L); \
+    for (int64_t q = 0; q < n; q++) l[q] = COMB(l[q], (C)v[q]); } while (0)
+#define COLF_INT(T, COMB) do { if (wide) COLF_LOOP(T, uint64_t, li, COMB); else COLF_LOOP(T, int64_t, li, COMB); } while (0)
+#define COLF_ROW(NAME, name, IDK, COMB) case ROP_##NAME: \
+    if (!p) return 1; \
+    switch (t) { \
+    case GK_BOOL: COLF_INT(uint8_t, COMB); break; \
+    case GK_I32: COLF_INT(int32_t, COMB); break; \
+    case GK_I64: COLF_INT(int64_t, COMB); break; \
+    case GK_F32: COLF_LOOP(float, double, lf, COMB); break; \
+    case GK_F64: COLF_LOOP(double, double, lf, COMB); break; \
+    } return 1;
+/* max / min: GK_COMB_MAX / MIN's values (a NaN in a first, then in b, else
+** the larger / smaller, a on a tie) as one select chain, which vectorises */
+#define COLF_MAX(a, b) ((a) != (a) ? (a) : ((b) != (b) || (b) > (a)) ? (b) : (a))
+#define COLF_MIN(a, b) ((a) != (a) ? (a) : ((b) != (b) || (b) < (a)) ? (b) : (a))
+  switch (rop) {
+  COLF_ROW(SUM, sum, 0, GK_COMB_SUM)
+  COLF_ROW(PROD, prod, 0, GK_COMB_PROD)
+  COLF_ROW(MAX, max, 0, COLF_MAX)
+  COLF_ROW(MIN, min, 0, COLF_MIN)
+  COLF_ROW(ANY, any, 0, GK_COMB_ANY)
+  COLF_ROW(ALL, all, 0, GK_COMB_ALL)
+  default: return 0;
+  }
+#undef COLF_MAX
+#undef COLF_MIN
+#undef COLF_ROW
+#undef COLF_INT
+#undef COLF_LOOP
+}
 static void colred_chunk(job *j, evctx *c, int64_t k) {
   const rt_node *x = j->x, *in = x->in[0];
   int64_t c0 = k * COLBLOCK, nc = j->cols - c0 < COLBLOCK ? j->cols - c0 : COLBLOCK;
@@ -811,6 +967,91 @@ static void colred_chunk(job *j, evctx *c, int64_t k) {
     acc_store(&a[q], x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
 }
 
+/* Per-column reduce by a monoid: blocks of COLMONO columns (whole rows of
+** up to that width, read in order), each row folded in by colfold_row. */
+#define COLMONO 1024
+static void colmono_chunk(job *j, evctx *c, int64_t k) {
+  const rt_node *x = j->x, *in = x->in[0];
+  int64_t c0 = k * COLMONO, nc = j->cols - c0 < COLMONO ? j->cols - c0 : COLMONO;
+  double lf[COLMONO];    /* the running column values: acc's f (floats) */
+  int64_t li[COLMONO];   /* or its i (the rest) */
+  acc a;
+  acc_init(&a, x->rop, in->t);
+  for (int64_t q = 0; q < nc; q++) { lf[q] = a.f; li[q] = a.i; }
+  /* a stored array through a view whose last axis has stride 1 (a
+  ** reduction along a middle axis): its lines folded in where they lie */
+  const rt_node *v = in;
+  while (v->op == RT_RESHAPE && !v->val) v = v->in[0];
+  int lines = !v->val && v->op == RT_VIEW && v->ndim >= 2 && v->vstride[v->ndim - 1] == 1 &&
+              v->in[0]->val && v->in[0]->val->n == v->in[0]->n;
+  for (int64_t r = 0; r < j->rows; r++) {
+    if (job_stopped(j, r * (CPU_CHUNK / 16))) return;   /* every 1024 rows */
+    if (lines) {
+      const char *base = v->in[0]->val->host;
+      size_t es = esz(in->t);
+      int nd = v->ndim;
+      int64_t L = v->shape[nd - 1], f0 = r * j->cols + c0;
+      for (int64_t q = 0; q < nc;) {
+        int64_t f = (f0 + q) / L, k = (f0 + q) % L, cur = v->voff + k, len = L - k < nc - q ? L - k : nc - q;
+        for (int d = nd - 2; d >= 0; d--) { cur += (f % v->shape[d]) * v->vstride[d]; f /= v->shape[d]; }
+        colfold_row(x->rop, in->t, base + (size_t)cur * es, len, lf + q, li + q);
+        q += len;
+      }
+      continue;
+    }
+    ixset ix = { r * j->cols + c0, nc, NULL, 0 };
+    scratch_reset(c);
+    const void *p = ev(c, in, &ix);
+    if (!p) { c->failed = 1; return; }
+    colfold_row(x->rop, in->t, p, nc, lf, li);
+  }
+  for (int64_t q = 0; q < nc; q++) {
+    a.f = lf[q]; a.i = li[q];
+    acc_store(&a, x->rop, x->t, (char *)j->out->val->host + (size_t)(c0 + q) * esz(x->t));
+  }
+}
+
+/* Whole-array reductions xs[0..nx) of one input in one pass: each chunk
+** evaluated once and folded into every reduction's partial for it -- the
+** partials red_chunk makes, combined the same way, so the same bits. */
+#define RED_MULTI 4
+static void red_multi(job *j, evctx *c, int64_t k) {
+  const rt_node *in = j->xs[0]->in[0];
+  int64_t s = k * j->chunk, len = j->n - s < j->chunk ? j->n - s : j->chunk, nch = (j->n + j->chunk - 1) / j->chunk;
+  ixset ix = { s, len, NULL, 0 };
+  const void *p = ev(c, in, &ix);
+  if (!p) { c->failed = 1; return; }
+  for (int q = 0; q < j->nx; q++) {
+    acc *a = (acc *)j->part + q * nch + k;
+    acc_init(a, j->xs[q]->rop, in->t);
+    acc_fold(a, j->xs[q]->rop, in->t, p, len, s, 1);
+  }
+}
+
+static int run_reduce_multi(rt_backend *b, rt_node *const *xs, int nx) {
+  const rt_node *in = xs[0]->in[0];
+  int64_t nch = (in->n + CPU_CHUNK - 1) / CPU_CHUNK, np = nch ? nch : 1;
+  job j = { .b = b, .x = xs[0], .out = xs[0], .chunk = CPU_CHUNK, .n = in->n, .fn = red_multi, .xs = xs, .nx = nx };
+  j.part = rt_calloc(b->mem, (size_t)(np * nx), sizeof(acc));
+  if (!j.part) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  int rc = job_go(&j, nch);
+  for (int q = 0; q < nx && rc == GK_OK; q++) {
+    rt_node *x = xs[q];
+    acc *p = (acc *)j.part + q * np, a;
+    int64_t m = nch;
+    while (m > 1) {   /* run_reduce's pairwise combination */
+      int64_t h = 0;
+      for (int64_t r = 0; r + 1 < m; r += 2, h++) { acc t = p[r]; acc_merge(&t, &p[r + 1], x->rop, in->t); p[h] = t; }
+      if (m & 1) p[h++] = p[m - 1];
+      m = h;
+    }
+    if (nch == 0) acc_init(&a, x->rop, in->t); else a = p[0];
+    acc_store(&a, x->rop, x->t, x->val->host);
+  }
+  rt_free(b->mem, j.part, (size_t)(np * nx) * sizeof(acc));
+  return rc;
+}
+
 static int run_reduce(rt_backend *b, rt_node *x) {
   const rt_node *in = x->in[0];
   job j = { .b = b, .x = x, .out = x, .chunk = CPU_CHUNK };
@@ -822,7 +1063,7 @@ static int run_reduce(rt_backend *b, rt_node *x) {
     j.fn = red_chunk;
     int64_t tasks = nch;
     if (in->val && in->val->n == in->n && in->t == GK_F32 &&
-        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN)) {
+        (x->rop == ROP_SUM || x->rop == ROP_MAX || x->rop == ROP_MIN || x->rop == ROP_ARGMAX || x->rop == ROP_ARGMIN)) {
       j.fn = red_group;
       tasks = (nch + RED_GROUP - 1) / RED_GROUP;
     }
@@ -846,6 +1087,7 @@ static int run_reduce(rt_backend *b, rt_node *x) {
   }
   j.rows = in->shape[0]; j.cols = in->shape[1];
   if (x->axis == 1) { j.fn = rowred_chunk; return job_go(&j, j.rows); }
+  if (colfold_row(x->rop, in->t, NULL, 0, NULL, NULL)) { j.fn = colmono_chunk; return job_go(&j, (j.cols + COLMONO - 1) / COLMONO); }
   j.fn = colred_chunk;
   return job_go(&j, (j.cols + COLBLOCK - 1) / COLBLOCK);
 }
@@ -1071,7 +1313,8 @@ static int run_hist(rt_backend *b, rt_node *x) {
     if (rc == GK_ELIMIT)   /* numpy's words: the bins have no finite width */
       rc = rt_seterr(&b->err, GK_EVALUE, "hist: too many bins for the data range [%g, %g]: cannot create %lld finite-sized bins",
                      lo, hi, (long long)x->nbins);
-    else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
+    else if (rc) rt_seterr(&b->err, rc, "hist: the range [%g, %g] is not finite or lo > hi",
+                           isnan(lo) ? fabs(lo) : lo, isnan(hi) ? fabs(hi) : hi);   /* "nan", never "-nan" */
   }
   if (ov) host_release(b, v, (size_t)x->in[0]->n * esz(x->in[0]->t));
   if (ol) rt_free(b->mem, pl, 8);
@@ -1236,13 +1479,26 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
   }
   host_scratch(b->mem->fn, b->mem->ud);   /* the heavy ops' scratch under the context's hook */
+  unsigned char *early = rt_calloc(b->mem, (size_t)g->nnodes + 1, 1);   /* computed with an earlier node (NULL: none are) */
   for (i = 0; i < g->nnodes && !rc; i++) {
     rt_node *x = g->nodes[i];
-    if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x))) continue;
+    if (rt_op_info[x->op].cls != RC_HEAVY || (x->val && !is_out(g, x)) || (early && early[i])) continue;
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
     if (rc) break;
+    rt_node *xs[RED_MULTI];
+    int nx = 0;
+    if (x->op == RT_REDUCE && x->axis < 0 && early) {   /* later whole-array reductions of the same input: one pass */
+      xs[nx++] = x;
+      for (int q = i + 1; q < g->nnodes && nx < RED_MULTI && !rc; q++) {
+        rt_node *y = g->nodes[q];
+        if (y->op != RT_REDUCE || y->axis >= 0 || y->in[0] != x->in[0] || (y->val && !is_out(g, y))) continue;
+        if (!y->val) rc = b->alloc_value(b, y->t, y->ndim, y->shape, &y->val);
+        xs[nx++] = y; early[q] = 1;
+      }
+      if (rc) break;
+    }
     switch (x->op) {
-    case RT_REDUCE: rc = run_reduce(b, x); break;
+    case RT_REDUCE: rc = nx > 1 ? run_reduce_multi(b, xs, nx) : run_reduce(b, x); break;
     case RT_SCAN: rc = run_scan(b, x); break;
     case RT_FILTER: case RT_PARTITION: rc = run_select(b, x); break;
     case RT_HIST: rc = run_hist(b, x); break;
@@ -1253,6 +1509,7 @@ static int cpu_run_group(rt_backend *b, rt_group *g) {
       rc = rt_seterr(&b->err, GK_EINTERRUPT, "interrupted");   /* the host loops stopped early (host_stopped) */
   }
   host_scratch(NULL, NULL);
+  if (early) rt_free(b->mem, early, (size_t)g->nnodes + 1);
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
     if (rt_op_info[x->op].cls != RC_HEAVY) rc = run_map_out(b, x);

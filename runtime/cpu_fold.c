@@ -204,3 +204,155 @@ int cpu_min_f32(const float *v, int64_t n, double *acc) { return ext_f32(v, n, a
   })
 VAR_FOLD(cpu_var_f32, float, cpu_sum_f32)
 VAR_FOLD(cpu_var_f64, double, cpu_sum_f64)
+
+/* Column folds: one row of n values into the running values of n columns,
+** l[q] = COMB(l[q], (double)v[q]) (runtime/cpu.c's column reductions: per
+** column the steps of its plain loop, so the same bits whatever the vector
+** width).  max / min select as GK_COMB_MAX / MIN do: a NaN in l stays, else
+** a NaN or a strictly greater (smaller) value in v replaces it.  Compiled
+** for AVX-512 too (GK_CPU_ISA=1 caps them at AVX2, as cpu_exp.c's). */
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <stdlib.h>
+static int cpu_avx512(void) {
+  static _Atomic int avx512 = -1;
+  int a = atomic_load_explicit(&avx512, memory_order_relaxed);
+  if (a < 0) {
+    __builtin_cpu_init();
+    const char *cap = getenv("GK_CPU_ISA");
+    a = __builtin_cpu_supports("avx512f") && !(cap && atoi(cap) < 2);
+    atomic_store_explicit(&avx512, a, memory_order_relaxed);
+  }
+  return a;
+}
+#define THRICE(NAME, T, ...) \
+  __attribute__((target("avx512f"))) static void NAME##_512(const T *v, int64_t n, double *l) __VA_ARGS__ \
+  static void NAME##_2(const T *v, int64_t n, double *l);   /* internal: TWICE's entry */ \
+  TWICE(void, NAME##_2, (const T *v, int64_t n, double *l), (v, n, l), __VA_ARGS__) \
+  void NAME(const T *v, int64_t n, double *l) { if (cpu_avx512()) NAME##_512(v, n, l); else NAME##_2(v, n, l); }
+#else
+#define THRICE(NAME, T, ...) void NAME(const T *v, int64_t n, double *l) __VA_ARGS__
+#endif
+typedef float v8f __attribute__((vector_size(32)));
+typedef double v8d __attribute__((vector_size(64)));
+typedef int64_t v8l __attribute__((vector_size(64)));
+#define LOAD8D_float(v, q) ({ v8f x_; memcpy(&x_, (v) + (q), sizeof x_); __builtin_convertvector(x_, v8d); })
+#define LOAD8D_double(v, q) ({ v8d x_; memcpy(&x_, (v) + (q), sizeof x_); x_; })
+
+#define COL_ARITH(NAME, T, OP) \
+  THRICE(NAME, T, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a; memcpy(&a, l + q, sizeof a); \
+      a = a OP LOAD8D_##T(v, q); \
+      memcpy(l + q, &a, sizeof a); \
+    } \
+    for (; q < n; q++) l[q] = l[q] OP (double)v[q]; \
+  })
+COL_ARITH(cpu_colsum_f32, float, +)
+COL_ARITH(cpu_colsum_f64, double, +)
+COL_ARITH(cpu_colprod_f32, float, *)
+COL_ARITH(cpu_colprod_f64, double, *)
+
+#define COL_EXT(NAME, T, CMP, COMB) \
+  THRICE(NAME, T, { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      v8d a, b = LOAD8D_##T(v, q); \
+      memcpy(&a, l + q, sizeof a); \
+      v8l take = ((b != b) | (b CMP a)) & ~(a != a), ai, bi; \
+      memcpy(&ai, &a, sizeof a); memcpy(&bi, &b, sizeof b); \
+      ai = (take & bi) | (~take & ai); \
+      memcpy(l + q, &ai, sizeof ai); \
+    } \
+    for (; q < n; q++) l[q] = COMB(l[q], (double)v[q]); \
+  })
+COL_EXT(cpu_colmax_f32, float, >, GK_COMB_MAX)
+COL_EXT(cpu_colmax_f64, double, >, GK_COMB_MAX)
+COL_EXT(cpu_colmin_f32, float, <, GK_COMB_MIN)
+COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
+
+/* The first q < n with v[q] == x (n - 1 when none): blocks of 8 compared in
+** vector lanes, then the block that holds it element by element. */
+#define FIND_EQ(NAME, T, VT, LOAD) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, T x), (v, n, x), { \
+    int64_t q = 0; \
+    for (; q + 8 <= n; q += 8) { \
+      VT a, b, xv = { x, x, x, x }; \
+      memcpy(&a, v + q, sizeof a); memcpy(&b, v + q + 4, sizeof b); \
+      LOAD m = (a == xv) | (b == xv); \
+      int hit = 0; \
+      for (int k = 0; k < 4; k++) hit |= m[k] != 0; \
+      if (hit) break; \
+    } \
+    while (q < n - 1 && v[q] != x) q++; \
+    return q; \
+  })
+FIND_EQ(cpu_find_f32, float, v4f, v4i)
+FIND_EQ(cpu_find_f64, double, v4d, v4l)
+
+/* max / min of integers: init folded with v[0..n), exact in any order, in
+** vector lanes (8 of int32 or int64). */
+#define INT_EXT(NAME, T, VT, CMP) \
+  TWICE(int64_t, NAME, (const T *v, int64_t n, int64_t init), (v, n, init), { \
+    int64_t q = 0, r = init; \
+    if (n >= 8) { \
+      VT a, b; \
+      memcpy(&a, v, sizeof a); memcpy(&b, v + sizeof a / sizeof(T), sizeof b); \
+      for (q = 8; q + 8 <= n; q += 8) { \
+        VT c, d; \
+        memcpy(&c, v + q, sizeof c); memcpy(&d, v + q + sizeof c / sizeof(T), sizeof d); \
+        VT mc = c CMP a, md = d CMP b; \
+        a = (mc & c) | (~mc & a); b = (md & d) | (~md & b); \
+      } \
+      VT mb = b CMP a; \
+      a = (mb & b) | (~mb & a); \
+      for (int k = 0; k < (int)(sizeof a / sizeof(T)); k++) if ((int64_t)a[k] CMP r) r = a[k]; \
+    } \
+    for (; q < n; q++) if ((int64_t)v[q] CMP r) r = v[q]; \
+    return r; \
+  })
+typedef int32_t v4i32 __attribute__((vector_size(16)));
+INT_EXT(cpu_max_i32, int32_t, v4i32, >)
+INT_EXT(cpu_min_i32, int32_t, v4i32, <)
+INT_EXT(cpu_max_i64, int64_t, v4l, >)
+INT_EXT(cpu_min_i64, int64_t, v4l, <)
+
+/* argmax (mx) / argmin of v[0..n) (32 <= n < 2^31) in one pass: each of
+** 32 lanes (four vectors, so four compare chains run at once) keeps its first
+** extreme and where it was (a later element replaces it only when strictly
+** beyond, so the first one stays), then the lanes' extreme with the lowest
+** index.  -0 and +0 compare equal, as in the plain loop.  0 (nothing
+** written) when a NaN is met: the caller's loop decides. */
+typedef int32_t v8i __attribute__((vector_size(32)));
+#define ARG_STEP(g) do { \
+    v8f b; memcpy(&b, v + q + 8 * (g), sizeof b); \
+    v8i m = mx ? b > best[g] : b < best[g], bb, bv; \
+    nan |= b != b; \
+    memcpy(&bb, &best[g], sizeof bb); memcpy(&bv, &b, sizeof bv); \
+    bb = (m & bv) | (~m & bb); \
+    memcpy(&best[g], &bb, sizeof bb); \
+    bi[g] = (m & cur) | (~m & bi[g]); \
+    cur += step; } while (0)
+TWICE(int, cpu_argext_f32, (const float *v, int64_t n, int mx, int64_t *at, double *val), (v, n, mx, at, val), {
+  if (n < 32 || n >= ((int64_t)1 << 31)) return 0;
+  v8f best[4];
+  v8i bi[4], step = { 8, 8, 8, 8, 8, 8, 8, 8 }, cur = { 0, 1, 2, 3, 4, 5, 6, 7 }, nan = { 0 };
+  memcpy(best, v, sizeof best);
+  for (int g = 0; g < 4; g++) { bi[g] = cur; nan |= best[g] != best[g]; cur += step; }
+  int64_t q = 32;
+  for (; q + 32 <= n; q += 32) { ARG_STEP(0); ARG_STEP(1); ARG_STEP(2); ARG_STEP(3); }
+  int any = 0;
+  for (int k = 0; k < 8; k++) any |= nan[k] != 0;
+  if (any) return 0;
+  float bv = best[0][0]; int64_t ba = bi[0][0];
+  for (int g = 0; g < 4; g++)
+    for (int k = 0; k < 8; k++)
+      if ((mx ? best[g][k] > bv : best[g][k] < bv) || (best[g][k] == bv && bi[g][k] < ba)) { bv = best[g][k]; ba = bi[g][k]; }
+  for (; q < n; q++) {
+    if (v[q] != v[q]) return 0;
+    if (mx ? v[q] > bv : v[q] < bv) { bv = v[q]; ba = q; }
+  }
+  *at = ba; *val = bv;
+  return 1;
+})
+#undef ARG_STEP

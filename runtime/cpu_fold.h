@@ -24,4 +24,29 @@ int cpu_min_f64(const double *v, int64_t n, double *acc);
 void cpu_var_f32(const float *v, int64_t n, double *mean, double *m2);
 void cpu_var_f64(const double *v, int64_t n, double *mean, double *m2);
 
+/* One row into n columns' running values: l[q] = COMB(l[q], (double)v[q])
+** for sum, prod, max, min (max / min with GK_COMB_MAX / MIN's NaN rule). */
+void cpu_colsum_f32(const float *v, int64_t n, double *l);
+void cpu_colsum_f64(const double *v, int64_t n, double *l);
+void cpu_colprod_f32(const float *v, int64_t n, double *l);
+void cpu_colprod_f64(const double *v, int64_t n, double *l);
+void cpu_colmax_f32(const float *v, int64_t n, double *l);
+void cpu_colmax_f64(const double *v, int64_t n, double *l);
+void cpu_colmin_f32(const float *v, int64_t n, double *l);
+void cpu_colmin_f64(const double *v, int64_t n, double *l);
+
+/* The first q < n with v[q] == x (n - 1 when there is none). */
+int64_t cpu_find_f32(const float *v, int64_t n, float x);
+int64_t cpu_find_f64(const double *v, int64_t n, double x);
+
+/* init folded with v[0..n) by integer max / min (exact in any order). */
+int64_t cpu_max_i32(const int32_t *v, int64_t n, int64_t init);
+int64_t cpu_min_i32(const int32_t *v, int64_t n, int64_t init);
+int64_t cpu_max_i64(const int64_t *v, int64_t n, int64_t init);
+int64_t cpu_min_i64(const int64_t *v, int64_t n, int64_t init);
+
+/* argmax (mx) / argmin of v[0..n), 32 <= n < 2^31: the first extreme's
+** index and value; 0 (nothing written) when a NaN is met or n is out of range. */
+int cpu_argext_f32(const float *v, int64_t n, int mx, int64_t *at, double *val);
+
 #endif /* RT_CPU_FOLD_H */

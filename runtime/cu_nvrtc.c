@@ -12,6 +12,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,23 @@ static char *dup_text(const char *s) {
   if (p) memcpy(p, s, n);
   return p;
 }
+
+/* NVRTC's front end installs a SIGINT handler of its own while it parses
+** (putting the old one back after), and that handler ends the process with
+** status 4: a Ctrl-C in that window killed the REPL and every variable (and
+** would end any host program).  The compiling thread -- and the watchdog it
+** starts, which inherits the mask -- blocks SIGINT meanwhile, so a press
+** stays pending and reaches the host's own handler when the compile
+** returns; gk's other threads block it for good (host_par.c, cli/status.c),
+** so no thread of the gk command can take it in the window. */
+static void sigint_block(sigset_t *old) {
+  sigset_t s;
+  sigemptyset(&s);
+  sigaddset(&s, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &s, old);
+}
+
+static void sigint_unblock(const sigset_t *old) { pthread_sigmask(SIG_SETMASK, old, NULL); }
 
 /* Formats a malloc'd message into *log when log is not NULL. */
 static void set_log(char **log, const char *fmt, const char *a, const char *b) {
@@ -105,7 +123,10 @@ int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debu
     set_log(log, "nvrtcCreateProgram failed: %s%s", st, "");
     return r == 1 ? GK_ENOMEM : GK_EDEVICE;  /* NVRTC_ERROR_OUT_OF_MEMORY = 1 */
   }
+  sigset_t mask;
+  sigint_block(&mask);
   r = CU_CALL0(rtc, nvrtcCompileProgram, prog, nopt, opts);
+  sigint_unblock(&mask);
 
   /* The log, on success too (warnings). */
   if (CU_CALL0(rtc, nvrtcGetProgramLogSize, prog, &logn) == 0 && logn > 0) {
@@ -201,7 +222,10 @@ static void watch_start(watch *w, cu_note_fn note, void *ud, const char *name) {
   w->note = note; w->ud = ud; w->name = name;
   pthread_mutex_init(&w->mu, NULL);
   pthread_cond_init(&w->cv, NULL);
+  sigset_t mask;
+  sigint_block(&mask);   /* the watchdog never takes a SIGINT */
   w->running = pthread_create(&w->th, NULL, watch_main, w) == 0;
+  sigint_unblock(&mask);
   if (!w->running) { pthread_mutex_destroy(&w->mu); pthread_cond_destroy(&w->cv); }
 }
 

@@ -179,23 +179,85 @@ static int parse_header(hparse *h) {
   return 1;
 }
 
-/* Maps a descr string to a dtype; returns -1 and sets *why otherwise. */
-static int descr_dtype(const char *d, const char **why) {
+/* How a file's elements become gk's (descr_dtype): their size in the file,
+** their kind ('b' bool, 'i', 'u', 'f'), big-endian, and whether they are
+** already gk's bytes (then read straight into the buffer). */
+typedef struct npy_elem { int size; char kind; int big; int direct; } npy_elem;
+
+/* Maps a descr string to the dtype gk reads it as; returns -1 and sets *why
+** otherwise.  gk's five dtypes are read as they are; numpy's narrower ones
+** widen to one that holds every value (i1, u1, i2, u2 to i32; u4 to i64;
+** f2 to f32) and big-endian data is byte-swapped, as numpy's astype would
+** do; u8 is refused (values past 2^63 fit no gk dtype). */
+static int descr_dtype(const char *d, const char **why, npy_elem *el) {
   char order = 0;
   if (*d == '<' || *d == '>' || *d == '|' || *d == '=') order = *d++;
   int t = strcmp(d, "?") == 0 ? GK_BOOL : -1;   /* '?' is numpy's other name for bool */
   for (int k = 0; t < 0 && rt_dtype_size((gk_dtype)k); k++)
     if (strcmp(d, rt_dtype_info[k].npy + 1) == 0) t = k;   /* the table's descr without its byte order */
-  if (t >= 0 && order == '>' && t != GK_BOOL) {
-    *why = "big-endian data is not supported";
-    return -1;
+  el->big = order == '>';
+  if (t >= 0) {
+    el->size = (int)rt_dtype_size((gk_dtype)t);
+    el->kind = t == GK_BOOL ? 'b' : t == GK_I32 || t == GK_I64 ? 'i' : 'f';
+    if (el->size == 1) el->big = 0;
+    el->direct = !el->big;
+    return t;
   }
-  if (t < 0) {
-    if (*d == 'O') *why = "object arrays are not supported";
-    else if (*d == 'U' || *d == 'S' || *d == 'a') *why = "string dtypes are not supported";
-    else *why = "dtype not supported (bool, i4, i8, f4, f8 only)";
+  static const struct { const char *d; int t; } wide[] = {
+    { "i1", GK_I32 }, { "u1", GK_I32 }, { "i2", GK_I32 }, { "u2", GK_I32 }, { "u4", GK_I64 }, { "f2", GK_F32 },
+  };
+  for (size_t k = 0; k < sizeof wide / sizeof wide[0]; k++)
+    if (strcmp(d, wide[k].d) == 0) {
+      el->kind = d[0];
+      el->size = d[1] - '0';
+      if (el->size == 1) el->big = 0;
+      el->direct = 0;
+      return wide[k].t;
+    }
+  if (*d == 'O') *why = "object arrays are not supported";
+  else if (*d == 'U' || *d == 'S' || *d == 'a') *why = "string dtypes are not supported";
+  else if (!strcmp(d, "u8")) *why = "uint64 is not supported (values past 2^63 fit no gk dtype): convert it first, as a.astype(np.int64)";
+  else *why = "dtype not supported (bool, int8 to int64, uint8 to uint32, float16 to float64)";
+  return -1;
+}
+
+/* IEEE half to float (exact). */
+static float half_to_float(uint16_t h) {
+  uint32_t sign = (uint32_t)(h >> 15) << 31, e = (h >> 10) & 31, m = h & 1023u, bits;
+  if (e == 31) bits = sign | 0x7f800000u | m << 13;                 /* inf, nan */
+  else if (e) bits = sign | (e + 112) << 23 | m << 13;              /* normal */
+  else if (!m) bits = sign;                                         /* zero */
+  else {                                                            /* subnormal */
+    e = 113;
+    while (!(m & 1024u)) { m <<= 1; e--; }
+    bits = sign | e << 23 | (m & 1023u) << 13;
   }
-  return t;
+  float f;
+  memcpy(&f, &bits, 4);
+  return f;
+}
+
+/* n elements of the file's form (el) at src into gk's dtype t at dst. */
+static void npy_widen(void *dst, gk_dtype t, const unsigned char *src, int64_t n, const npy_elem *el) {
+  for (int64_t i = 0; i < n; i++, src += el->size) {
+    uint64_t u = 0;
+    for (int b = 0; b < el->size; b++) u |= (uint64_t)src[el->big ? el->size - 1 - b : b] << (8 * b);
+    int64_t v = (int64_t)u;
+    if (el->kind == 'i' && el->size < 8) v = (int64_t)(u << (64 - 8 * el->size)) >> (64 - 8 * el->size);
+    switch (t) {
+    case GK_BOOL: ((uint8_t *)dst)[i] = u != 0; break;
+    case GK_I32: ((int32_t *)dst)[i] = (int32_t)v; break;
+    case GK_I64: ((int64_t *)dst)[i] = v; break;
+    case GK_F32: {
+      float f;
+      if (el->size == 2) f = half_to_float((uint16_t)u);
+      else { uint32_t w = (uint32_t)u; memcpy(&f, &w, 4); }
+      ((float *)dst)[i] = f;
+      break;
+    }
+    default: memcpy((double *)dst + i, &u, 8); break;
+    }
+  }
 }
 
 /* ------------------------------------------------------------------- load */
@@ -313,7 +375,8 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
     goto fail;
   }
   const char *why = NULL;
-  int t = descr_dtype(h.descr, &why);
+  npy_elem el;
+  int t = descr_dtype(h.descr, &why, &el);
   if (t < 0) {
     host_file_err(err, errlen, GK_EIO, path, "dtype '%s': %s", h.descr, why);
     goto fail;
@@ -326,8 +389,8 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
     }
     count *= h.shape[i];
   }
-  size_t es = dtype_size((gk_dtype)t);
-  if (count > (int64_t)(SIZE_MAX / 2) / (int64_t)es || count > INT64_MAX / (int64_t)es) {
+  size_t es = (size_t)el.size;   /* bytes of an element in the file */
+  if (count > (int64_t)(SIZE_MAX / 2) / 8 || count > INT64_MAX / 8) {
     host_file_err(err, errlen, GK_EIO, path, "shape's byte size overflows");
     goto fail;
   }
@@ -337,14 +400,17 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
             (long long)bytes, (long long)(fsize - hoff - hlen));
     goto fail;
   }
-  void *data = alloc_data(ud, (gk_dtype)t, h.ndim, h.shape, (size_t)bytes);
-  if (!data && bytes > 0) {
-    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
+  int64_t gbytes = count * (int64_t)dtype_size((gk_dtype)t);   /* in gk's dtype */
+  void *data = alloc_data(ud, (gk_dtype)t, h.ndim, h.shape, (size_t)gbytes);
+  if (!data && gbytes > 0) {
+    rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)gbytes);
     goto fail;
   }
   /* Fortran order (numpy writes it for a transposed or np.asfortranarray
-  ** array): read as it is, then reorder into the C-order buffer. */
-  if (h.fortran && h.ndim > 1 && bytes > 0 && !(ftmp = malloc((size_t)bytes))) {
+  ** array): read as it is, then reorder into the C-order buffer; elements
+  ** to widen or byte-swap are read whole first, reordered, then widened. */
+  int reorder = h.fortran && h.ndim > 1;
+  if (bytes > 0 && (reorder || !el.direct) && !(ftmp = malloc((size_t)bytes * (reorder && !el.direct ? 2 : 1)))) {
     rc = host_file_err(err, errlen, GK_ENOMEM, path, "out of memory for %lld bytes", (long long)bytes);
     goto fail;
   }
@@ -352,7 +418,12 @@ static int npy_read(FILE *f, int64_t fsize, const char *path, npy_alloc_fn alloc
     host_file_err(err, errlen, GK_EIO, path, "read error in data");
     goto fail;
   }
-  if (ftmp) fortran_to_c(data, ftmp, h.ndim, h.shape, count, es);
+  if (ftmp && el.direct) fortran_to_c(data, ftmp, h.ndim, h.shape, count, es);
+  else if (ftmp) {
+    unsigned char *raw = ftmp;
+    if (reorder) { fortran_to_c(raw + bytes, raw, h.ndim, h.shape, count, es); raw += bytes; }
+    npy_widen(data, (gk_dtype)t, raw, count, &el);
+  }
   if (t == GK_BOOL) {
     uint8_t *b = data;
     for (int64_t i = 0; i < count; i++) b[i] = b[i] != 0;

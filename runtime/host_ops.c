@@ -116,6 +116,8 @@ typedef struct hist_job {
   const float *fedges;   /* float32 edges (modes 1, 2) */
   int64_t *counts;       /* shared counts (serial) */
   int64_t *priv;         /* per-chunk counts (parallel), nchunks x nbins */
+  int unit;              /* integer data, bins of width 1 at integer edges: bin = x - lo */
+  int64_t ilo, ihi;
 } hist_job;
 
 static HOST_NOCONTRACT int64_t hist_index_d(const hist_job *j, double v) {
@@ -146,7 +148,28 @@ static HOST_NOCONTRACT int64_t hist_index_f(const hist_job *j, float v) {
   return i < 0 ? 0 : i;
 }
 
+#define UNIT_SPLIT 2048   /* bins from which unit bins count into one table */
 static void hist_range(const hist_job *j, int64_t b, int64_t e, int64_t *cnt) {
+  if (j->unit) {   /* the float path's bin, exactly: its edges are the integers lo..hi */
+    /* up to UNIT_SPLIT bins: four tables counted in turn (an increment does
+    ** not wait on the one before when two neighbours share a bin), summed */
+    uint32_t sub[4][UNIT_SPLIT];
+    int split = j->nbins <= UNIT_SPLIT && e - b < ((int64_t)1 << 32);
+    if (split) memset(sub, 0, sizeof sub[0] * 4);
+#define UNIT_BIN(v) ((uint64_t)(v) - (uint64_t)lo > span ? -1 : (v) == hi ? last : (v) - lo)
+#define UNIT_CASE(T) do { const T *x = j->x; int64_t lo = j->ilo, hi = j->ihi, last = j->nbins - 1, i = b; \
+    uint64_t span = (uint64_t)(hi - lo); \
+    if (split) { \
+      for (; i + 4 <= e; i += 4) \
+        for (int k = 0; k < 4; k++) { int64_t v = (int64_t)x[i + k], q = UNIT_BIN(v); if (q >= 0) sub[k][q]++; } \
+      for (int64_t q = 0; q < j->nbins; q++) cnt[q] += (int64_t)sub[0][q] + sub[1][q] + sub[2][q] + sub[3][q]; \
+    } \
+    for (; i < e; i++) { int64_t v = (int64_t)x[i], q = UNIT_BIN(v); if (q >= 0) cnt[q]++; } } while (0)
+    if (j->t == GK_I64) UNIT_CASE(int64_t); else if (j->t == GK_I32) UNIT_CASE(int32_t); else UNIT_CASE(uint8_t);
+#undef UNIT_CASE
+#undef UNIT_BIN
+    return;
+  }
   switch (j->t) {
   case GK_F32: {
     const float *x = j->x;
@@ -179,10 +202,14 @@ static void hist_chunk(void *c, int64_t b, int64_t e) {
   hist_range(j, b, e, j->priv + (b / j->cs) * j->nbins);
 }
 
+/* Loops over the bins check host_stopped() every HIST_POLL + 1 of them. */
+#define HIST_POLL (((int64_t)1 << 20) - 1)
+
 /* linspace(lo, hi, nbins+1) in float64 (numpy's: i*step + lo, last = hi). */
 static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, double *e) {
   double delta = hi - lo, step = delta / (double)nbins;
   for (int64_t i = 0; i <= nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return;   /* the caller sees it too */
     volatile double p = step == 0 ? (double)i / (double)nbins * delta : (double)i * step;
     e[i] = p + lo;
   }
@@ -193,6 +220,7 @@ static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, doub
 static HOST_NOCONTRACT void linspace_f(float lo, float hi, int64_t nbins, float *e) {
   float delta = hi - lo, step = delta / (float)nbins;
   for (int64_t i = 0; i <= nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return;
     volatile float p = step == 0 ? (float)i / (float)nbins * delta : (float)i * step;
     e[i] = p + lo;
   }
@@ -211,6 +239,7 @@ static int hist_ok(const hist_job *j, const void *edges) {
     if (j->mode32 == 1 && !isfinite(j->fhi - j->flo)) return 0;   /* v - flo in float */
   }
   for (int64_t i = 0; i < j->nbins; i++) {
+    if (!(i & HIST_POLL) && host_stopped()) return 1;   /* hist_common reports the interrupt */
     if (j->mode32 == 0 ? !(((const double *)edges)[i] < ((const double *)edges)[i + 1])
                        : !(((const float *)edges)[i] < ((const float *)edges)[i + 1])) return 0;
   }
@@ -219,7 +248,10 @@ static int hist_ok(const hist_job *j, const void *edges) {
 
 /* Runs the counting of a prepared job over x[0..n) into counts. */
 static int hist_run(hist_job *j, int64_t n, int64_t *counts) {
-  memset(counts, 0, (size_t)j->nbins * sizeof *counts);
+  for (int64_t b = 0; b < j->nbins; b += HIST_POLL + 1) {   /* 800 MB for 10^8 bins: not at once */
+    if (host_stopped()) return GK_EINTERRUPT;
+    memset(counts + b, 0, (size_t)min64(HIST_POLL + 1, j->nbins - b) * sizeof *counts);
+  }
   int64_t grain = max64(HIST_GRAIN, n / (2 * par_threads()) + 1);
   int64_t nc = par_nchunks(n, grain);
   j->priv = NULL;
@@ -270,7 +302,16 @@ static int hist_common(gk_dtype t, const void *x, int64_t n, int64_t nbins, doub
     linspace_f(j.flo, j.fhi, nbins, edges);
     j.fedges = edges;
   }
-  int rc = hist_ok(&j, edges) ? hist_run(&j, n, counts) : GK_ELIMIT;
+  /* integer data in bins of width 1 between integer edges below 2^52:
+  ** linspace's edges are exact integers, and the index with its +-1
+  ** correction lands on x - lo (x == hi: the last bin) */
+  j.unit = (t == GK_I64 || t == GK_I32 || t == GK_BOOL) && j.mode32 == 0 && lo == floor(lo) && hi == floor(hi) &&
+           hi - lo == (double)nbins && fabs(lo) < 0x1p52 && fabs(hi) < 0x1p52;
+  j.ilo = j.unit ? (int64_t)lo : 0;
+  j.ihi = j.unit ? (int64_t)hi : 0;
+  int rc = host_stopped() ? GK_EINTERRUPT : !hist_ok(&j, edges) ? GK_ELIMIT : GK_OK;
+  if (rc == GK_ELIMIT && host_stopped()) rc = GK_EINTERRUPT;
+  if (rc == GK_OK) rc = hist_run(&j, n, counts);
   scr_free(edges, eb);
   return rc;
 }

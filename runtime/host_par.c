@@ -27,6 +27,7 @@
 #include "runtime/host.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -133,6 +134,10 @@ static void *worker(void *arg) {
 /* Starts the workers once.  Failures leave fewer workers; never an error. */
 static void pool_init(void) {
   int want = par_threads() - 1;
+  sigset_t block, old;   /* workers never take SIGINT: it is the host's (cu_nvrtc.c says why) */
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
   for (int i = 0; i < want; i++) {
     pthread_t th;
     pthread_attr_t at;
@@ -143,6 +148,7 @@ static void pool_init(void) {
     if (rc != 0) break;
     pool.nworkers++;
   }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /* Runs fn over [0,n) in chunks, inline. */

@@ -320,6 +320,11 @@ static void test_hooks(void) {
   CHECK_RC(g, gk_option(g, "turbo", 1), GK_EMISUSE);
   CHECK_STR(gk_errmsg(g), "gk_option: unknown option 'turbo'");
   CHECK_RC(g, gk_option(g, NULL, 1), GK_EMISUSE);
+  /* the on/off options take 0 or 1: 2 is a caller's mistake, not "on" */
+  CHECK_RC(g, gk_option(g, "plan", 2), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_option: plan is 0 (off) or 1 (on), got 2");
+  CHECK_RC(g, gk_option(g, "fusion", -1), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_option: fusion is 0 (off) or 1 (on), got -1");
   gk_close(g);
 }
 

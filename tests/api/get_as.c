@@ -203,6 +203,12 @@ static void test_errors(void) {
   int32_t iv[3];
   CHECK_RC(g, gk_get_as(g, "v", (gk_dtype)7, iv, sizeof iv), GK_EMISUSE);
   CHECK_STR(gk_errmsg(g), "gk_get_as: 7 is not a gk_dtype");
+  /* -1 (an uninitialised or "any" dtype) is refused too, even with a buffer
+  ** of the variable's own size: it was taken for gk_get's "own dtype" */
+  CHECK_RC(g, gk_get_as(g, "v", (gk_dtype)-1, iv, sizeof iv), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_get_as: -1 is not a gk_dtype");
+  CHECK_RC(g, gk_get_as(g, "v", (gk_dtype)INT32_MIN, iv, sizeof iv), GK_EMISUSE);
+  CHECK_STR(gk_errmsg(g), "gk_get_as: -1 is not a gk_dtype");
   CHECK_RC(g, gk_get_as(g, "v", GK_I32, iv, 8), GK_EMISUSE);
   CHECK_STR(gk_errmsg(g), "gk_get_as: 'v' is f32[3], 12 bytes as i32; the buffer has 8");
   CHECK_RC(g, gk_get_as(g, "v", GK_I64, iv, 12), GK_EMISUSE);

@@ -144,13 +144,27 @@ static void test_interrupts(gk_ctx *g) {
   if (secs >= LATE) fprintf(stderr, "  the scan stopped %.2f s after the interrupt\n", secs);
   check_x_is(g, get(g, "x") == 7 ? 7 : 8, "an interrupted scan");
   OK(g, gk_eval(g, "x = 7"));
-  /* a matmul (~2.7e10 multiply-adds: ~0.3 s on the cpu's FMA kernels, so
-  ** the interrupt lands inside it).  Not under valgrind: one thread runs at a
-  ** time there and the interrupter starved for the whole product (135 s). */
+  /* a matmul sized to this machine: an uninterrupted 1000^3 product is
+  ** timed, and the interrupted one takes ~2 s at that rate (at most 8000^3),
+  ** so the interrupt lands inside it on any core count (a fixed 3000^3 took
+  ** 0.3 s on 2 cores and finished before the interrupt on a larger CI host).
+  ** Not under valgrind: one thread runs at a time there and the interrupter
+  ** starved for the whole product (135 s). */
   if (!under_valgrind) {
-    OK(g, gk_eval(g, "m = rand(3000, 3000) + 0.0"));
+    OK(g, gk_eval(g, "m1 = rand(1000, 1000) + 0.0"));
+    OK(g, gk_sync(g));
+    double t0 = t_now();
+    OK(g, gk_eval(g, "s1 = sum(m1 @ m1)"));
+    OK(g, gk_sync(g));
+    double t1 = t_now() - t0;
+    int side = (int)(1000.0 * cbrt(2.0 / (t1 > 1e-4 ? t1 : 1e-4)));
+    side = side < 2000 ? 2000 : side > 8000 ? 8000 : side;
+    char msrc[64];
+    snprintf(msrc, sizeof msrc, "m = rand(%d, %d) + 0.0", side, side);
+    OK(g, gk_eval(g, msrc));
     OK(g, gk_sync(g));
     CHECK_RC(g, interrupted(g, "x = 8; print(sum(m @ m))", 50, &secs), GK_EINTERRUPT);
+    if (secs >= LATE) fprintf(stderr, "  the %d^3 matmul stopped %.2f s after the interrupt\n", side, secs);
     CHECK(secs < LATE);
     check_x_is(g, get(g, "x") == 7 ? 7 : 8, "an interrupted matmul");
     OK(g, gk_eval(g, "x = 7"));

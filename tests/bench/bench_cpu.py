@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """gk's cpu backend against numpy on the same .npy files (tests/bench/bench_cpu.py).
 
-    python3 tests/bench/bench_cpu.py [--reps N] [--only SUBSTR] [--dir D] [--n N] [--threads T]
+    python3 tests/bench/bench_cpu.py [--reps N] [--only SUBSTR] [--dir D] [--n N] [--threads T] [--words]
     (make bench-cpu builds libgk.so and libgkpy.so, then runs this)
 
 Writes fresh random inputs as .npy files (x: f32[n], default 10^7, uniform in
-[0, 1); m: f32[10000, 1000]; w: f32[1000, 256]), loads them into one gk cpu
+[0, 1); m: f32[10000, 1000]; w: f32[1000, 256]; for the day-one words (the
+WORDS cases; --words runs only those) t: f32[64, 256, 256], i: i64[n] in
+[0, 1000), s: f32[2000, 1000]), loads them into one gk cpu
 context with gk's own `load` and into numpy with numpy.load, then per case:
 runs the statement once in gk and checks its result against numpy's (float64
 where the reference needs it; tolerances below), then times it.  A case's
@@ -28,9 +30,9 @@ sys.path.insert(0, os.path.join(ROOT, "python"))
 import gk  # noqa: E402
 
 
-def np_softmax(m):
-    e = np.exp(m - m.max(axis=1, keepdims=True))
-    return e / e.sum(axis=1, keepdims=True)
+def np_softmax(m, axis=1):
+    e = np.exp(m - m.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
 
 
 def np_layernorm(m):
@@ -56,6 +58,28 @@ CASES = [
      lambda a: (a["x"].astype(np.float64) ** 2 + 1).sum(), 1e-6, 0),
     ("hist(x, 256, 0, 1)", "hist(x, 256, 0, 1)", lambda a: np.histogram(a["x"], 256, (0, 1))[0], None, 0, 0),
     ("x[x > 0.5]", "x[x > 0.5]", lambda a: a["x"][a["x"] > 0.5], None, 0, 0),
+]
+
+# The day-one words (issue 13's): t f32[64, 256, 256], i i64[n] in [0, 1000), s f32[2000, 1000].
+WORDS = [
+    ("sort(x)", "sort(x)", lambda a: np.sort(a["x"]), None, 0, 0),
+    ("argsort(x)", "argsort(x)", lambda a: np.argsort(a["x"], kind="stable"), None, 0, 0),
+    ("median(x)", "median(x)", lambda a: np.median(a["x"]), None, 1e-6, 0),
+    ("quantile(x, 0.3)", "quantile(x, 0.3)", lambda a: np.quantile(a["x"], 0.3), None, 1e-6, 0),
+    ("unique(i)", "unique(i)", lambda a: np.unique(a["i"]), None, 0, 0),
+    ("topk(x, 8)", "topk(x, 8)", lambda a: -np.sort(-np.partition(a["x"], -8)[-8:]), None, 0, 0),
+    ("sort(rows(s))", "sort(rows(s))", lambda a: np.sort(a["s"], axis=1), None, 0, 0),
+    ("sum(t, axis=1)", "sum(t, axis=1)", lambda a: a["t"].sum(axis=1),
+     lambda a: a["t"].astype(np.float64).sum(axis=1), 1e-5, 0),
+    ("max(t, axis=1)", "max(t, axis=1)", lambda a: a["t"].max(axis=1), None, 0, 0),
+    ("sum(cols(s))", "sum(cols(s))", lambda a: a["s"].sum(axis=0), lambda a: a["s"].astype(np.float64).sum(axis=0),
+     1e-5, 0),
+    ("argmax(x)", "argmax(x)", lambda a: np.argmax(a["x"]), None, 0, 0),
+    ("softmax(t, axis=1)", "softmax(t, axis=1)", lambda a: np_softmax(a["t"], 1),
+     lambda a: np_softmax(a["t"].astype(np.float64), 1), 1e-5, 1e-9),
+    ("x[i]", "x[i]", lambda a: a["x"][a["i"]], None, 0, 0),
+    ("bincount(i)", "bincount(i)", lambda a: np.bincount(a["i"]), None, 0, 0),
+    ("concat(x, x)", "concat(x, x)", lambda a: np.concatenate([a["x"], a["x"]]), None, 0, 0),
 ]
 
 
@@ -91,6 +115,7 @@ def main():
     ap.add_argument("--dir", default=None, help="folder for the .npy inputs (default: a temporary one)")
     ap.add_argument("--n", type=int, default=10**7, help="elements of x")
     ap.add_argument("--threads", default=None, help="GK_THREADS for gk (default: the machine's)")
+    ap.add_argument("--words", action="store_true", help="only the day-one words (sorts, axis reductions, gathers...)")
     args = ap.parse_args()
     if args.threads:
         os.environ["GK_THREADS"] = args.threads
@@ -102,7 +127,10 @@ def main():
     rng = np.random.default_rng()
     arrays = {"x": rng.random(args.n, dtype=np.float32),
               "m": rng.random((10000, 1000), dtype=np.float32),
-              "w": rng.random((1000, 256), dtype=np.float32) - np.float32(0.5)}
+              "w": rng.random((1000, 256), dtype=np.float32) - np.float32(0.5),
+              "t": rng.random((64, 256, 256), dtype=np.float32),
+              "i": rng.integers(0, 1000, args.n),
+              "s": rng.random((2000, 1000), dtype=np.float32)}
     for k, v in arrays.items():
         np.save(os.path.join(d, k + ".npy"), v)
     a = {k: np.load(os.path.join(d, k + ".npy")) for k in arrays}
@@ -111,10 +139,11 @@ def main():
         for k in a:
             g.eval('%s = load("%s")' % (k, os.path.join(d, k + ".npy")))
         g.sync()
-        print("gk cpu backend (%s threads) vs numpy %s, best of %d; x f32[%d], m f32[10000, 1000], w f32[1000, 256]"
-              % (os.environ.get("GK_THREADS", os.cpu_count()), np.__version__, args.reps, args.n))
+        print("gk cpu backend (%s threads) vs numpy %s, best of %d; x f32[%d], m f32[10000, 1000], w f32[1000, 256], "
+              "t f32[64, 256, 256], i i64[%d] in [0, 1000), s f32[2000, 1000]"
+              % (os.environ.get("GK_THREADS", os.cpu_count()), np.__version__, args.reps, args.n, args.n))
         print("%-22s %10s %10s %9s" % ("op", "gk ms", "numpy ms", "numpy/gk"))
-        for name, expr, npf, reff, rtol, atol in CASES:
+        for name, expr, npf, reff, rtol, atol in (WORDS if args.words else CASES + WORDS):
             if args.only and args.only not in name:
                 continue
             stmt = "r = " + expr

@@ -78,6 +78,34 @@ a = data(np.float32, (1000, 1049)).T          # a transposed array: numpy saves 
 np.save(os.path.join(T, "t.npy"), a)
 gk_roundtrip("fortran transposed", 'load("t.npy")', np.ascontiguousarray(a))
 
+# numpy's other dtypes (an image is uint8, a model's weights float16) and
+# big-endian data: widened to the gk dtype that holds every value, as
+# astype does (i1 u1 i2 u2 -> i32, u4 -> i64, f2 -> f32), C and Fortran order
+def full_range(dt, shape):
+    dt = np.dtype(dt)
+    if dt.kind in "iu":
+        info = np.iinfo(dt)
+        return rng.integers(info.min, info.max, shape, endpoint=True).astype(dt)
+    a = (rng.standard_normal(shape) * 1000).astype(dt)
+    a.flat[:5] = [np.inf, -np.inf, np.nan, 6e-8, -65504]   # f2: a subnormal and the largest
+    return a
+
+
+for code, to in (("i1", np.int32), ("u1", np.int32), ("i2", np.int32), ("u2", np.int32), ("u4", np.int64),
+                 ("f2", np.float32), (">i2", np.int32), (">u4", np.int64), (">f2", np.float32),
+                 (">i4", np.int32), (">i8", np.int64), (">f4", np.float32), (">f8", np.float64)):
+    for shape in ((31,), (33, 31), (2, 3, 1025)):
+        for fortran in (False, True):
+            a = full_range(code, shape)
+            if fortran:
+                a = np.asfortranarray(a)
+            np.save(os.path.join(T, "w.npy"), a)
+            gk_roundtrip("%s %s%s read as %s" % (code, shape, " fortran" if fortran else "", np.dtype(to).name),
+                         'load("w.npy")', a.astype(to))
+np.save(os.path.join(T, "u8.npy"), np.arange(3, dtype=np.uint64))
+rc, so, se = gk('load("u8.npy")')
+check("uint64 is refused, saying why", rc == 1 and "uint64 is not supported (values past 2^63 fit no gk dtype)" in se, se)
+
 # .npz: stored and deflated, several members, names
 for size in (1, 31, 33, 1000003, 2 ** 20 + 1):
     arrs = {"a": data(np.float32, size), "b": data(np.int64, (size,)), "c": data(np.bool_, size),

@@ -164,7 +164,17 @@ static void *alloc_(size_t n) { return malloc(n); }
 static void free_(void *p, size_t n) { (void)n; free(p); }
 
 static void test_sgemm(void) {
-  static const int64_t shapes[][3] = {{1, 1, 1}, {31, 33, 17}, {33, 300, 257}, {13, 513, 31}, {100, 40, 64}, {7, 1000, 33}};
+  /* M x K x N: short row tiles (M % 14, M % 6; M < 14, the 4-row kernel), a matrix times a vector
+  ** (N = 1, M % 16) and a vector times a matrix (M = 1), partial panels (N % 32, N % 16), K = 1, 31, 33,
+  ** 257 and 1000 (one block, several, a short last one), K a multiple of 128 (rows of A in few L1
+  ** sets), K past one tile's L2 budget (K in segments, an accumulator per panel), several groups and
+  ** workers */
+  static const int64_t shapes[][3] = {{1, 1, 1}, {31, 33, 17}, {33, 300, 257}, {13, 513, 31}, {100, 40, 64},
+                                      {7, 1000, 33}, {1, 31, 1}, {15, 1, 33}, {29, 1024, 70}, {43, 257, 100},
+                                      {200, 384, 31}, {28, 256, 32}, {300, 200, 96}, {14, 10000, 40}, {3, 9500, 65},
+                                      {17, 2048, 5}, {250, 1000, 129}, {2, 300, 40}, {5, 257, 3}, {1000, 1000, 1},
+                                      {33, 257, 1}, {17, 31, 1}, {100, 2048, 1}, {5, 513, 1}, {16, 16, 1},
+                                      {1, 1000, 256}, {1, 257, 33}, {1, 300, 129}, {1, 31, 200}, {1, 2, 17}};
   for (int s = 0; s < (int)(sizeof shapes / sizeof shapes[0]); s++) {
     int64_t M = shapes[s][0], K = shapes[s][1], N = shapes[s][2], kb = 256;
     float *A = malloc((size_t)(M * K) * 4), *B = malloc((size_t)(K * N) * 4), *C = malloc((size_t)(M * N) * 4);

@@ -534,9 +534,9 @@ static void test_npy(void) {
       {"extrakey", "{'descr': '<f4', 'fortran_order': False, 'shape': (3,), 'x': 1}"},
       {"dupkey", "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (3,)}"},
       {"object", "{'descr': '|O', 'fortran_order': False, 'shape': (3,), }"},
-      {"bigend", "{'descr': '>f4', 'fortran_order': False, 'shape': (3,), }"},
       {"unicode", "{'descr': '<U5', 'fortran_order': False, 'shape': (3,), }"},
-      {"u2", "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }"},
+      {"u8", "{'descr': '<u8', 'fortran_order': False, 'shape': (1,), }"},
+      {"c8", "{'descr': '<c8', 'fortran_order': False, 'shape': (1,), }"},
       {"struct", "{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (3,), }"},
       {"negshape", "{'descr': '<f4', 'fortran_order': False, 'shape': (-1,), }"},
       {"floatshape", "{'descr': '<f4', 'fortran_order': False, 'shape': (3.0,), }"},
@@ -555,6 +555,22 @@ static void test_npy(void) {
     snprintf(path, sizeof path, NPYDIR "/bad_%s.npy", bad[k].name);
     write_npy(path, 1, bad[k].dict, 12);
     expect_load_fail(path, GK_EIO, bad[k].name);
+  }
+  /* big-endian and narrower dtypes load widened (data bytes 1, 8, 15, 22, ...) */
+  {
+    loaded l;
+    memset(&l, 0, sizeof l);
+    write_npy(NPYDIR "/be.npy", 1, "{'descr': '>u4', 'fortran_order': False, 'shape': (3,), }", 12);
+    int rc = npy_load(NPYDIR "/be.npy", load_alloc, &l, err, sizeof err);
+    CHECKF(rc == GK_OK && l.t == GK_I64 && ((int64_t *)l.data)[0] == 0x01080f16 && ((int64_t *)l.data)[2] == 0x3940474e,
+           ">u4: rc %d %s", rc, err);
+    free(l.data);
+    memset(&l, 0, sizeof l);
+    write_npy(NPYDIR "/u2.npy", 1, "{'descr': '<u2', 'fortran_order': False, 'shape': (3,), }", 6);
+    rc = npy_load(NPYDIR "/u2.npy", load_alloc, &l, err, sizeof err);
+    CHECKF(rc == GK_OK && l.t == GK_I32 && ((int32_t *)l.data)[0] == 2049 && ((int32_t *)l.data)[2] == 9245,
+           "<u2: rc %d %s", rc, err);
+    free(l.data);
   }
   /* a save into a missing directory fails cleanly */
   float f3[3] = {1, 2, 3};

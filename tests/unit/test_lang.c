@@ -549,11 +549,11 @@ static void test_limits(void)
     s = repeat("f(", "1, ", 64, "k=1)", "", 0, "");
     CHECK(!strcmp(parse(s), "E10 1:195: too many arguments (limit 64)"), "65 args kw: %s", out);
     free(s);
-    s = repeat("[", "1, ", 64, "1]", "", 0, "");
-    CHECK(!strcmp(parse(s), "E10 1:194: too many list elements (limit 64)"), "65 elems: %s", out);
+    s = repeat("[", "1, ", LANG_MAX_LIST, "1]", "", 0, "");
+    CHECK(!strcmp(parse(s), "E10 1:3145730: too many list elements (limit 1048576)"), "2^20+1 elems: %s", out);
     free(s);
-    s = repeat("[", "1, ", 63, "1]", "", 0, "");
-    CHECK(!strncmp(parse(s), "(expr (list (int 1)", 19), "64 elems: %.60s", out);
+    s = repeat("[", "1, ", LANG_MAX_LIST - 1, "1]", "", 0, "");
+    CHECK(!strncmp(parse(s), "(expr (list (int 1)", 19), "2^20 elems: %.60s", out);
     free(s);
     s = repeat("x[", "1, ", 64, "1]", "", 0, "");
     CHECK(!strcmp(parse(s), "E10 1:195: too many indices (limit 64)"), "65 indices: %s", out);
