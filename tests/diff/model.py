@@ -127,6 +127,18 @@ def check(v):
     return v
 
 
+MAX_ELEMS = 4_000_000   # a result larger than this is not generated (memory: model and gk)
+
+
+def size_ok(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > MAX_ELEMS:
+        raise Reject("result too large")
+    return shape
+
+
 def fmax(h):
     """max |h| over the finite elements (0 when none)."""
     h = np.asarray(h, dtype=F64)
@@ -213,7 +225,7 @@ def bshape(a, b, view):
         shp = np.broadcast_shapes(sa, sb)
     except ValueError:
         raise Reject("broadcast")
-    return (lambda x, s: x), shp
+    return (lambda x, s: x), size_ok(shp)
 
 
 def binop(sym, a, b):
@@ -1027,7 +1039,7 @@ def where(c, a, b):
     if c.view or a2.view or b2.view:
         raise Reject("where of views")
     try:
-        shp = np.broadcast_shapes(c.shape, a2.shape, b2.shape)
+        shp = size_ok(np.broadcast_shapes(c.shape, a2.shape, b2.shape))
     except ValueError:
         raise Reject("broadcast")
     r = np.where(c.hi, a2.hi, b2.hi)
@@ -1135,6 +1147,7 @@ def gather(x, idx):
     plain(x)
     if not x.shape:
         raise Reject("gather of a scalar")
+    size_ok((len(idx),) + x.shape[1:])
     n = x.shape[0]
     if any(not -n <= i < n for i in idx):
         raise Reject("index out of range")
@@ -1356,6 +1369,7 @@ def take_axis(x, idx, axis):
         raise Reject("take of a scalar")
     k = the_axis(x, axis)
     L = x.shape[k]
+    size_ok(x.shape[:k] + idx.shape + x.shape[k + 1:])
     ii = idx.hi.astype(I64)
     if ii.size and (ii.min() < -L or ii.max() >= L):
         raise Reject("index out of range")
@@ -1370,6 +1384,7 @@ def gather_v(x, idx):
     if not x.shape:
         raise Reject("gather of a scalar")
     L = x.shape[0]
+    size_ok(idx.shape + x.shape[1:])
     ii = idx.hi.astype(I64)
     if ii.size and (ii.min() < -L or ii.max() >= L):
         raise Reject("index out of range")
