@@ -139,6 +139,20 @@ def size_ok(shape):
     return shape
 
 
+def prod_range_ok(h, t):
+    """No partial product of h's elements, in any order, leaves the normal
+    range of t (a product's order is the backend's: an overflow in one chunk
+    and an underflow in another give inf * 0 = NaN where numpy's serial
+    loop gives inf)."""
+    a = np.abs(np.asarray(h, dtype=F64))
+    if not np.isfinite(a).all():
+        return False
+    with np.errstate(divide="ignore"):
+        lg = np.log10(np.where(a > 0, a, 1.0))
+    hi, lo = lg[lg > 0].sum(), lg[lg < 0].sum()
+    return hi < (30 if t == F32 else 200) and lo > (-25 if t == F32 else -200)
+
+
 def fmax(h):
     """max |h| over the finite elements (0 when none)."""
     h = np.asarray(h, dtype=F64)
@@ -678,7 +692,7 @@ def reduce(fn, a, axis=None):
             r = R(np.sum, h)
             e = R(np.sum, a.e) + G(n, t, ax, len(a.shape)) * u * R(np.sum, np.abs(h))
         else:
-            if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
+            if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)) or not prod_range_ok(h, t):
                 raise Reject("prod fragile")
             r = R(np.prod, h)
             e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t, ax, len(a.shape)) * u)
@@ -897,7 +911,7 @@ def scan(a, op, excl, axis=None):
         if excl:
             r, e = shift(r, 0.0, axis), shift(e, 0.0, axis)
     else:
-        if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3):
+        if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3) or not prod_range_ok(h, t):
             raise Reject("prod fragile")
         r = np.cumprod(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.abs(r) * (np.expm1(np.cumsum(e0 / np.abs(h), axis=axis) * 1.5) + GS(n) * u)
