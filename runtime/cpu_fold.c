@@ -287,7 +287,6 @@ COL_EXT(cpu_colmin_f64, double, <, GK_COMB_MIN)
     while (q < n - 1 && v[q] != x) q++; \
     return q; \
   })
-FIND_EQ(cpu_find_f32, float, v4f, v4i)
 FIND_EQ(cpu_find_f64, double, v4d, v4l)
 
 /* max / min of integers: init folded with v[0..n), exact in any order, in

@@ -36,7 +36,6 @@ void cpu_colmin_f32(const float *v, int64_t n, double *l);
 void cpu_colmin_f64(const double *v, int64_t n, double *l);
 
 /* The first q < n with v[q] == x (n - 1 when there is none). */
-int64_t cpu_find_f32(const float *v, int64_t n, float x);
 int64_t cpu_find_f64(const double *v, int64_t n, double x);
 
 /* init folded with v[0..n) by integer max / min (exact in any order). */
