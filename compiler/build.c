@@ -1431,8 +1431,10 @@ static int b_quantile(cc_session *s, int code, bargs *a, lang_loc loc, cval *out
   double g = vi - prev;
   gk_dtype ft = rt_is_float(srt->t) ? srt->t : GK_F64;
   cval lo = sort_pick(s, srt, axis, ilo), hi = sort_pick(s, srt, axis, ihi), d, t, r;
-  if (!lo.x || !hi.x || binop(s, RT_SUB, hi, lo, loc, &d)) return s->err->status;
-  if (!(d.x = cast(s, d.x, ft)) || !(lo.x = cast(s, lo.x, ft)) || !(hi.x = cast(s, hi.x, ft))) return s->err->status;
+  /* the difference in the float type, as numpy's: in an int type it wraps
+  ** for a spread past the type's range (i32 -2147483647 .. 2147483646) */
+  if (!lo.x || !hi.x || !(lo.x = cast(s, lo.x, ft)) || !(hi.x = cast(s, hi.x, ft))) return s->err->status;
+  if (binop(s, RT_SUB, hi, lo, loc, &d)) return s->err->status;
   if (g >= 0.5) {
     if (binop(s, RT_MUL, d, konst(s, ft, 1 - g), loc, &t) || binop(s, RT_SUB, hi, t, loc, &r)) return s->err->status;
   } else if (binop(s, RT_MUL, d, konst(s, ft, g), loc, &t) || binop(s, RT_ADD, lo, t, loc, &r)) return s->err->status;

@@ -207,7 +207,9 @@ BUILTINS = [
      "numpy.median: the middle value, or the mean of the two middle ones; float; NaN if any NaN; empty is an error",
      "median([4, 1, 3, 2])"),
     ("sort", "quantile", "quantile(x, q[, axis=k])",
-     "numpy.quantile's default (linear) method, q a number in [0, 1]; float; NaN if any NaN",
+     "numpy.quantile's default (linear) method, q a number in [0, 1]; float; NaN if any NaN; "
+     "ints interpolate in f64 (numpy subtracts the two neighbours in the int type, which wraps, with a warning, "
+     "when they are further apart than the type's range)",
      "quantile([1, 2, 3, 4], 0.25)"),
     ("sort", "searchsorted", "searchsorted(a, v)",
      "i64 insertion points of v in sorted 1-d a: the first position not below v (numpy's side='left'; NaN last)",

@@ -713,7 +713,10 @@ static int arg_lanes_fast(acc *a, int rop, gk_dtype t, const void *p, int64_t n,
   if (f32) {   /* one pass: lanes keep their first extreme and its index */
     if (!cpu_argext_f32(p, n, mx, &q, &m)) return 0;
   } else {
-    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m)) || m != m) return 0;   /* a NaN in the tail: the loop */
+    if (!(mx ? cpu_max_f64(p, n, &m) : cpu_min_f64(p, n, &m))) return 0;
+    /* a NaN in the run's tail (past its last 8-block) comes back as m = NaN,
+    ** which no element equals: the loop below finds the first NaN */
+    if (m != m) return 0;
     q = cpu_find_f64(p, n, m);
   }
   if (!a->any || GK_ARG_TAKE(mx, a->f, a->at, m, base + q)) { a->f = m; a->at = base + q; a->any = 1; a->nan = 0; }

@@ -813,6 +813,12 @@ def sort_data(D, shape, dt):
     return x.astype(dt)
 
 
+def qdata(a):
+    """quantile's data as gk interpolates it: ints in f64 (numpy subtracts two
+    neighbours in the int type, which wraps past its range: docs/language.md)."""
+    return a.astype(np.float64) if a.dtype.kind in "iu" else a
+
+
 def topk_ref(x, k, axis):
     """The k largest along axis, descending, ties by lower index, NaN largest:
     a stable ascending sort of the reversed segment, reversed."""
@@ -858,7 +864,7 @@ def sort_group(D, shape, dt):
             if dt != B_:
                 for q in (0.0, 0.3, 0.5, 0.75, 1.0):
                     add(pre + "quantile%g" % q, "quantile(%s, %r)" % (V("s"), q),
-                        lambda e, nax=nax, q=q: np.quantile(e["s"], q, axis=nax), st)
+                        lambda e, nax=nax, q=q: np.quantile(qdata(e["s"]), q, axis=nax), st)
     for k in (range(-1, x.ndim) if x.ndim >= 2 else []):   # axis=k of every rank (words' axis= plumbing)
         L = x.shape[k]
         add("sort_axis%d" % k, "sort(s, axis=%d)" % k, lambda e, k=k: np.sort(e["s"], axis=k, kind="stable"), dt)
@@ -872,7 +878,7 @@ def sort_group(D, shape, dt):
             add("median_axis%d" % k, "median(s, axis=%d)" % k, lambda e, k=k: np.median(e["s"], axis=k), st)
             if dt != B_:
                 add("quantile_axis%d" % k, "quantile(s, 0.3, axis=%d)" % k,
-                    lambda e, k=k: np.quantile(e["s"], 0.3, axis=k), st)
+                    lambda e, k=k: np.quantile(qdata(e["s"]), 0.3, axis=k), st)
     if x.ndim == 1:
         add("unique", "unique(s)", lambda e: np.unique(e["s"]), dt)
         add("searchsorted", "searchsorted(a, s)", lambda e: np.searchsorted(e["a"], e["s"]).astype(I64), I64)

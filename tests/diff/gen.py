@@ -907,11 +907,13 @@ class Gen:
             idx = [r.randrange(-L, L) for _ in range(r.randint(1, 6))]
             return N("gather", [x], idx=idx, take=len(vx.shape) == 1 and r.random() < 0.3)
         if k in (1, 2):
-            x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.5 else self.matrix(d - 1)
+            x, vx = self.any_array(d - 1)
             parts = [x] + [self.expr(d - 1, vx.shape)[0] for _ in range(r.randint(1, 2))]
             fn = "concat" if k == 1 else "stack"
             nd = len(vx.shape) + (fn == "stack")
-            ax = r.choice([None, 0, nd - 1, -1])
+            if nd == 0:
+                raise Reject("scalar")
+            ax = r.choice([None, 0, nd - 1, -1, r.randrange(-nd, nd)])
             return N("join", parts, fn=fn, axis=ax)
         x, vx = self.expr(d - 1, (self.n,)) if r.random() < 0.3 else self.matrix(d - 1)
         nd = len(vx.shape)
@@ -1138,6 +1140,20 @@ class Gen:
         r = self.r
         k = r.random()
         C = self.c3
+        if k < 0.1:
+            # views of one pending 3-d value together
+            x, vx = self.expr(d - 1, C)
+            j = r.randrange(3)
+            if j == 0 and C[1] >= 2:
+                return N("bin", [N("index", [x], spec=[slice(None), slice(1, None)]),
+                                 N("index", [x.copy()], spec=[slice(None), slice(None, -1)])], sym=r.choice(["-", "+", "<"]))
+            if j == 1 and C[0] == C[1] == C[2]:
+                axes = r.choice([[1, 2, 0], [2, 0, 1], [0, 2, 1], [2, 1, 0]])
+                return N("bin", [x, N("perm", [x.copy()], axes=axes)], sym=r.choice(["-", "+", "*", "=="]))
+            ax = r.randrange(3)
+            red = N("redax", [x.copy()], fn=r.choice(["mean", "max", "sum"]), axis=ax)
+            keep = tuple(1 if i == ax else C[i] for i in range(3))
+            return N("bin", [x, N("reshape", [red], dims=keep)], sym=r.choice(["-", "/"]))
         if k < 0.25:
             x, vx = self.expr(d - 1, C)
             axes = list(range(3))
@@ -1191,7 +1207,9 @@ class Gen:
         r, p = self.r, self.p
         E, vE = self.expr(r.randint(0, 2), (self.n,) if r.random() < 0.8 else self.rc)
         c = r.choice([">", "<", ">=", "!="])
-        k = r.randrange(6)
+        k = r.randrange(8)
+        if k >= 6:
+            return self.shared_sort(E, vE)
         if k == 0:
             S = N("red", [E.copy()], fn=r.choice(["sum", "max", "min", "mean", "any", "count", "prod"]))
         elif k == 1:
@@ -1230,6 +1248,42 @@ class Gen:
                 p.stmts[-1] = Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_])
         else:
             p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_]))
+
+    def shared_sort(self, E, vE):
+        """A sort-family value of E in one statement and E's sort (hash-consed:
+        the same node) read again by median / quantile / a gather / a
+        searchsorted in later ones."""
+        r, p = self.r, self.p
+        if len(vE.shape) != 1 or vE.size == 0:
+            raise Reject("vector")
+        L = vE.shape[0]
+        mk = [
+            lambda: N("sortf", [E.copy()], fn="sort", k=None, axis=None),
+            lambda: N("sortf", [E.copy()], fn="argsort", k=None, axis=None),
+            lambda: N("sortf", [E.copy()], fn=r.choice(["topk", "argtopk"]), k=r.randint(1, L), axis=None),
+            lambda: N("quant", [E.copy()], fn="median", axis=None),
+            lambda: N("quant", [E.copy()], fn="quantile", q=r.choice(["0.25", "0.5", "1"]), axis=None),
+            lambda: N("uniq", [E.copy()]),
+            lambda: N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[r.randrange(-L, L)]),
+            lambda: N("gathv", [E.copy(), N("sortf", [E.copy()], fn="argsort", k=None, axis=None)]),
+            lambda: N("ssorted", [N("sortf", [E.copy()], fn="sort", k=None, axis=None), E.copy()]),
+            lambda: N("bin", [N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[slice(1, None)]),
+                              N("index", [N("sortf", [E.copy()], fn="sort", k=None, axis=None)], spec=[slice(None, -1)])], sym="-"),
+        ]
+        S = r.choice(mk)()
+        vS = self.ev(S)
+        nm = self.newname("s")
+        p.stmts.append(Stmt("assign", nm, [S]))
+        self.add_var(nm, vS)
+        for _ in range(r.randint(1, 2)):
+            U_ = r.choice(mk)()
+            if r.random() < 0.3:
+                U_ = N("bin", [U_, var(nm)], sym="-") if self.ev(U_).shape == vS.shape or vS.shape == () else U_
+            self.ev(U_)
+            if r.random() < 0.5 and self.ev(U_).size <= 40 and vS.size <= 40:
+                p.stmts.append(Stmt("print", p.prefix() + "p%d" % len(p.stmts), [var(nm), U_]))
+            else:
+                p.stmts.append(Stmt("save", p.prefix() + "o%d" % len(p.stmts), [U_]))
 
     # -- statements
     def program(self):
@@ -1298,8 +1352,8 @@ SIZEW = [3, 3, 3, 3, 3, 4, 4, 2, 2, 1, 1]
 SHAPES = [(1, 1), (2, 3), (3, 2), (4, 4), (31, 33), (33, 31), (8, 8), (3, 1000), (1000, 3), (64, 64), (1, 5), (5, 1),
           (0, 3), (3, 0)]
 SHAPEW = [1, 3, 3, 3, 2, 2, 2, 1, 1, 1, 1, 1, 1, 1]
-CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3)]
-CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1]
+CUBES = [(2, 3, 4), (1, 5, 3), (3, 1, 7), (4, 4, 1), (2, 33, 3), (5, 2, 31), (1, 1, 1), (3, 4, 2), (2, 0, 3), (3, 3, 3)]
+CUBEW = [3, 2, 2, 2, 2, 2, 1, 3, 1, 2]
 
 
 def plan(pid, seed, big_every):

@@ -127,6 +127,32 @@ def check(v):
     return v
 
 
+MAX_ELEMS = 4_000_000   # a result larger than this is not generated (memory: model and gk)
+
+
+def size_ok(shape):
+    n = 1
+    for d in shape:
+        n *= int(d)
+    if n > MAX_ELEMS:
+        raise Reject("result too large")
+    return shape
+
+
+def prod_range_ok(h, t):
+    """No partial product of h's elements, in any order, leaves the normal
+    range of t (a product's order is the backend's: an overflow in one chunk
+    and an underflow in another give inf * 0 = NaN where numpy's serial
+    loop gives inf)."""
+    a = np.abs(np.asarray(h, dtype=F64))
+    if not np.isfinite(a).all():
+        return False
+    with np.errstate(divide="ignore"):
+        lg = np.log10(np.where(a > 0, a, 1.0))
+    hi, lo = lg[lg > 0].sum(), lg[lg < 0].sum()
+    return hi < (30 if t == F32 else 200) and lo > (-25 if t == F32 else -200)
+
+
 def fmax(h):
     """max |h| over the finite elements (0 when none)."""
     h = np.asarray(h, dtype=F64)
@@ -213,7 +239,7 @@ def bshape(a, b, view):
         shp = np.broadcast_shapes(sa, sb)
     except ValueError:
         raise Reject("broadcast")
-    return (lambda x, s: x), shp
+    return (lambda x, s: x), size_ok(shp)
 
 
 def binop(sym, a, b):
@@ -666,7 +692,7 @@ def reduce(fn, a, axis=None):
             r = R(np.sum, h)
             e = R(np.sum, a.e) + G(n, t, ax, len(a.shape)) * u * R(np.sum, np.abs(h))
         else:
-            if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)):
+            if np.any(np.abs(h) <= 4 * a.e) or (h.size and np.any(np.abs(h) < 1e-3)) or not prod_range_ok(h, t):
                 raise Reject("prod fragile")
             r = R(np.prod, h)
             e = np.abs(r) * (np.expm1(R(np.sum, a.e / np.abs(h)) * 1.5) + G(n, t, ax, len(a.shape)) * u)
@@ -710,6 +736,13 @@ def reduce(fn, a, axis=None):
     h, ex = x.hi, x.e
     if fn in ("var", "std", "norm") and fmax(h) > SQ_LIM[t]:
         raise Reject("squares overflow")
+    if n == 0:
+        # numpy: the mean / var / std of nothing is NaN, the norm 0,
+        # logsumexp log(0) = -inf (docs/language.md, Numeric semantics)
+        shp = h.shape if ax is None else h.shape[:ax] + h.shape[ax + 1:]
+        shp = () if ax is None else shp
+        val = {"mean": np.nan, "var": np.nan, "std": np.nan, "norm": 0.0, "logsumexp": -np.inf}[fn]
+        return V(t, np.full(shp, val))
     if fn == "mean":
         if n == 0:
             raise Reject("empty mean")
@@ -878,7 +911,7 @@ def scan(a, op, excl, axis=None):
         if excl:
             r, e = shift(r, 0.0, axis), shift(e, 0.0, axis)
     else:
-        if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3):
+        if np.any(np.abs(h) <= 4 * e0) or np.any(np.abs(h) < 1e-3) or not prod_range_ok(h, t):
             raise Reject("prod fragile")
         r = np.cumprod(h.astype(np.longdouble), axis=axis).astype(F64)
         e = np.abs(r) * (np.expm1(np.cumsum(e0 / np.abs(h), axis=axis) * 1.5) + GS(n) * u)
@@ -907,7 +940,9 @@ def normalise(fn, a, g=None, b=None, eps=None, axis=None):
         raise Reject("view")
     ax = the_axis(a, axis)
     if a.size == 0:
-        raise Reject("empty")
+        if g is not None or b is not None:
+            raise Reject("empty with gamma")
+        return V(a.dt, np.zeros(a.shape), view=a.view)
     t = a.dt
     u = U(t)
     h, ex = a.hi, a.e
@@ -1018,7 +1053,7 @@ def where(c, a, b):
     if c.view or a2.view or b2.view:
         raise Reject("where of views")
     try:
-        shp = np.broadcast_shapes(c.shape, a2.shape, b2.shape)
+        shp = size_ok(np.broadcast_shapes(c.shape, a2.shape, b2.shape))
     except ValueError:
         raise Reject("broadcast")
     r = np.where(c.hi, a2.hi, b2.hi)
@@ -1126,6 +1161,7 @@ def gather(x, idx):
     plain(x)
     if not x.shape:
         raise Reject("gather of a scalar")
+    size_ok((len(idx),) + x.shape[1:])
     n = x.shape[0]
     if any(not -n <= i < n for i in idx):
         raise Reject("index out of range")
@@ -1261,14 +1297,8 @@ def quant(fn, a, q=None, axis=None):
     if n == 0:
         raise Reject("empty median")
     qq = 0.5 if fn == "median" else float(q)
-    src = h
-    if a.dt in (I32, I64):
-        # numpy's lerp takes b - a in the ints' own dtype (wrapping past its
-        # range), then f64; gk follows it (compiler/build.c b_quantile)
-        src = a.hi.astype(a.dt)
-        src = src.ravel() if axis is None else src
-    with np.errstate(invalid="ignore", over="ignore"):
-        r = np.quantile(src, qq, axis=ax)
+    with np.errstate(invalid="ignore"):
+        r = np.quantile(h, qq, axis=ax)
     if a.dt in INTS and np.any(np.abs(h) > 2 ** 50):
         raise Reject("big ints")
     m = np.max(e, axis=ax)
@@ -1353,6 +1383,7 @@ def take_axis(x, idx, axis):
         raise Reject("take of a scalar")
     k = the_axis(x, axis)
     L = x.shape[k]
+    size_ok(x.shape[:k] + idx.shape + x.shape[k + 1:])
     ii = idx.hi.astype(I64)
     if ii.size and (ii.min() < -L or ii.max() >= L):
         raise Reject("index out of range")
@@ -1367,6 +1398,7 @@ def gather_v(x, idx):
     if not x.shape:
         raise Reject("gather of a scalar")
     L = x.shape[0]
+    size_ok(idx.shape + x.shape[1:])
     ii = idx.hi.astype(I64)
     if ii.size and (ii.min() < -L or ii.max() >= L):
         raise Reject("index out of range")
