@@ -198,7 +198,7 @@ int txt_save(const char *path, const char *delim, gk_dtype t, int ndim, const in
 */
 /* Smallest and largest value of x[0..n) as doubles (i64 beyond 2^53 is
 ** rounded); NaN if any element is NaN (numpy's min/max).  n must be > 0
-** (GK_EVALUE otherwise).  bool/i32/i64/f32/f64. */
+** (GK_EVALUE otherwise); GK_EINTERRUPT when host_stopped().  bool/i32/i64/f32/f64. */
 int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx);
 
 /* The allocator host_* calls on this thread take their scratch memory from

@@ -68,6 +68,10 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 
 /* ================================================================= minmax */
 
+/* Loops over the data or the bins check host_stopped() every HIST_POLL + 1
+** elements. */
+#define HIST_POLL (((int64_t)1 << 20) - 1)
+
 int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx) {
   if (n <= 0) return GK_EVALUE;
   switch (t) {
@@ -76,6 +80,7 @@ int host_minmax(gk_dtype t, const void *x, int64_t n, double *mn, double *mx) {
     const T *p = x;                                      \
     T lo = p[0], hi = p[0];                              \
     for (int64_t i = 1; i < n; i++) {                    \
+      if (!(i & HIST_POLL) && host_stopped()) return GK_EINTERRUPT; \
       lo = GK_COMB_MIN(lo, p[i]);                        \
       hi = GK_COMB_MAX(hi, p[i]);                        \
     }                                                    \
@@ -202,9 +207,6 @@ static void hist_chunk(void *c, int64_t b, int64_t e) {
   hist_range(j, b, e, j->priv + (b / j->cs) * j->nbins);
 }
 
-/* Loops over the bins check host_stopped() every HIST_POLL + 1 of them. */
-#define HIST_POLL (((int64_t)1 << 20) - 1)
-
 /* linspace(lo, hi, nbins+1) in float64 (numpy's: i*step + lo, last = hi). */
 static HOST_NOCONTRACT void linspace_d(double lo, double hi, int64_t nbins, double *e) {
   double delta = hi - lo, step = delta / (double)nbins;
@@ -329,7 +331,8 @@ int host_hist_auto(gk_dtype t, const void *x, int64_t n, int64_t nbins, int64_t 
   if (esize(t) == 0) return GK_EMISUSE;
   if (n == 0) return host_hist(t, x, n, nbins, 0, 1, counts);
   double lo, hi;
-  host_minmax(t, x, n, &lo, &hi);
+  int rc = host_minmax(t, x, n, &lo, &hi);   /* GK_EINTERRUPT when stopped */
+  if (rc) return rc;
   if (!isfinite(lo) || !isfinite(hi)) return GK_EVALUE;
   double denom = hi - lo;
   if (t == GK_F32) {
