@@ -738,10 +738,33 @@ static int b_seed(cc_session *s, int code, bargs *a, lang_loc loc, cval *out) {
 
 /* ------------------------------------------------------------- data movement */
 
-static int count_true(cc_session *s, rt_node *mask, lang_loc loc, int64_t *cnt) {
-  cval m = arr(cast(s, mask, GK_I64), V_NONE, 0), c;
-  if (!m.x || reduce(s, ROP_SUM, m, loc, "filter", &c)) return s->err->status;
-  return scalar_value(s, &c, loc, "count", NULL, cnt);
+/* A filter's result is copied out of its capacity buffer (the input's
+** length) when it holds at most a quarter of it and the buffer would waste
+** at least this many bytes; else the result is the buffer's prefix. */
+#define FILTER_COPY_DOWN_BYTES ((int64_t)4 << 20)
+
+/* One pass: the select kernel writes the selected elements into a buffer of
+** the input's length and the backend reads back their count (val->count,
+** the one sync the filter's length costs); the result is that prefix of the
+** buffer, or a copy of it when the buffer is mostly waste. */
+static int filter_pass(cc_session *s, rt_node *z, lang_loc loc, rt_node **out) {
+  if (cc_compute(s, &z, 1)) return s->err->status;
+  rt_value *cap = z->val;
+  int64_t cnt = cap->count;
+  size_t es = rt_dtype_size(z->t);
+  if (cnt <= z->n / 4 && (int64_t)((size_t)(z->n - cnt) * es) >= FILTER_COPY_DOWN_BYTES) {
+    rt_node r = blank(RT_VIEW, z->t, 1, &cnt);
+    r.nin = 1; r.in[0] = z; r.vstride[0] = 1;
+    rt_node *y = cc_node(s, &r);
+    if (!y || cc_compute(s, &y, 1)) return s->err->status;
+    *out = y;
+    return GK_OK;
+  }
+  rt_value *v;
+  if (rt_value_prefix(cap, cnt, &v)) return cc_error(s, loc, s->be->err.status, "%s", s->be->err.msg);
+  *out = cc_input(s, v);
+  rt_value_unref(v);
+  return *out ? GK_OK : s->err->status;
 }
 
 static int select_op(cc_session *s, int op, cval x, cval m, lang_loc loc, const char *name, cval *out) {
@@ -756,12 +779,10 @@ static int select_op(cc_session *s, int op, cval x, cval m, lang_loc loc, const 
   if (xv->ndim != 1) { rt_node r = blank(RT_RESHAPE, xv->t, 1, &n); r.nin = 1; r.in[0] = xv; xv = cc_node(s, &r); }
   if (mv && mv->ndim != 1) { rt_node r = blank(RT_RESHAPE, GK_BOOL, 1, &n); r.nin = 1; r.in[0] = mv; mv = cc_node(s, &r); }
   if (!xv || !mv) return s->err->status;
-  int64_t cnt = n;
-  if (op == RT_FILTER && count_true(s, mv, loc, &cnt)) return s->err->status;
-  rt_node r = blank(op, xv->t, 1, &cnt);
+  rt_node r = blank(op, xv->t, 1, &n);   /* a filter: its capacity */
   r.nin = 2; r.in[0] = xv; r.in[1] = mv;
   rt_node *z = cc_node(s, &r);
-  if (!z) return s->err->status;
+  if (!z || (op == RT_FILTER && filter_pass(s, z, loc, &z))) return s->err->status;
   *out = arr(z, V_NONE, 0);
   return GK_OK;
 }

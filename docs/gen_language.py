@@ -1004,9 +1004,11 @@ In words:
 4. **Scan epilogues**: a map of a scan's shape that reads the scan at the
    same index (no view in between) runs in the scan's store: `scan(x * x) *
    2 + 1` and `exp(scan(rows(m)) * 0.01)` are one kernel each.
-5. **`filter`** needs its output length before its output can be allocated,
-   so it is two kernels: a count (a reduction of the fused predicate), then
-   one pass of predicate, scan and scatter.
+5. **`filter`** is one kernel of predicate, scan and scatter into a buffer
+   of the input's length; its length is the count the kernel leaves (read
+   back: the statement's one sync), and its value is that prefix of the
+   buffer (copied out when it holds at most a quarter of it and the rest is
+   4 MiB or more).
 6. **Gather and concat are index maps**: `x[idx]` / `take` and `concat` /
    `stack` are, like a view, evaluated inside whatever kernel reads them:
    the producers of x and idx (or of each part) are inlined at the gathered
@@ -1093,11 +1095,12 @@ two:
 """)
     L.append(plan("seed(0); x = randn(100000); logsumexp(x)"))
     L.append("""
-### `filter(x*2, x > 0)`: count, then compact
+### `filter(x*2, x > 0)`: one pass
 
-The count is a reduction of the fused predicate; the second kernel computes
-the predicate and values again and compacts. (Slicing the result for
-printing is a third, tiny map.)
+The select kernel computes the predicate and values and compacts them into
+a buffer of the input's length (the plan shows that capacity, f32[100000]);
+the count of selected elements it leaves, read back, is the result's length
+(49654 here). Slicing the result for printing is a second, tiny map.
 
 """)
     L.append(plan("seed(0); x = randn(100000); f = filter(x*2, x > 0); f[0:4]"))

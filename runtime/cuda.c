@@ -116,15 +116,18 @@ static void *prof_begin(prof *p) {
   return a;
 }
 
-static void prof_end(prof *p, void *a, const rt_group *g, const char *kname) {
-  if (!a) return;
+/* Returns the new record's index when this kernel is first seen (its bytes
+** counted now), else -1. */
+static int prof_end(prof *p, void *a, const rt_group *g, const char *kname) {
+  if (!a) return -1;
   void *b = NULL;
-  if (p->create(&b, 0) || p->record(b, p->stream)) { p->destroy(a); return; }
-  int k;
+  if (p->create(&b, 0) || p->record(b, p->stream)) { p->destroy(a); return -1; }
+  int k, fresh = -1;
   for (k = 0; k < p->nk; k++) if (!strcmp(p->ks[k].kname, kname)) break;
   if (k == p->nk) {
-    if (p->nk == PROF_MAX_KERNELS) { p->destroy(a); p->destroy(b); return; }
+    if (p->nk == PROF_MAX_KERNELS) { p->destroy(a); p->destroy(b); return -1; }
     p->nk++;
+    fresh = k;
     snprintf(p->ks[k].kname, sizeof p->ks[k].kname, "%s", kname);
     p->ks[k].kind = rt_group_name[g->kind];
     int64_t bytes = 0;
@@ -134,6 +137,7 @@ static void prof_end(prof *p, void *a, const rt_group *g, const char *kname) {
   }
   p->pend[p->npend].a = a; p->pend[p->npend].b = b; p->pend[p->npend].k = k;
   p->npend++;
+  return fresh;
 }
 
 static int fcmp(const void *a, const void *b) {
@@ -287,6 +291,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
     if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
   }
   cu_ptr temp = 0;
+  int pfresh = -1;   /* the profile record the last kernel made (prof_end) */
   if (!rc && p->temp_bytes > 0) {
     rc = cu_alloc(d, (size_t)p->temp_bytes, &temp);
     if (!rc && p->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)p->temp_bytes);
@@ -317,9 +322,10 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       if (p->errflag) { pv[np++] = c->errw; c->err_pending = 1; }
       for (i = 0; i < np; i++) args[i] = &pv[i];
       void *ev = prof_begin(&c->pf);
+      pfresh = -1;
       rc = cu_launch(d, fn, sp->grid[0], sp->grid[1], sp->grid[2], sp->block[0], sp->block[1], sp->block[2], sp->smem, args);
       if (rc) rc = fail_dev(b, rc);
-      else prof_end(&c->pf, ev, g, sp->kname);
+      else pfresh = prof_end(&c->pf, ev, g, sp->kname);
     } else if (sp->op == CU_STEP_GEMM) {
       cu_ptr pa = sp->a >= 0 ? dev_of(g->ins[sp->a]) : temp + (cu_ptr)sp->aoff;
       cu_ptr pb = sp->b >= 0 ? dev_of(g->ins[sp->b]) : temp + (cu_ptr)sp->boff;
@@ -336,6 +342,17 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   if (!rc && p->errflag && p->nstep) {
     if ((rc = cu_sync(d))) rc = fail_dev(b, rc);
     else rc = check_kernel_error(b);
+  }
+  /* a filter's length: the count its kernel left in temp (zero when no
+  ** kernel ran: an empty input) */
+  if (!rc && p->count_out && p->nstep) {
+    int64_t cnt = 0;
+    if ((rc = cu_download(d, &cnt, temp + (cu_ptr)p->count_at, sizeof cnt))) rc = fail_dev(b, rc);
+    else {
+      g->outs[0]->val->count = cnt;
+      /* the kernel wrote cnt elements, not the buffer's n */
+      if (pfresh >= 0) c->pf.ks[pfresh].bytes -= (g->outs[0]->n - cnt) * (int64_t)rt_dtype_size(g->outs[0]->t);
+    }
   }
   if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
   if (rc) for (i = 0; i < g->nout; i++) {

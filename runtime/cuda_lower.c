@@ -1876,6 +1876,8 @@ static int lower_select(lw *L, fmt_buf *src) {
   set_launch(L->p, gl.grid[0], 1, 1, GK_SELECT_THREADS, 1, 0);
   L->p->temp_bytes = tick + 16;
   L->p->temp_zero = 1;
+  L->p->count_out = !part;   /* the filter's output is a buffer of n: its length is this count */
+  L->p->count_at = cnt;
   return L->fail ? -1 : 0;
 }
 
@@ -2264,6 +2266,7 @@ static void reset_launch(rt_prep *p) {
   memset(&p->kl, 0, sizeof p->kl); memset(&p->gm, 0, sizeof p->gm);
   p->kl.op = CU_STEP_KERNEL; p->gm.op = CU_STEP_GEMM; p->gm.a = p->gm.b = -1;
   p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0;
+  p->count_out = 0; p->count_at = 0;
 }
 
 /* Forgets what a fast path decided per node, before the general lowering. */
@@ -2425,6 +2428,7 @@ int rt_prep_same(const rt_prep *a, const rt_prep *b) {
   if (a->nstep != b->nstep || a->srclen != b->srclen || strcmp(a->src, b->src) || strcmp(a->kname, b->kname) ||
       a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->outs_zero != b->outs_zero ||
       a->errflag != b->errflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
+      a->count_out != b->count_out || a->count_at != b->count_at ||
       memcmp(a->scal, b->scal, sizeof(uint64_t) * (size_t)a->nscal))
     return 0;
   for (int i = 0; i < a->nstep; i++) {

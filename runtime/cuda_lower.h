@@ -51,6 +51,11 @@ struct rt_prep {
   ** next read or sync. */
   uint8_t errflag;
   uint8_t aligned16;       /* lowered for 16-byte-aligned inputs (vector loads); else scalar loads only */
+  /* A filter: its kernel writes the count of selected elements (gk_i64) at
+  ** temp + count_at; the backend downloads it into outs[0]->val->count
+  ** after the launch (the filter's one sync: its length is the count). */
+  uint8_t count_out;
+  int64_t count_at;
   int nscal, nrand;        /* per-launch scalars, the first nrand of the random streams */
   uint64_t scal[RT_MAX_SCAL];
   /* while lowering: the kernel launch and the gemm the steps are made of */

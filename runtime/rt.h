@@ -53,6 +53,13 @@ struct rt_value {
   void (*release)(void *ud, void *data); /* borrowed storage: called once at free, else NULL */
   void *release_ud;
   rt_backend *be;                /* the backend that owns the storage */
+  /* A filter's output (RT_FILTER) is computed into a buffer of the input's
+  ** length; the backend that ran it sets count (the elements selected), and
+  ** the filter's value is rt_value_prefix(v, count): the first count
+  ** elements, sharing v's storage.  base: the value whose storage this one
+  ** is a prefix of (unref'd at free, never freed here), else NULL. */
+  int64_t count;
+  rt_value *base;
 };
 
 /* The backend interface.  Every function returns GK_OK or a status with the
@@ -95,6 +102,9 @@ int rt_shape_count(int ndim, const int64_t *shape, size_t esize, int64_t *n, siz
 int rt_value_new(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out);
 void rt_value_ref(rt_value *v);
 void rt_value_unref(rt_value *v);
+/* A 1-d value of v's first n elements sharing v's storage (v is ref'd and
+** outlives it): a filter's result within its capacity buffer. */
+int rt_value_prefix(rt_value *v, int64_t n, rt_value **out);
 /* Reads one element of v as double / int64 (v read to host if needed). */
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i);
 

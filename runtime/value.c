@@ -84,7 +84,27 @@ void rt_value_ref(rt_value *v) { if (v) v->refs++; }
 void rt_value_unref(rt_value *v) {
   if (!v || --v->refs > 0) return;
   rt_backend *b = v->be;
+  if (v->base) {   /* storage is the base's */
+    rt_value *base = v->base;
+    rt_free(b->mem, v, sizeof *v);
+    rt_value_unref(base);
+    return;
+  }
   b->free_storage(b, v);
+}
+
+int rt_value_prefix(rt_value *v, int64_t n, rt_value **out) {
+  rt_backend *b = v->be;
+  size_t es = rt_dtype_size(v->t);
+  if (n < 0 || n > v->n) return rt_seterr(&b->err, GK_EMISUSE, "internal: a prefix of %lld elements of %lld", (long long)n, (long long)v->n);
+  rt_value *p = rt_calloc(b->mem, 1, sizeof *p);
+  if (!p) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
+  p->refs = 1; p->t = v->t; p->ndim = 1; p->shape[0] = n; p->n = n; p->bytes = (size_t)n * es;
+  p->where = v->where; p->host = v->host; p->dev = v->dev; p->be = b;
+  p->base = v;
+  rt_value_ref(v);
+  *out = p;
+  return GK_OK;
 }
 
 int rt_value_scalar(rt_backend *b, rt_value *v, double *f, int64_t *i) {

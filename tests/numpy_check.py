@@ -387,6 +387,40 @@ def vector_group(D, n, dt):
     return ("vector %s n=%d" % (dn, n), inp, C)
 
 
+def filter_group(D, n, dt):
+    """filter / x[mask] in one pass (issue 16): of pending values, views of
+    pending values (slices, reversed, a broadcast reduction), nested, all
+    true, all false, the result consumed by a map and a reduction."""
+    dn = NAME[dt]
+    x, y, b = D.signed(n, dt), D.signed(n, dt), D.mask(n)
+    inp = {"x": x, "y": y, "b": b}
+    C = []
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("filter/%s/n=%d/%s" % (dn, n, name), expr, ref, dtype, kind, tol))
+
+    add("stored", "x[b]", lambda e: e["x"][e["b"]], dt)
+    add("all_true", "filter(x, b or not b)", lambda e: e["x"], dt)
+    add("all_false", "filter(x, b and not b)", lambda e: e["x"][:0], dt)
+    add("pending_mask_view", "x[::-1][(x != y)[::-1]]", lambda e: e["x"][::-1][(e["x"] != e["y"])[::-1]], dt)
+    add("pending_slice", "x[1:][(b or x == y)[1:]]", lambda e: e["x"][1:][(e["b"] | (e["x"] == e["y"]))[1:]], dt)
+    add("sparse", "filter(x, b and x > y and y > x - y)",
+        lambda e: e["x"][e["b"] & (f64(e["x"]) > f64(e["y"])) & (f64(e["y"]) > f64(e["x"]) - f64(e["y"]))], dt)
+    add("nested", "filter(filter(x, b), filter(x != y, b))",
+        lambda e: e["x"][e["b"]][(e["x"] != e["y"])[e["b"]]], dt)
+    if dt != B_:
+        M, tol = ("float", 1e-6) if dt.kind == "f" else ("exact", 0.0)
+        add("pending_both", "filter(x * 2 - y, x > y)", lambda e: (f64(e["x"]) * 2 - f64(e["y"]))[e["x"] > e["y"]], dt, M, tol)
+        add("pending_view_both", "(x - y)[::-1][(x * 2 > y)[::-1]]",
+            lambda e: (f64(e["x"]) - f64(e["y"]))[::-1][(f64(e["x"]) * 2 > f64(e["y"]))[::-1]], dt, M, tol)
+        add("bcast_reduction", "filter(x - max(x), x > min(y))",
+            lambda e: (f64(e["x"]) - f64(e["x"]).max())[e["x"] > e["y"].min()], dt, M, tol)
+        add("then_map", "x[x > y] * 2 + 1", lambda e: f64(e["x"][e["x"] > e["y"]]) * 2 + 1, dt, M, tol)
+        add("then_sum", "sum(filter(x, x < y))", lambda e: np.sum(f64(e["x"][e["x"] < e["y"]])), sum_dt(dt),
+            "float", 1e-5)
+    return ("filter %s n=%d" % (dn, n), inp, C)
+
+
 def online_group(D, n, dt):
     """The one-pass sum(exp(E - max(E))) / logsumexp(E) on whole vectors: the
     cuda backend folds a thread's elements of a full tile together (the
@@ -1000,6 +1034,8 @@ def main():
     for n in [1, 31, 33] + ([] if args.quick else [1000003, 2 ** 20 + 1]):
         for dt in (F32, F64):
             groups.append(lambda n=n, dt=dt: online_group(D, n, dt))
+        for dt in DTYPES.values():
+            groups.append(lambda n=n, dt=dt: filter_group(D, n, dt))
     for r, c in [(3, 50257)] + ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
