@@ -1545,6 +1545,18 @@ static rt_node *reshape_to(cc_session *s, rt_node *x, int nd, const int64_t *sha
 }
 
 
+/* permute_view(v, perm), composed with v where v is itself a view (a
+** slice, a step, a broadcast): one view of v's input, whose index a column
+** kernel splits into a column part and a row part (runtime/cuda_lower.c
+** rc_split), not a view of a view that decomposes the index twice. */
+static rt_node *axis_permute(cc_session *s, rt_node *v, const int *perm) {
+  if (v->op != RT_VIEW) return permute_view(s, v, perm);
+  rt_node r = blank(RT_VIEW, v->t, v->ndim, v->shape);
+  r.nin = 1; r.in[0] = v->in[0]; r.voff = v->voff;
+  for (int i = 0; i < v->ndim; i++) { r.shape[i] = v->shape[perm[i]]; r.vstride[i] = v->vstride[perm[i]]; }
+  return cc_node(s, &r);
+}
+
 /* x with axis k moved into a matrix view (see above); *m records how. */
 static int axis_in(cc_session *s, cval x, int k, lang_loc loc, axmove *m, cval *out) {
   rt_node *v = x.x;
@@ -1566,7 +1578,7 @@ static int axis_in(cc_session *s, cval x, int k, lang_loc loc, axmove *m, cval *
     m->perm[0] = k;
     for (int d = 0, i = 1; d < v->ndim; d++) if (d != k) m->perm[i++] = d;
     sh[0] = v->shape[k]; sh[1] = m->outer;
-    out->x = reshape_to(s, permute_view(s, v, m->perm), 2, sh);
+    out->x = reshape_to(s, axis_permute(s, v, m->perm), 2, sh);
     out->view = V_COLS;
   }
   if (!out->x) return s->err->status;

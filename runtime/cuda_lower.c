@@ -89,6 +89,9 @@ typedef struct lw {
   const char *xf;              /* field prefix ("x." / "x[kk].") or NULL */
   int used_field[64];          /* ins index -> read as a field */
   int lift_row;                /* the scope used the row through the X field r */
+  int vpack;                   /* > 0: views over the matrix may be fields, loaded this many columns at once */
+  struct lw_vf { const rt_node *x; int in; char ix[1024]; } vf[8];   /* those fields v<k>: the view, */
+  int nvf;                     /* its input and its index at (row, col) */
   int in_lift;                 /* row expression comes from x.r */
   /* reductions */
   int rmode;
@@ -173,7 +176,8 @@ static void lw_fail(lw *L, const char *why) {
 enum { P_N, P_VOFF, P_R, P_C, P_LEN, P_NB, P_OFF, P_COFF, P_PART, P_CNT, P_TICK, P_HI, P_BITS,
        P_SHAPE = 16, P_STRIDE = 16 + GK_MAX_DIMS, P_DIV = 16 + 2 * GK_MAX_DIMS,
        P_DIVM = 16 + 3 * GK_MAX_DIMS, P_DIVS = 16 + 4 * GK_MAX_DIMS, P_SHM = 16 + 5 * GK_MAX_DIMS,
-       P_SHS = 16 + 6 * GK_MAX_DIMS };
+       P_SHS = 16 + 6 * GK_MAX_DIMS, P_RDIV = 16 + 7 * GK_MAX_DIMS, P_RDIVM = 16 + 8 * GK_MAX_DIMS,
+       P_RDIVS = 16 + 9 * GK_MAX_DIMS };
 
 /* The expression of size v (a kernel parameter sc<k>, `(I)` or `(double)`
 ** cast by the caller), the same parameter for the same (who, what).  With
@@ -303,6 +307,48 @@ static void divmod(lw *L, fmt_buf *b, const char *e, const void *who, int role, 
   else fmt_printf(b, "((I)(%s) - (I)gk_fdiv32((unsigned)(%s), (unsigned)%s, (unsigned)%s) * (I)%s)", e, e, pm, ps, dv);
 }
 
+/* The split of VIEW x's dims for the element (row, col) of the R x C
+** matrix of a row/column kernel: p with dims [0, p) spanning R and [p, nd)
+** spanning C (x's flat index row * C + col), or 0 where there is none. */
+static int rc_split(const lw *L, const rt_node *x) {
+  if (L->R <= 0 || L->C <= 0 || x->n != L->R * L->C) return 0;
+  int64_t r = 1;
+  for (int p = 1; p < x->ndim; p++) {
+    r *= x->shape[p - 1];
+    if (r == L->R) return p;
+    if (r > L->R) return 0;
+  }
+  return 0;
+}
+
+/* Appends " + i_d * stride_d" for the dims [d0, d1) of VIEW x, the i_d those
+** of flat index e over these dims alone (e < their product: dim d0 needs no
+** modulo).  rdiv: the quotients' divisors as the row part's parameters (a
+** divisor of dims [d + 1, d1) is not x's divisor of dim d in view_index). */
+static void view_terms(lw *L, fmt_buf *b, const rt_node *x, int d0, int d1, const char *e, int rdiv) {
+  int pd = rdiv ? P_RDIV : P_DIV, pm = rdiv ? P_RDIVM : P_DIVM, ps = rdiv ? P_RDIVS : P_DIVS;
+  int64_t div = 1;
+  int first = 1;
+  for (int d = d1 - 1; d >= d0; d--) {
+    if (x->shape[d] != 1 && x->vstride[d] != 0) {
+      fmt_puts(b, " + ");
+      if (first && d == d0) fmt_printf(b, "(I)(%s)", e);
+      else if (first) divmod(L, b, e, x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+      else if (d == d0) divmod(L, b, e, x, pd + d, pm + d, ps + d, div, 1);
+      else {
+        fmt_buf q; fmt_init(&q);
+        divmod(L, &q, e, x, pd + d, pm + d, ps + d, div, 1);
+        divmod(L, b, q.data ? q.data : "0", x, P_SHAPE + d, P_SHM + d, P_SHS + d, x->shape[d], 0);
+        if (q.status) b->status = q.status;
+        fmt_free(&q);
+      }
+      if (x->vstride[d] != 1) fmt_printf(b, " * (I)%s", prm(L, x, P_STRIDE + d, x->vstride[d]));
+    }
+    if (x->shape[d] != 1) first = 0;
+    div *= x->shape[d];
+  }
+}
+
 /* Index handle of VIEW x's input for x's own index ix. */
 static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
   const rt_node *in = x->in[0];
@@ -334,6 +380,16 @@ static void view_index(lw *L, const rt_node *x, const ixv *ix, ixv *out) {
       if (s1) fmt_printf(&b, " + (I)%s * (I)%s", L->col, s1 == 1 ? "1" : prm(L, x, P_STRIDE + 1, s1));
       fmt_puts(&b, ")");
     }
+  } else if (L->rowctx && ix->tag == TAG_BASE && nd > 2 && rc_split(L, x)) {
+    /* a view of more dims over the matrix (axis= on a middle axis: the
+    ** permuted array as len x outer*inner): the row's part and the column's
+    ** part apart, the latter loop-invariant in a column kernel's row loop */
+    int p = rc_split(L, x), rp = 0;
+    for (int d = 0; d < p; d++) rp |= x->shape[d] != 1 && x->vstride[d] != 0;
+    fmt_printf(&b, "((I)%s", off);
+    view_terms(L, &b, x, p, nd, L->col, 0);
+    if (rp) view_terms(L, &b, x, 0, p, row_expr(L), 1);
+    fmt_puts(&b, ")");
   } else {
     if ((ix->tag == TAG_ROW || ix->tag == TAG_COL) && nd == 1 && x->voff == 0 && x->vstride[0] == 1)
       out->tag = ix->tag;
@@ -537,6 +593,39 @@ static int ool_wrapper(lw *L, const rt_node *x) {
   return k;
 }
 
+/* VIEW x of an input, of more dims over the matrix of a column kernel
+** (rc_split), as a field of X that load<N> reads N columns at a time (one
+** vector load where N > 1): the index of columns col .. col + N - 1 is that
+** of col plus 0 .. N - 1 when x's last dim is contiguous, N divides its
+** length and every other stride and the offset (col a multiple of N).  x
+** may view a reshape of the input.  The field's number, or -1: read it in
+** the lift. */
+static int view_field(lw *L, const rt_node *x) {
+  const rt_node *in = x->in[0];
+  while (in->op == RT_RESHAPE && in_index(L->g, in) < 0) in = in->in[0];   /* the same flat index */
+  int k = in_index(L->g, in), nd = x->ndim, N = L->vpack, p;
+  if (k < 0 || nd <= 2 || !(p = rc_split(L, x))) return -1;
+  for (int f = 0; f < L->nvf; f++) if (L->vf[f].x == x) return f;
+  if (L->nvf == (int)(sizeof L->vf / sizeof L->vf[0])) return -1;
+  if (N > 1 && (x->vstride[nd - 1] != 1 || x->shape[nd - 1] % N || x->voff % N)) return -1;
+  for (int d = 0; d < nd - 1; d++) if (x->shape[d] != 1 && x->vstride[d] % N) return -1;
+  fmt_buf b; fmt_init(&b);
+  int rp = 0;
+  for (int d = 0; d < p; d++) rp |= x->shape[d] != 1 && x->vstride[d] != 0;
+  fmt_printf(&b, "((I)%s", x->voff ? prm(L, x, P_VOFF, x->voff) : "0");
+  view_terms(L, &b, x, p, nd, "col", 0);
+  if (rp) view_terms(L, &b, x, 0, p, "row", 1);
+  fmt_puts(&b, ")");
+  int ok = !b.status && b.data && b.len < sizeof L->vf[0].ix;
+  if (ok) {
+    struct lw_vf *w = &L->vf[L->nvf];
+    w->x = x; w->in = k;
+    memcpy(w->ix, b.data, b.len + 1);
+  }
+  fmt_free(&b);
+  return ok ? L->nvf++ : -1;
+}
+
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
   if (m) return m;
@@ -558,6 +647,14 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   }
   if (is_red(x)) return emit_red_ref(L, x, ix);
   if (rt_op_info[x->op].cls == RC_HEAVY) { lw_fail(L, "heavy node read inside a kernel"); return "0"; }
+  if (x->op == RT_VIEW && L->vpack && L->xf && ix->tag == TAG_BASE) {
+    int f = view_field(L, x);
+    if (f >= 0) {
+      snprintf(v, sizeof v, "t%d", L->ntmp++);
+      fmt_printf(L->o, "    const %s %s = %sv%d;\n", T, v, L->xf, f);
+      return memo_put(L, x, ix->s, v);
+    }
+  }
   if (x->op == RT_VIEW) {
     ixv j; view_index(L, x, ix, &j);
     const char *r = emit_val(L, x->in[0], &j);
@@ -1393,6 +1490,7 @@ static void xf_struct(lw *L, fmt_buf *src, int with_row) {
   fmt_puts(src, "struct XF {");
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(src, " %s f%d;", ctype(g->ins[k]->t), k); nfx++; }
   if (with_row) { fmt_puts(src, " I r;"); nfx++; }
+  for (int f = 0; f < L->nvf; f++) { fmt_printf(src, " %s v%d;", ctype(L->vf[f].x->t), f); nfx++; }
   fmt_puts(src, nfx ? " };\n" : " char f_; };\n");
 }
 /* Its load functor: N consecutive elements of row `row` from column col of
@@ -1405,6 +1503,9 @@ static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
     fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + base);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].f%d = v[kk]; }\n",
                ctype(g->ins[k]->t), k, k);
   if (with_row) fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) d[kk].r = row;\n");
+  for (int f = 0; f < L->nvf; f++)
+    fmt_printf(src, "    { %s v[N]; gk_ld<N>(v, in%d + %s);\n#pragma unroll\n      for (int kk = 0; kk < N; ++kk) d[kk].v%d = v[kk]; }\n",
+               ctype(L->vf[f].x->t), L->vf[f].in, L->vf[f].ix, f);
 }
 
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
@@ -1629,6 +1730,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
   L->rmode = RM_REG; L->rtag = TAG_ROW; L->rowctx = 1; L->R = R; L->C = C; L->base_n = R * C;
   L->lift_row = 0; L->in_lift = 0;
   L->o = &la; scope_reset(L); L->xf = "x."; L->avail = 0; L->row = "row"; L->col = "col"; L->ool = cla;
+  L->nvf = 0; L->vpack = pl.pack;
   {
     ixv ix = {"fi", TAG_BASE};
     fmt_printf(&la, "    const I fi = row * (I)%s + col;\n    (void)fi;\n    S1 r;\n", pC);
@@ -1639,6 +1741,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
       fmt_puts(&la, ";\n");
     }
   }
+  L->vpack = 0;
   /* out: every output at column col */
   L->o = &ro; scope_reset(L); L->xf = NULL; L->rowctx = 0; L->acc[1] = "a"; L->avail = 1; L->ool = 0;
   {

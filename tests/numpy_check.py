@@ -714,6 +714,80 @@ def axis_group(D, shape, dt):
     return ("axis %s %s" % (dn, shape), inp, C)
 
 
+def axismid_group(D, shape, dt):
+    """axis= on the middle axes of 3-d and 4-d arrays (a column kernel over
+    the permuted array, its index split into a column part and a row part;
+    a field loaded a pack of columns at once where the innermost dim allows):
+    reductions, scans and normalisations of stored values, of pending ones,
+    and of slices of pending ones (an offset, a step, a broadcast)."""
+    dn = NAME[dt]
+    t, tp = D.signed(shape, dt), D.positive(shape, dt)
+    nd = len(shape)
+    inp = {"t": t, "tp": tp}
+    C = []
+    isf = dt.kind == "f"
+    cv, sd = conv(dt), sum_dt(dt)
+    M = "float"
+    tag = "x".join(map(str, shape))
+    big = t.size > 100000
+    BIG = ("sum", "max", "argmax", "var", "scan", "softmax", "sum_slice", "max_step")
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        if big and name.rstrip("-0123456789") not in BIG:
+            return
+        C.append(Check("axis/mid/%s/%s/%s" % (dn, tag, name), expr, ref, dtype, kind, tol))
+
+    def S(a):   # a sum's reference in gk's accumulation dtype
+        return f64(a) if sd.kind == "f" else a.astype(I64)
+
+    def sm(a, k):
+        e = np.exp(a - a.max(k, keepdims=True))
+        return e / e.sum(k, keepdims=True)
+
+    def ln(a, k, eps=1e-5):
+        mu = a.mean(k, keepdims=True)
+        return (a - mu) / np.sqrt(((a - mu) ** 2).mean(k, keepdims=True) + eps)
+
+    # slices of a pending value along the inner dim (keeps a pack's alignment
+    # or breaks it) and a step along the first
+    sl = "[:, :, 4:]" if nd == 3 else "[:, :, :, 4:]"
+    st = "[::2]"
+    for k in range(1, nd - 1):
+        K = ", axis=%d" % k
+        add("sum%d" % k, "sum(tp%s)" % K, lambda e, k=k: np.sum(S(e["tp"]), k), sd, M, 1e-6)
+        add("max%d" % k, "max(t%s)" % K, lambda e, k=k: np.max(e["t"], k), dt)
+        add("min%d" % k, "min(t%s)" % K, lambda e, k=k: np.min(e["t"], k), dt)
+        add("argmax%d" % k, "argmax(t%s)" % K, lambda e, k=k: np.argmax(e["t"], k).astype(I64), I64)
+        add("mean%d" % k, "mean(tp%s)" % K, lambda e, k=k: np.mean(f64(e["tp"]), k), cv, M, 1e-6)
+        add("var%d" % k, "var(t%s)" % K, lambda e, k=k: np.var(f64(e["t"]), k), cv, M, 1e-5)
+        add("norm%d" % k, "norm(t%s)" % K, lambda e, k=k: np.sqrt(np.sum(f64(e["t"]) ** 2, k)), cv, M, 1e-6)
+        add("any%d" % k, "any(t > 0%s)" % K, lambda e, k=k: np.any(e["t"] > 0, k), B_)
+        add("all%d" % k, "all(t > 0%s)" % K, lambda e, k=k: np.all(e["t"] > 0, k), B_)
+        add("count%d" % k, "count(t > 0%s)" % K, lambda e, k=k: np.count_nonzero(e["t"] > 0, k).astype(I64), I64)
+        add("logsumexp%d" % k, "logsumexp(t%s)" % K,
+            lambda e, k=k: np.log(np.sum(np.exp(f64(e["t"])), k)), cv, M, 1e-5)
+        add("scan%d" % k, "scan(tp%s)" % K, lambda e, k=k: np.cumsum(S(e["tp"]), k), sd, M, 1e-4)
+        add("scan_max%d" % k, "scan(t, max%s)" % K, lambda e, k=k: np.maximum.accumulate(e["t"], axis=k), dt)
+        # pending values and slices of them
+        add("sum_pending%d" % k, "sum(tp * 2 + 1%s)" % K, lambda e, k=k: np.sum(S(e["tp"]) * 2 + 1, k), sd, M, 1e-6)
+        if shape[-1] > 4:
+            add("sum_slice%d" % k, "sum((tp + 1)%s%s)" % (sl, K),
+                lambda e, k=k: np.sum(S(e["tp"])[(Ellipsis, slice(4, None))] + 1, k), sd, M, 1e-6)
+            add("argmax_slice%d" % k, "argmax((t * 3)%s%s)" % (sl, K),
+                lambda e, k=k: np.argmax(e["t"][(Ellipsis, slice(4, None))] * 3, k).astype(I64), I64)
+        add("max_step%d" % k, "max((t - 1)%s%s)" % (st, K), lambda e, k=k: np.max(e["t"][::2] - 1, k), dt)
+        add("sum_bcast%d" % k, "sum(tp + tp%s%s)" % ("[:, :1]" if nd == 3 else "[:, :1, :, :]", K),
+            lambda e, k=k: np.sum(S(e["tp"]) + S(e["tp"])[:, :1], k), sd, M, 1e-6)
+        if isf:
+            add("softmax%d" % k, "softmax(t%s)" % K, lambda e, k=k: sm(f64(e["t"]), k), dt, M, 1e-5)
+            add("softmax_step%d" % k, "softmax((t * 0.5)%s%s)" % (st, K),
+                lambda e, k=k: sm(f64(e["t"])[::2] * 0.5, k), dt, M, 1e-5)
+            add("layernorm%d" % k, "layernorm(t%s)" % K, lambda e, k=k: ln(f64(e["t"]), k), dt, M, 1e-5)
+            add("rmsnorm_slice%d" % k, "rmsnorm((t + 0.5)%s, eps=1e-4%s)" % (sl, K), lambda e, k=k: (lambda a: a / np.sqrt(
+                (a ** 2).mean(k, keepdims=True) + 1e-4))(f64(e["t"])[(Ellipsis, slice(4, None))] + 0.5), dt, M, 1e-5)
+    return ("axismid %s %s" % (dn, shape), inp, C)
+
+
 def words_group(D, n, dt):
     """Gather (x[idx], take, m[idx]), bincount, concat and stack (issue 13
     items 2 and 3) on fresh data of length n, also of pending values and views."""
@@ -1056,6 +1130,11 @@ def main():
     for shape in ashapes:
         for dt in (F32, F64, I32, I64) if len(shape) <= 2 and max(shape) < 1000 else (F32, I64):
             groups.append(lambda shape=shape, dt=dt: axis_group(D, shape, dt))
+    mshapes = [(31, 33, 4), (1, 31, 12), (33, 1, 32), (31, 33, 1), (2, 33, 31), (3, 31, 2, 8), (2, 1, 33, 5)] + \
+        ([] if args.quick else [(5, 1003, 132)])
+    for shape in mshapes:
+        for dt in (F32, F64, I32, I64) if shape[0] == 31 else (F32, I64):
+            groups.append(lambda shape=shape, dt=dt: axismid_group(D, shape, dt))
     sort_shapes = [1, 31, 33, 1000, (1, 1), (31, 33), (33, 31), (1000, 1), (1, 1000), (2, 3, 4), (0, 5), (5, 0),
                    (3, 1, 5, 2), (31, 1, 33), 5000, (2, 5000)] + \
         ([] if args.quick else [1000003, 2 ** 20 + 1, (64, 4097), (3, 100003)])
