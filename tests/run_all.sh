@@ -53,6 +53,9 @@ case "$mode" in
   run threads python3 tests/run_threads.py
   run io python3 tests/io/io_check.py
   run diff env GK_NVRTC_CHECK=lower python3 tests/diff/gkdiff.py -n "${GKDIFF_N:-3000}" --seed "${GKDIFF_SEED:-20261201}" --max-minimise 3 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
+  # the cuda-only comparisons of gkdiff (cuda against cpu, NaN and infinities
+  # included) run with the cpu standing in for cuda
+  run diff-cudapath env GKDIFF_CUDA_AS=cpu python3 tests/diff/gkdiff.py --backend cuda -n "${GKDIFF_CUDA_N:-400}" --seed 701 --max-minimise 2 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
   run shapes python3 tests/run_shapes.py
   run kernel_names python3 tests/tools/kernel_names.py
