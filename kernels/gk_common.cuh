@@ -149,6 +149,13 @@ template <class T> struct gk_ident<T, GK_ID_HIGHEST> { static GK_DEV T get() { r
   };
 GK_MONOIDS(GK_OP_MONOID)
 #undef GK_OP_MONOID
+#if defined(GK_IMM_FIX) && GK_IMM_FIX == 1   /* experiment: 32-bit int min/max in 64-bit arithmetic */
+template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const { long long d = (long long)b - a; return (int)(a + (d & ~(d >> 63))); }
+template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const { long long d = (long long)b - a; return (int)(a + (d & (d >> 63))); }
+#elif defined(GK_IMM_FIX) && GK_IMM_FIX == 2   /* experiment: setp + selp */
+template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const { int r; asm("{ .reg .pred p; setp.gt.s32 p, %1, %2; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(b), "r"(a)); return r; }
+template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const { int r; asm("{ .reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(b), "r"(a)); return r; }
+#endif
 /* argmax: the first maximum wins; any NaN beats every number, first NaN wins.
 ** Ties are broken by index, so the operator is commutative as well. */
 template <class T> struct gk_op_argmax {
