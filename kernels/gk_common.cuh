@@ -161,13 +161,22 @@ template <class T> struct gk_ident<T, GK_ID_HIGHEST> { static GK_DEV T get() { r
   };
 GK_MONOIDS(GK_OP_MONOID)
 #undef GK_OP_MONOID
-#if defined(GK_IMM_FIX) && GK_IMM_FIX == 1   /* experiment: 32-bit int min/max in 64-bit arithmetic */
-template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const { long long d = (long long)b - a; return (int)(a + (d & ~(d >> 63))); }
-template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const { long long d = (long long)b - a; return (int)(a + (d & (d >> 63))); }
-#elif defined(GK_IMM_FIX) && GK_IMM_FIX == 2   /* experiment: setp + selp */
-template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const { int r; asm("{ .reg .pred p; setp.gt.s32 p, %1, %2; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(b), "r"(a)); return r; }
-template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const { int r; asm("{ .reg .pred p; setp.lt.s32 p, %1, %2; selp.b32 %0, %1, %2, p; }" : "=r"(r) : "r"(b), "r"(a)); return r; }
-#endif
+/* 32-bit integer max/min in 64-bit arithmetic, not as a comparison.  ptxas
+** of CUDA 13.0 (sm_90) miscompiles chains of 32-bit integer max/min that it
+** turns into Hopper's three-input VIMNMX3 when an operand is a negation:
+** min(-m, axis=0) of an i32 64x64 matrix gave min(m, -m) per column (gkdiff
+** seed 701 program 565; the same kernel text built by nvcc -Xptxas -O0 is
+** right, -O1 and -O3 are wrong).  Arithmetic ptxas does not rebuild into a
+** min keeps every result exact, at the same speed (max of 2^28 i32: 253 vs
+** 251 us, CUB 252).  NOTES.md, session 7. */
+template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const {
+  long long d = (long long)b - a;
+  return (int)(a + (d & ~(d >> 63)));
+}
+template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const {
+  long long d = (long long)b - a;
+  return (int)(a + (d & (d >> 63)));
+}
 /* argmax: the first maximum wins; any NaN beats every number, first NaN wins.
 ** Ties are broken by index, so the operator is commutative as well. */
 template <class T> struct gk_op_argmax {

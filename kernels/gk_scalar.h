@@ -177,14 +177,6 @@ GKS_FN double gk_ms_final_d(double m, double s, double mp) {
 ** propagate NaN (numpy) and are plain comparisons on integers.  The cpu
 ** backend (runtime/cpu.c) expands these rows for its double / int64 / u64
 ** accumulators; kernels/gk_common.cuh defines gk_op_<name> from them. */
-/* integer negation, wrapping (experiment GK_IMM_FIX=3: an opaque zero on the device) */
-#if defined(__CUDACC__) && defined(GK_IMM_FIX) && GK_IMM_FIX == 3
-GKS_FN unsigned gk_ineg_u(unsigned a) { unsigned z, r; asm volatile("mov.u32 %0, %%laneid;\n\tand.b32 %0, %0, 0;" : "=r"(z)); asm("sub.s32 %0, %1, %2;" : "=r"(r) : "r"(z), "r"(a)); return r; }
-GKS_FN unsigned long long gk_ineg_u(unsigned long long a) { return 0ull - a; }
-#define GK_INEG(T, U, a) ((T)gk_ineg_u((U)(a)))
-#else
-#define GK_INEG(T, U, a) ((T)((U)0 - (U)(a)))
-#endif
 #define GK_COMB_SUM(a, b)  ((a) + (b))
 #define GK_COMB_PROD(a, b) ((a) * (b))
 #define GK_COMB_MAX(a, b)  ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) > (a) ? (b) : (a))

@@ -57,7 +57,7 @@ typedef enum {
   X(GATHER,  "gather",  2, RC_IDX, RR_NONE, 0, "gather", 0, 0, 0, 0)  /* in0 rows picked by in1 (ints in range, negative from the end): see cpu.c */ \
   X(CONCAT,  "concat",  2, RC_IDX, RR_NONE, 0, "concat", 0, 0, 0, 0)  /* [R,A] and [R,B] side by side: [R,A+B] (A, B > 0) */ \
   X(CAST,    "cast",    1, RC_MAP, RR_NONE, 0, "cast", a, a, a, a)   /* rt_cast_loop; float -> int is gk_f2i32/gk_f2i64 */ \
-  X(NEG,     "neg",     1, RC_MAP, RR_ARITH, 0, "-", (-a), (-a), GK_INEG(T, U, a), a) \
+  X(NEG,     "neg",     1, RC_MAP, RR_ARITH, 0, "-", (-a), (-a), ((T)((U)0 - (U)a)), a) \
   X(NOT,     "not",     1, RC_MAP, RR_LOGIC, 0, "not", a, a, a, ((gk_u8)!a)) \
   X(ABS,     "abs",     1, RC_MAP, RR_SAME, OF_FN, "abs", fabsf(a), fabs(a), (a < 0 ? (T)((U)0 - (U)a) : a), a) \
   X(EXP,     "exp",     1, RC_MAP, RR_FLOAT, OF_FN, "exp", expf(a), exp(a), a, a) \

@@ -314,6 +314,9 @@ def vector_group(D, n, dt):
         sd, M, 1e-4)
     add("max", "max(x)", lambda e: np.max(e["x"]), dt)
     add("min", "min(x)", lambda e: np.min(e["x"]), dt)
+    if dt != B_:   # a negation into max/min (ptxas VIMNMX3, NOTES.md session 7)
+        add("negmax", "max(0 - x)", lambda e: np.max(0 - e["x"]), dt)
+        add("negmin", "min(-x)", lambda e: np.min(-e["x"]), dt)
     add("argmax", "argmax(x)", lambda e: np.int64(np.argmax(e["x"])), I64)
     add("argmin", "argmin(x)", lambda e: np.int64(np.argmin(e["x"])), I64)
     add("mean", "mean(%s)" % src, lambda e: np.mean(f64(e[src])), cv, M, 1e-6)
@@ -661,6 +664,12 @@ def axis_group(D, shape, dt):
             add("min%d" % k, "min(t%s)" % K, lambda e, k=k: np.min(e["t"], k), dt)
             add("argmax%d" % k, "argmax(t%s)" % K, lambda e, k=k: np.argmax(e["t"], k).astype(I64), I64)
             add("argmin%d" % k, "argmin(t%s)" % K, lambda e, k=k: np.argmin(e["t"], k).astype(I64), I64)
+            # of a negation and of elementwise max/min chains: ptxas (CUDA 13.0) folded a
+            # negated operand into VIMNMX3 wrongly for i32 (NOTES.md, session 7)
+            add("negmax%d" % k, "max(-t%s)" % K, lambda e, k=k: np.max(-e["t"], k), dt)
+            add("negmin%d" % k, "min(0 - t%s)" % K, lambda e, k=k: np.min(0 - e["t"], k), dt)
+            add("maxchain%d" % k, "min(minimum(-t, t * 2) - 1%s)" % K,
+                lambda e, k=k: np.min(np.minimum(-e["t"], e["t"] * 2) - 1, k), dt)
         add("mean%d" % k, "mean(tp%s)" % K, lambda e, k=k: np.mean(f64(e["tp"]), k), cv, M, 1e-6)
         add("var%d" % k, "var(t%s)" % K, lambda e, k=k: np.var(f64(e["t"]), k), cv, M, 1e-5)
         add("std%d" % k, "std(t%s)" % K, lambda e, k=k: np.std(f64(e["t"]), k), cv, M, 1e-5)
