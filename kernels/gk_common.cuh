@@ -114,18 +114,6 @@ GK_DEV void gk_ld_cs(T *dst, const T *p) {
   }
 }
 
-template <int N, class T>
-GK_DEV void gk_st_cs(T *p, const T *src) {   /* a streaming (evict-first) store where it is 16 bytes */
-  if constexpr (N * sizeof(T) == 16) {
-    gk_vec<T, N> v;
-#pragma unroll
-    for (int k = 0; k < N; ++k) v.v[k] = src[k];
-    __stcs(reinterpret_cast<float4 *>(p), *reinterpret_cast<float4 *>(&v));
-  } else {
-    gk_st<N>(p, src);
-  }
-}
-
 /* ---- folding one element into an accumulator ---------------------------
 ** gk_fold(op, acc, x, i) is op(acc, op.lift(x, i)), or op.fold(acc, x, i)
 ** when Op has such a member: an operator whose merge of two partial

@@ -45,14 +45,6 @@
 static int env_novec, env_lit, env_check, env_show, env_compact;
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
-/* GK_MAP_VARIANT (an experiment, read once): bit 0 four vectors a thread
-** and step instead of two, bit 1 streaming load/store hints (ld/st .cs),
-** bit 2 a grid of 8 blocks an SM instead of up to 32. */
-static int map_variant(void) {
-  static int v = -1;
-  if (v < 0) { const char *e = getenv("GK_MAP_VARIANT"); v = e ? atoi(e) & 7 : 0; }
-  return v;
-}
 static void env_init(void) {
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
@@ -1048,8 +1040,6 @@ static void map_vector(lw *L, fmt_buf *body, int o) {
   int nf = 0;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(body, " %s f%d;", ctype(g->ins[k]->t), k); nf++; }
   fmt_puts(body, nf ? " };\n" : " char f_; };\n");
-  int mv = map_variant(), U = mv & 1 ? 4 : 2, cs = mv & 2;
-  if (U == 2 && !cs) {   /* the default text (kernel names unchanged) */
   fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, MAP_THREADS);
   fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += 2 * gs_) {\n", MAP_THREADS);
   fmt_printf(body, "    const bool two = q + gs_ < nv_;\n    const I b_[2] = {q * %d, (q + gs_) * %d};\n    XM x_[%d];\n", V, V, 2 * V);
@@ -1074,33 +1064,6 @@ static void map_vector(lw *L, fmt_buf *body, int o) {
     fmt_printf(body, "    gk_st<%d>(out%d + b_[0], ov%d);\n    if (two) gk_st<%d>(out%d + b_[1], ov%d + %d);\n", V, p, p, V, p, p, V);
   }
   fmt_puts(body, "  }\n");
-  } else {   /* GK_MAP_VARIANT (experiment): U vectors a thread and step, streaming hints */
-  const char *ld = cs ? "gk_ld_cs" : "gk_ld", *st = cs ? "gk_st_cs" : "gk_st";
-  fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, MAP_THREADS);
-  fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += %d * gs_) {\n", MAP_THREADS, U);
-  fmt_printf(body, "    I b_[%d]; bool ok_[%d];\n#pragma unroll\n    for (int h = 0; h < %d; ++h) { b_[h] = (q + h * gs_) * %d; ok_[h] = q + h * gs_ < nv_; }\n    XM x_[%d];\n",
-             U, U, U, V, U * V);
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
-    fmt_printf(body, "#pragma unroll\n    for (int h = 0; h < %d; ++h) if (ok_[h]) { %s v[%d]; %s<%d>(v, in%d + b_[h]);\n#pragma unroll\n      for (int kk = 0; kk < %d; ++kk) x_[h * %d + kk].f%d = v[kk]; }\n",
-               U, ctype(g->ins[k]->t), V, ld, V, k, V, V, k);
-  for (int p = o; p < g->nout; p++) {
-    const rt_node *y = g->outs[p];
-    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
-    fmt_printf(body, "    %s ov%d[%d];\n", ctype(y->t), p, U * V);
-  }
-  fmt_printf(body, "#pragma unroll\n    for (int kk = 0; kk < %d; ++kk) if (ok_[kk / %d]) {\n", U * V, V);
-  fmt_printf(body, "    const I i = b_[kk / %d] + kk %% %d;\n    (void)i;\n", V, V);
-  fmt_puts(body, elt.data ? elt.data : "");
-  if (elt.status) body->status = elt.status;
-  fmt_free(&elt);
-  fmt_puts(body, "    }\n");
-  for (int p = o; p < g->nout; p++) {
-    const rt_node *y = g->outs[p];
-    if ((is_red(y) && L->stage[node_index(g, y)]) || y->n != x->n) continue;
-    fmt_printf(body, "#pragma unroll\n    for (int h = 0; h < %d; ++h) if (ok_[h]) %s<%d>(out%d + b_[h], ov%d + h * %d);\n", U, st, V, p, p, V);
-  }
-  fmt_puts(body, "  }\n");
-  }
   fmt_printf(body, "  for (I i = nv_ * %d + (I)blockIdx.x * %d + threadIdx.x; i < n_; i += gs_) {\n", V, MAP_THREADS);
 }
 
@@ -1127,7 +1090,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
   if (ns > 0) grid = (int64_t)L->sms * 2;
   else if (L->vec_ok)   /* map_vector: 2 vectors of 2-4 elements per thread and step; many blocks, so that
                         ** a partial last wave costs little whatever the occupancy */
-    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 8), (int64_t)L->sms * (map_variant() & 4 ? 8 : 32)));
+    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 8), (int64_t)L->sms * 32));
   else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
   fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
   for (int i = 0; i < g->nnodes; i++) {
