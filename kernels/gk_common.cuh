@@ -156,15 +156,9 @@ GK_MONOIDS(GK_OP_MONOID)
 ** seed 701 program 565; the same kernel text built by nvcc -Xptxas -O0 is
 ** right, -O1 and -O3 are wrong).  Arithmetic ptxas does not rebuild into a
 ** min keeps every result exact, at the same speed (max of 2^28 i32: 253 vs
-** 251 us, CUB 252).  NOTES.md, session 7. */
-template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const {
-  long long d = (long long)b - a;
-  return (int)(a + (d & ~(d >> 63)));
-}
-template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const {
-  long long d = (long long)b - a;
-  return (int)(a + (d & (d >> 63)));
-}
+** 251 us, CUB 252).  gk_imax / gk_imin (gk_scalar.h); NOTES.md, session 7. */
+template <> GK_DEV int gk_op_max<int>::operator()(int a, int b) const { return gk_imax(a, b); }
+template <> GK_DEV int gk_op_min<int>::operator()(int a, int b) const { return gk_imin(a, b); }
 /* argmax: the first maximum wins; any NaN beats every number, first NaN wins.
 ** Ties are broken by index, so the operator is commutative as well. */
 template <class T> struct gk_op_argmax {

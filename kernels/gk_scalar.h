@@ -177,6 +177,24 @@ GKS_FN double gk_ms_final_d(double m, double s, double mp) {
 ** propagate NaN (numpy) and are plain comparisons on integers.  The cpu
 ** backend (runtime/cpu.c) expands these rows for its double / int64 / u64
 ** accumulators; kernels/gk_common.cuh defines gk_op_<name> from them. */
+/* ---- integer maximum / minimum (maximum(), minimum() on ints) -----------
+** On the device, 32-bit ones go through 64-bit arithmetic rather than a
+** comparison: ptxas of CUDA 13.0 (sm_90) miscompiles chains of 32-bit
+** integer max/min that it merges into a three-input VIMNMX3 when an operand
+** is a negation (maximum(maximum(-m, m2), -m2), and the reductions' combine
+** in kernels/gk_common.cuh; NOTES.md, session 7). */
+#ifdef __CUDACC__
+GKS_FN int gk_imax(int a, int b) { long long d = (long long)b - a; return (int)(a + (d & ~(d >> 63))); }
+GKS_FN int gk_imin(int a, int b) { long long d = (long long)b - a; return (int)(a + (d & (d >> 63))); }
+GKS_FN long long gk_imax(long long a, long long b) { return a > b ? a : b; }
+GKS_FN long long gk_imin(long long a, long long b) { return a < b ? a : b; }
+#define GK_IMAX(a, b) gk_imax(a, b)
+#define GK_IMIN(a, b) gk_imin(a, b)
+#else
+#define GK_IMAX(a, b) ((a) > (b) ? (a) : (b))
+#define GK_IMIN(a, b) ((a) < (b) ? (a) : (b))
+#endif
+
 #define GK_COMB_SUM(a, b)  ((a) + (b))
 #define GK_COMB_PROD(a, b) ((a) * (b))
 #define GK_COMB_MAX(a, b)  ((a) != (a) ? (a) : (b) != (b) ? (b) : (b) > (a) ? (b) : (a))

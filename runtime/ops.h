@@ -93,8 +93,8 @@ typedef enum {
   X(DIV,     "div",     2, RC_MAP, RR_FLOAT, 0, "/", (a / b), (a / b), (b ? (T)(a / b) : (T)0), (b ? (T)(a / b) : (T)0)) \
   X(MOD,     "mod",     2, RC_MAP, RR_ARITH, 0, "%", gk_fmod_f(a, b), gk_fmod_d(a, b), ((T)gk_imod((gk_i64)a, (gk_i64)b)), ((T)gk_imod((gk_i64)a, (gk_i64)b))) \
   X(POW,     "pow",     2, RC_MAP, RR_ARITH, OF_FN, "**", powf(a, b), pow(a, b), ((T)gk_ipow((gk_i64)a, (gk_i64)b)), ((T)gk_ipow((gk_i64)a, (gk_i64)b))) \
-  X(MAXIMUM, "maximum", 2, RC_MAP, RR_SAME, OF_FN, "maximum", gk_nanmax_f(a, b), gk_nanmax_d(a, b), (a > b ? a : b), (a > b ? a : b)) \
-  X(MINIMUM, "minimum", 2, RC_MAP, RR_SAME, OF_FN, "minimum", gk_nanmin_f(a, b), gk_nanmin_d(a, b), (a < b ? a : b), (a < b ? a : b)) \
+  X(MAXIMUM, "maximum", 2, RC_MAP, RR_SAME, OF_FN, "maximum", gk_nanmax_f(a, b), gk_nanmax_d(a, b), GK_IMAX(a, b), (a > b ? a : b)) \
+  X(MINIMUM, "minimum", 2, RC_MAP, RR_SAME, OF_FN, "minimum", gk_nanmin_f(a, b), gk_nanmin_d(a, b), GK_IMIN(a, b), (a < b ? a : b)) \
   X(ATAN2,   "atan2",   2, RC_MAP, RR_FLOAT, OF_FN, "atan2", atan2f(a, b), atan2(a, b), a, a) \
   X(HYPOT,   "hypot",   2, RC_MAP, RR_FLOAT, OF_FN, "hypot", hypotf(a, b), hypot(a, b), a, a) \
   X(EQ,      "eq",      2, RC_MAP, RR_CMP, 0, "==", ((gk_u8)(a == b)), ((gk_u8)(a == b)), ((gk_u8)(a == b)), ((gk_u8)(a == b))) \

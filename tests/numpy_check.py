@@ -317,6 +317,8 @@ def vector_group(D, n, dt):
     if dt != B_:   # a negation into max/min (ptxas VIMNMX3, NOTES.md session 7)
         add("negmax", "max(0 - x)", lambda e: np.max(0 - e["x"]), dt)
         add("negmin", "min(-x)", lambda e: np.min(-e["x"]), dt)
+        add("negchain", "maximum(maximum(-x, x * 2), 0 - x * 3)",
+            lambda e: np.maximum(np.maximum(-e["x"], e["x"] * 2), 0 - e["x"] * 3), dt)
     add("argmax", "argmax(x)", lambda e: np.int64(np.argmax(e["x"])), I64)
     add("argmin", "argmin(x)", lambda e: np.int64(np.argmin(e["x"])), I64)
     add("mean", "mean(%s)" % src, lambda e: np.mean(f64(e[src])), cv, M, 1e-6)
