@@ -407,7 +407,6 @@ extern cu_cublas_api cu_blas;
 ** reason (the same on every call) copied into why. */
 int cu_load_driver(char *why, size_t len);
 int cu_load_nvrtc(char *why, size_t len);
-void cu_nvrtc_prefetch(void);   /* reads NVRTC into the page cache in the background (once; GK_NVRTC_PREFETCH=0: never) */
 int cu_load_cublas(char *why, size_t len);
 
 /* Which library a status came from, for cu_check. */

@@ -303,7 +303,6 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
     ordinal = (int)o;
   }
   if (cu_load_nvrtc(why, sizeof why)) goto fail_why;
-  cu_nvrtc_prefetch();
 
   d = (cu_dev *)calloc(1, sizeof *d);
   if (!d) {

@@ -14,17 +14,12 @@
 #define CU_INTERNAL
 #include "cu.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
-#include <fcntl.h>
-#include <link.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 cu_driver_api cu_drv;
 cu_nvrtc_api cu_rtc;
@@ -138,67 +133,6 @@ static void *open_toolkit_lib(lib *L, const char *what, const char *const *names
   if (o < sizeof L->why)
     snprintf(L->why + o, sizeof L->why - o, "); install the CUDA toolkit or set CUDA_HOME");
   return NULL;
-}
-
-/* NVRTC's first compiles on a machine that has not run it lately fault its
-** 110 MB of code in from disk page by page: on the lent H200 a fresh host's
-** first compile of each kernel kind took 100-800 ms where the same compile
-** took 20-50 ms once the library's pages were cached (NOTES.md, session 7).
-** So the library and its builtins are read ahead into the page cache, in
-** the background, as soon as NVRTC is loaded.  GK_NVRTC_PREFETCH=0 skips it. */
-static char prefetch_dir[1024];
-static void prefetch_start(void);
-static char prefetch_lib[1024];
-static void read_through(const char *path) {
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  char buf[1 << 16];   /* read, not only advise: a hint may be dropped, a read is not */
-  (void)posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  while (read(fd, buf, sizeof buf) > 0) {}
-  close(fd);
-}
-static void *prefetch_main(void *arg) {
-  (void)arg;
-  read_through(prefetch_lib);
-  DIR *d = opendir(prefetch_dir);   /* the builtins NVRTC loads on its first compile */
-  if (!d) return NULL;
-  struct dirent *de;
-  while ((de = readdir(d)))
-    if (!strncmp(de->d_name, "libnvrtc-builtins.so", 20)) {
-      char path[1400];
-      snprintf(path, sizeof path, "%s/%s", prefetch_dir, de->d_name);
-      read_through(path);
-      break;
-    }
-  closedir(d);
-  return NULL;
-}
-void cu_nvrtc_prefetch(void) {
-  static pthread_once_t once = PTHREAD_ONCE_INIT;
-  pthread_once(&once, prefetch_start);
-}
-static void prefetch_start(void) {
-  const char *e = getenv("GK_NVRTC_PREFETCH");
-  struct link_map *lm = NULL;
-  if (!rtc_lib.ok || (e && !strcmp(e, "0")) || dlinfo(rtc_lib.handle, RTLD_DI_LINKMAP, &lm) != 0 || !lm ||
-      !lm->l_name || strlen(lm->l_name) >= sizeof prefetch_lib)
-    return;
-  const char *slash = strrchr(lm->l_name, '/');
-  if (!slash || (size_t)(slash - lm->l_name) >= sizeof prefetch_dir) return;
-  strcpy(prefetch_lib, lm->l_name);
-  memcpy(prefetch_dir, lm->l_name, (size_t)(slash - lm->l_name));
-  prefetch_dir[slash - lm->l_name] = 0;
-  pthread_attr_t at;
-  pthread_t th;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);   /* the reader takes no signal */
-  if (pthread_attr_init(&at) == 0) {
-    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
-    (void)pthread_create(&th, &at, prefetch_main, NULL);
-    pthread_attr_destroy(&at);
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 static void load_nvrtc(void) {
