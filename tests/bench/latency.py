@@ -15,6 +15,9 @@ prepare + step + sync of its first run:
   size   then the inputs rebound to another size of the same size class
          (x: 777777, m: 1500 x 1000) and the statement stepped again: the
          same kernels, new parameters (GK_DEBUG=cache must show no miss)
+NVRTC's own cross-process compile cache (CUDA >= 12.9) is off in every
+child (`--no-cache`; --nvrtc-cache leaves it on): with it on, a statement
+compiled by an earlier child compiles 5-20x faster in the next one.
 plus `session`: one fresh process, empty cache, running all 24 in order
 (the cold REPL session; statements share kernels there).  Per statement it
 also reports the kernels compiled and their NVRTC ms (GK_DEBUG=cache).
@@ -136,6 +139,8 @@ def parse_debug(err):
 
 def spawn(a, idxs, cache, first_only=False):
     env = dict(os.environ, XDG_CACHE_HOME=cache, GK_DEBUG="cache", GK_CACHE="1")
+    if not a.nvrtc_cache:   # NVRTC >= 12.9 caches compiles across processes by itself: off, so cold is cold
+        env["GK_NVRTC_OPTS"] = (env.get("GK_NVRTC_OPTS", "") + " --no-cache").strip()
     env.pop("GK_PROFILE", None)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", ",".join(map(str, idxs)), "--backend", a.backend]
     if first_only: cmd.append("--first-only")
@@ -157,6 +162,8 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--first-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--nvrtc-cache", action="store_true",
+                    help="leave NVRTC's own compile cache on (off by default: it keeps compiles across processes)")
     a = ap.parse_args()
     if a.child is not None: return child(a)
     idxs = [i for i, (n, _) in enumerate(STMTS) if not a.only or n in a.only]
