@@ -88,6 +88,7 @@ struct cu_dev {
   unsigned nmfree;
   uint16_t mfree[CU_MAPPED_SLOTS];  /* free block numbers (a stack) */
   cu_cstats cs;                /* driver call counters */
+  int idle;                    /* nothing was enqueued since the last successful wait */
   int dead;                    /* a sticky error happened */
   char dead_what[ERR_MAX];     /* the first sticky error */
   char err[ERR_MAX];           /* the last error */
@@ -683,6 +684,7 @@ int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
   d->cs.copies++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, src, n, d->stream));
 }
 
@@ -696,9 +698,8 @@ int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   const char *m;
   if ((rc = enter(d)) != GK_OK) return rc;
   if (n && (m = mapped_host(d, src, n)) != NULL) {
-    d->cs.syncs++;
     d->cs.mapped_reads++;
-    if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
+    if ((rc = cu_sync(d)) != GK_OK) return rc;
     memcpy(dst, m, n);
     return GK_OK;
   }
@@ -708,9 +709,9 @@ int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   }
   int staged = n && n <= PIN_BYTES && d->pin;
   d->cs.copies += n > 0;
-  d->cs.syncs++;
+  d->idle = 0;
   if (n && CU_CALL(d, drv, cuMemcpyDtoHAsync_v2, staged ? d->pin : dst, src, n, d->stream)) return GK_EDEVICE;
-  if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
+  if ((rc = cu_sync(d)) != GK_OK) return rc;
   if (staged) memcpy(dst, d->pin, n);
   return GK_OK;
 }
@@ -720,6 +721,7 @@ int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
   d->cs.copies++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemcpyDtoDAsync_v2, dst, src, n, d->stream));
 }
 
@@ -728,14 +730,21 @@ int cu_memset_async(cu_dev *d, cu_ptr p, int byte, size_t n) {
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
   d->cs.memsets++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemsetD8Async, p, (unsigned char)byte, n, d->stream));
 }
 
+/* A wait with nothing enqueued since the last one that succeeded returns
+** at once (every copy, memset, launch and gemm on d's stream goes through
+** this file, and each clears d->idle). */
 int cu_sync(cu_dev *d) {
   int rc;
   if ((rc = enter(d)) != GK_OK) return rc;
+  if (d->idle) return GK_OK;
   d->cs.syncs++;
-  return status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  d->idle = rc == GK_OK;
+  return rc;
 }
 
 /* --------------------------------------------------------------- kernels */
@@ -942,6 +951,7 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
     fn->smem = shmem;
   }
   d->cs.launches++;
+  d->idle = 0;
   return status_of(
       CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL));
 }
@@ -979,6 +989,7 @@ int cu_gemm(cu_dev *d, gk_dtype t, int64_t m, int64_t n, int64_t k, cu_ptr a, cu
   }
   /* Row-major C = A B is column-major C^T = B^T A^T: the buffers as they
   ** are, with B first. */
+  d->idle = 0;
   if (t == GK_F32) {
     const float one = 1.0f, zero = 0.0f;
     rc = CU_CALL(d, blas, cublasSgemm_v2, d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,
