@@ -136,6 +136,9 @@ void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached);
 int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *p);
 /* 1 when p lies in d's mapped pool. */
 int cu_is_mapped(cu_dev *d, cu_ptr p);
+/* Enqueues a copy of n bytes from src, a block of the mapped pool, to dst
+** (device memory): it reads src when the work queued before it is done. */
+int cu_copy_mapped_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n);
 
 /* Driver calls made through d since open (every CU_CALL on d), and those
 ** of the kinds that cost microseconds. */
@@ -146,6 +149,8 @@ typedef struct cu_cstats {
   uint64_t memsets;     /* cuMemsetD8Async */
   uint64_t syncs;       /* cuStreamSynchronize */
   uint64_t mapped_reads;/* cu_download answered from mapped memory */
+  double launch_s;      /* host time inside cuLaunchKernel, and */
+  double sync_s;        /* inside cuStreamSynchronize (timed only under GK_CU_STATS=1) */
 } cu_cstats;
 void cu_call_stats(cu_dev *d, cu_cstats *st);
 

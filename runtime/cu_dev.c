@@ -89,6 +89,7 @@ struct cu_dev {
   uint16_t mfree[CU_MAPPED_SLOTS];  /* free block numbers (a stack) */
   cu_cstats cs;                /* driver call counters */
   int idle;                    /* nothing was enqueued since the last successful wait */
+  int timing;                  /* GK_CU_STATS: time the launches and waits */
   int dead;                    /* a sticky error happened */
   char dead_what[ERR_MAX];     /* the first sticky error */
   char err[ERR_MAX];           /* the last error */
@@ -338,6 +339,8 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
   d->ordinal = ordinal;
   d->blas_mode = -1;
   d->debug = cu_debug_flags();
+  env = getenv("GK_CU_STATS");
+  d->timing = env && *env && strcmp(env, "0");
   if (CU_CALL(d, drv, cuDeviceGet, &d->dev, ordinal)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetName, d->name, (int)sizeof d->name, d->dev)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -670,6 +673,19 @@ static const char *mapped_host(cu_dev *d, cu_ptr p, size_t n) {
 
 int cu_is_mapped(cu_dev *d, cu_ptr p) { return mapped_host(d, p, 1) != NULL; }
 
+/* From the pool's host address: a copy from page-locked memory is
+** stream-ordered like any other (and the source is plainly host memory). */
+int cu_copy_mapped_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
+  int rc;
+  const char *m = mapped_host(d, src, n);
+  if (!m) return cu_fail(d, GK_EMISUSE, "cu_copy_mapped_async: the source is not mapped memory");
+  if (n == 0) return GK_OK;
+  if ((rc = enter(d)) != GK_OK) return rc;
+  d->cs.copies++;
+  d->idle = 0;
+  return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, m, n, d->stream));
+}
+
 void cu_call_stats(cu_dev *d, cu_cstats *st) { *st = d->cs; }
 
 void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached) {
@@ -742,7 +758,9 @@ int cu_sync(cu_dev *d) {
   if ((rc = enter(d)) != GK_OK) return rc;
   if (d->idle) return GK_OK;
   d->cs.syncs++;
+  double t0 = d->timing ? cu_now() : 0;
   rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  if (d->timing) d->cs.sync_s += cu_now() - t0;
   d->idle = rc == GK_OK;
   return rc;
 }
@@ -952,8 +970,11 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
   }
   d->cs.launches++;
   d->idle = 0;
-  return status_of(
+  double t0 = d->timing ? cu_now() : 0;
+  rc = status_of(
       CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL));
+  if (d->timing) d->cs.launch_s += cu_now() - t0;
+  return rc;
 }
 
 /* ----------------------------------------------------------------- gemm */

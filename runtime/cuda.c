@@ -53,6 +53,7 @@ typedef struct prof {
 #define HOT_MAX 32             /* kernels remembered by the mapped-result heuristic */
 #define RECENT_MAX 16          /* small results remembered with the kernel that wrote them */
 #define KNAME_MAX 32           /* a kernel's name: "gk_" and 16 hex digits, with room */
+#define SHADOW_MAX 64          /* mapped values with a device copy for the kernels reading them */
 
 /* A kernel whose small results the host reads (state 1: they go to mapped
 ** memory), or whose mapped result a kernel read (state -1: never again). */
@@ -71,6 +72,8 @@ typedef struct cuda_be {
   int nhot, hot_next;
   struct { cu_ptr p; char kname[KNAME_MAX]; } recent[RECENT_MAX];
   int recent_next;
+  struct { const rt_value *v; cu_ptr p; } shadow[SHADOW_MAX];   /* device copies of mapped inputs */
+  int shadow_next;
 } cuda_be;
 
 static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
@@ -199,7 +202,10 @@ static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *
   return alloc_value(b, t, ndim, shape, 0, out);
 }
 
+static void shadow_drop(cuda_be *c, const rt_value *v);
+
 static void cuda_free_storage(rt_backend *b, rt_value *v) {
+  if (v->where == RT_ON_DEVICE && !v->release && cu_is_mapped(CB(b)->d, v->dev)) shadow_drop(CB(b), v);
   /* borrowed or imported storage goes back to its owner (never cu_free);
   ** device storage only once the kernels queued on it are done */
   if (v->release && v->where == RT_ON_DEVICE && v->dev) cu_sync(CB(b)->d);
@@ -288,6 +294,31 @@ static const char *result_kernel(const rt_prep *p) {
     k = p->step[st].kname;
   }
   return k && strlen(k) < KNAME_MAX ? k : NULL;
+}
+
+/* Where a kernel reads input value v: its own storage, or for a mapped
+** value a device copy made at its first use as an input (kept until the
+** value goes, or until SHADOW_MAX later copies push it out), so that a
+** result the host has read, then used by many kernels, is read from host
+** memory once, by a copy.  Without room for the copy: the mapped storage
+** itself (right, only slower). */
+static cu_ptr input_at(cuda_be *c, const rt_value *v) {
+  if (!v->bytes || v->release || !cu_is_mapped(c->d, v->dev)) return v->dev;
+  for (int i = 0; i < SHADOW_MAX; i++) if (c->shadow[i].v == v && c->shadow[i].p) return c->shadow[i].p;
+  cu_ptr p = 0;
+  if (cu_alloc(c->d, v->bytes, &p)) return v->dev;
+  if (cu_copy_mapped_async(c->d, p, v->dev, v->bytes)) { cu_free(c->d, p); return v->dev; }
+  int k = c->shadow_next;
+  c->shadow_next = (k + 1) % SHADOW_MAX;
+  if (c->shadow[k].p) cu_free(c->d, c->shadow[k].p);   /* stream-ordered: the kernels queued on it are ahead */
+  c->shadow[k].v = v;
+  c->shadow[k].p = p;
+  return p;
+}
+
+static void shadow_drop(cuda_be *c, const rt_value *v) {
+  for (int i = 0; i < SHADOW_MAX; i++)
+    if (c->shadow[i].v == v) { cu_free(c->d, c->shadow[i].p); c->shadow[i].v = NULL; c->shadow[i].p = 0; }
 }
 
 static int cuda_read(rt_backend *b, rt_value *v, void *dst) {
@@ -379,6 +410,8 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       const char *k = v->bytes <= CU_MAPPED_MAX && cu_is_mapped(d, v->dev) ? recent_kernel(c, v->dev) : NULL;
       if (k) hot_set(c, k, -1);
     }
+  cu_ptr inp[MAX_PARAMS];
+  for (i = 0; i < g->nin; i++) inp[i] = input_at(c, g->ins[i]->val);
   const char *rk = c->mapped ? result_kernel(p) : NULL;
   hot_k *hk = rk && c->mapped == 1 ? hot_find(c, rk) : NULL;
   int map = rk && (c->mapped == 2 || (hk && hk->state > 0));
@@ -413,7 +446,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       cu_ptr pv[MAX_PARAMS];
       void *args[MAX_PARAMS];
       int np = 0;
-      for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
+      for (i = 0; i < g->nin; i++) pv[np++] = inp[i];
       for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
       pv[np++] = temp;
       for (i = 0; i < p->nscal; i++) pv[np++] = (cu_ptr)p->scal[i];   /* per-launch scalars */
@@ -425,8 +458,8 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       if (rc) rc = fail_dev(b, rc);
       else pfresh = prof_end(&c->pf, ev, g, sp->kname);
     } else if (sp->op == CU_STEP_GEMM) {
-      cu_ptr pa = sp->a >= 0 ? dev_of(g->ins[sp->a]) : temp + (cu_ptr)sp->aoff;
-      cu_ptr pb = sp->b >= 0 ? dev_of(g->ins[sp->b]) : temp + (cu_ptr)sp->boff;
+      cu_ptr pa = sp->a >= 0 ? inp[sp->a] : temp + (cu_ptr)sp->aoff;
+      cu_ptr pb = sp->b >= 0 ? inp[sp->b] : temp + (cu_ptr)sp->boff;
       if (sp->m && sp->n) {
         if (!sp->k) rc = cu_memset_async(d, dev_of(g->outs[0]), 0, g->outs[0]->val->bytes);
         else rc = cu_gemm(d, g->outs[0]->t, sp->m, sp->n, sp->k, pa, pb, dev_of(g->outs[0]), sp->tf32);
@@ -466,9 +499,11 @@ static void cuda_close(rt_backend *b) {
   if (c->stats) {
     cu_cstats st;
     cu_call_stats(c->d, &st);
-    fprintf(stderr, "gk-cu: driver calls=%llu launches=%llu copies=%llu memsets=%llu syncs=%llu mapped_reads=%llu\n",
+    fprintf(stderr, "gk-cu: driver calls=%llu launches=%llu copies=%llu memsets=%llu syncs=%llu mapped_reads=%llu"
+            " launch_us=%.0f sync_us=%.0f\n",
             (unsigned long long)st.calls, (unsigned long long)st.launches, (unsigned long long)st.copies,
-            (unsigned long long)st.memsets, (unsigned long long)st.syncs, (unsigned long long)st.mapped_reads);
+            (unsigned long long)st.memsets, (unsigned long long)st.syncs, (unsigned long long)st.mapped_reads,
+            st.launch_s * 1e6, st.sync_s * 1e6);
   }
   cu_close(c->d);
   rt_free(b->mem, c, sizeof *c);
