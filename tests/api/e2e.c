@@ -15,7 +15,8 @@
 ** `api_e2e bench [reps]` times the loop instead (median and minimum of reps
 ** steps of `r = sum(x)` on 1024 f32, gk_step + gk_get; then the split:
 ** gk_step, gk_sync, gk_get; then a 2^24-element kernel reading the result,
-** which tells what a kernel pays for reading a mapped value) and prints one
+** which tells what a kernel pays for reading a mapped value; and the loop
+** of a one-element map, the floor of launch and wait) and prints one
 ** line per number.  GK_CU_STATS=1 adds the driver call counts at close.
 */
 #include <gk.h>
@@ -231,6 +232,18 @@ static int bench(gk_ctx *g, int reps) {
   printf("e2e_us %.2f\n", med(t, reps));
   printf("e2e_min_us %.2f\n", t[0]);
   printf("split_step_us %.2f\nsplit_sync_us %.2f\nsplit_get_us %.2f\n", med(a, reps), med(b, reps), med(c, reps));
+  /* the floor: a one-element map instead of the reduction */
+  gk_stmt *tiny = NULL;
+  if (gk_prepare(g, "t = x[0:1] * 2", &tiny, NULL)) goto fail;
+  float tv[1];
+  for (int k = 0; k < reps + 200; k++) {
+    double t0 = now_us();
+    if (gk_step(tiny) || gk_get(g, "t", tv, sizeof tv)) goto fail;
+    if (k >= 200) a[k - 200] = now_us() - t0;
+  }
+  if (tv[0] != h[0] * 2) { fprintf(stderr, "bench: wrong map\n"); return 1; }
+  printf("e2e_map1_us %.2f\n", med(a, reps));
+  gk_finalize(tiny);
   /* a large kernel reading the small result (mapped or not) */
   int64_t big = 1 << 24;
   float *hb = fill(big);
