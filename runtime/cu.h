@@ -122,6 +122,38 @@ void cu_trim(cu_dev *d);
 /* Bytes in live blocks and in cached free blocks (after rounding). */
 void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached);
 
+/* Small results in page-locked host memory mapped into the device: a
+** kernel writes them straight to the host, so reading one back is a wait
+** for the stream and a memcpy -- no device-to-host copy queued behind the
+** kernel (a second trip through the copy engine).  cu_alloc_mapped hands
+** out a block of at most CU_MAPPED_MAX bytes (aligned to CU_ALLOC_MIN)
+** whose device address works wherever a cu_alloc block does (kernels,
+** copies, memsets); cu_free returns it; cu_download of it reads it in
+** place.  Returns GK_OK, or GK_ENOMEM when the mapped pool is used up or
+** could not be made (the caller then uses cu_alloc). */
+#define CU_MAPPED_MAX   256u          /* one block */
+#define CU_MAPPED_SLOTS 256u          /* blocks in the pool (64 KiB) */
+int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *p);
+/* 1 when p lies in d's mapped pool. */
+int cu_is_mapped(cu_dev *d, cu_ptr p);
+/* Enqueues a copy of n bytes from src, a block of the mapped pool, to dst
+** (device memory): it reads src when the work queued before it is done. */
+int cu_copy_mapped_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n);
+
+/* Driver calls made through d since open (every CU_CALL on d), and those
+** of the kinds that cost microseconds. */
+typedef struct cu_cstats {
+  uint64_t calls;       /* every driver, NVRTC and cuBLAS call */
+  uint64_t launches;    /* cuLaunchKernel */
+  uint64_t copies;      /* cuMemcpy*Async */
+  uint64_t memsets;     /* cuMemsetD8Async */
+  uint64_t syncs;       /* cuStreamSynchronize */
+  uint64_t mapped_reads;/* cu_download answered from mapped memory */
+  double launch_s;      /* host time inside cuLaunchKernel, and */
+  double sync_s;        /* inside cuStreamSynchronize (timed only under GK_CU_STATS=1) */
+} cu_cstats;
+void cu_call_stats(cu_dev *d, cu_cstats *st);
+
 /* ---------------------------------------------------------------------------
 ** Copies and the stream.  Everything is enqueued on d's one stream.
 */
@@ -326,6 +358,8 @@ enum {  /* CUdevice_attribute */
 };
 enum { CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
 enum { CU_STREAM_NON_BLOCKING = 1 };
+enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2 };
+enum { CU_CTX_SCHED_AUTO = 0, CU_CTX_SCHED_SPIN = 1, CU_CTX_SCHED_YIELD = 2, CU_CTX_SCHED_BLOCKING_SYNC = 4 };
 enum { NVRTC_ERROR_COMPILATION = 6 };
 enum { CUBLAS_OP_N = 0, CUBLAS_DEFAULT_MATH = 0, CUBLAS_TF32_TENSOR_OP_MATH = 3 };
 
@@ -356,7 +390,10 @@ typedef struct cu_driver_api {
   CUresult (*cuMemcpyDtoDAsync_v2)(CUdeviceptr, CUdeviceptr, size_t, CUstream);
   CUresult (*cuMemsetD8Async)(CUdeviceptr, unsigned char, size_t, CUstream);
   CUresult (*cuMemAllocHost_v2)(void **, size_t);
+  CUresult (*cuMemHostAlloc)(void **, size_t, unsigned);
+  CUresult (*cuMemHostGetDevicePointer_v2)(CUdeviceptr *, void *, unsigned);
   CUresult (*cuMemFreeHost)(void *);
+  CUresult (*cuCtxSetFlags)(unsigned);     /* optional (CUDA 12.1): may be NULL */
   CUresult (*cuModuleLoadData)(CUmodule *, const void *);
   CUresult (*cuModuleUnload)(CUmodule);
   CUresult (*cuModuleGetFunction)(CUfunction *, CUmodule, const char *);

@@ -81,6 +81,15 @@ struct cu_dev {
   char cache_dir[CU_PATH_MAX];
   void *pin;                   /* page-locked staging for small downloads (PIN_BYTES), or NULL */
   int pin_tried;               /* its allocation was asked for (once) */
+  /* mapped pool (cu_alloc_mapped): CU_MAPPED_SLOTS blocks of CU_MAPPED_MAX */
+  char *mhost;                 /* its host address, or NULL */
+  cu_ptr mdev;                 /* its device address */
+  int mtried;                  /* its allocation was asked for (once) */
+  unsigned nmfree;
+  uint16_t mfree[CU_MAPPED_SLOTS];  /* free block numbers (a stack) */
+  cu_cstats cs;                /* driver call counters */
+  int idle;                    /* nothing was enqueued since the last successful wait */
+  int timing;                  /* GK_CU_STATS: time the launches and waits */
   int dead;                    /* a sticky error happened */
   char dead_what[ERR_MAX];     /* the first sticky error */
   char err[ERR_MAX];           /* the last error */
@@ -140,6 +149,7 @@ static const char dead_fmt[] =
 
 int cu_check(cu_dev *d, int lib, int rc, const char *call, const char *file, int line) {
   char st[256];
+  if (d) d->cs.calls++;
   if (rc == 0 || !d) return rc;
   cu_status_text(lib, rc, st, sizeof st);
   if (lib == CU_LIB_drv && cu_sticky(rc)) {
@@ -278,6 +288,22 @@ static uint64_t key_seed(const cu_dev *d) {
   return h;
 }
 
+/* GK_CU_SCHED=spin|yield|block|auto: how the host waits for the device
+** (cuCtxSetFlags on the primary context, which the whole process shares; a
+** measuring switch, unset = the driver's choice).  Ignored when the driver
+** lacks cuCtxSetFlags or refuses. */
+static void set_sched(cu_dev *d) {
+  const char *v = getenv("GK_CU_SCHED");
+  unsigned f;
+  if (!v || !*v || !cu_drv.cuCtxSetFlags) return;
+  if (!strcmp(v, "spin")) f = CU_CTX_SCHED_SPIN;
+  else if (!strcmp(v, "yield")) f = CU_CTX_SCHED_YIELD;
+  else if (!strcmp(v, "block")) f = CU_CTX_SCHED_BLOCKING_SYNC;
+  else if (!strcmp(v, "auto")) f = CU_CTX_SCHED_AUTO;
+  else return;
+  if (CU_CALL(d, drv, cuCtxSetFlags, f)) d->err[0] = 0;
+}
+
 int cu_open(cu_dev **out, char *err, size_t errlen) {
   char why[ERR_MAX], sz[32];
   const char *env;
@@ -313,6 +339,8 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
   d->ordinal = ordinal;
   d->blas_mode = -1;
   d->debug = cu_debug_flags();
+  env = getenv("GK_CU_STATS");
+  d->timing = env && *env && strcmp(env, "0");
   if (CU_CALL(d, drv, cuDeviceGet, &d->dev, ordinal)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetName, d->name, (int)sizeof d->name, d->dev)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -337,6 +365,7 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
     goto fail;
   }
   if (CU_CALL(d, drv, cuCtxSetCurrent, d->ctx)) goto fail;
+  set_sched(d);
   if (CU_CALL(d, drv, cuStreamCreate, &d->stream, CU_STREAM_NON_BLOCKING)) {
     d->stream = NULL;
     goto fail;
@@ -391,6 +420,7 @@ void cu_close(cu_dev *d) {
   if (d->blas) CU_CALL(d, blas, cublasDestroy_v2, d->blas);
   if (d->stream) CU_CALL(d, drv, cuStreamDestroy_v2, d->stream);
   if (d->pin && d->ctx) CU_CALL(d, drv, cuMemFreeHost, d->pin);
+  if (d->mhost && d->ctx) CU_CALL(d, drv, cuMemFreeHost, d->mhost);
   if (d->ctx) CU_CALL(d, drv, cuDevicePrimaryCtxRelease_v2, d->dev);
   for (int i = 0; i < NBINS; i++) free(d->bins[i].v);
   free(d->large);
@@ -578,6 +608,10 @@ oom:
 void cu_free(cu_dev *d, cu_ptr p) {
   size_t size;
   if (!d || !p) return;
+  if (d->mhost && p >= d->mdev && p < d->mdev + (cu_ptr)CU_MAPPED_SLOTS * CU_MAPPED_MAX) {
+    d->mfree[d->nmfree++] = (uint16_t)((p - d->mdev) / CU_MAPPED_MAX);   /* stream-ordered, as below */
+    return;
+  }
   size = live_take(d, p);
   if (!size) return;
   d->in_use -= size;
@@ -600,6 +634,60 @@ void cu_trim(cu_dev *d) {
   d->cached = 0;
 }
 
+/* The mapped pool, made at the first request: one page-locked allocation
+** mapped into the device (CU_MEMHOSTALLOC_DEVICEMAP), cut into blocks. */
+int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
+  int rc;
+  *out = 0;
+  if (bytes > CU_MAPPED_MAX) return GK_ENOMEM;
+  if ((rc = enter(d)) != GK_OK) return rc;
+  if (!d->mtried) {
+    void *h = NULL;
+    CUdeviceptr dp = 0;
+    d->mtried = 1;
+    if (CU_CALL(d, drv, cuMemHostAlloc, &h, (size_t)CU_MAPPED_SLOTS * CU_MAPPED_MAX, CU_MEMHOSTALLOC_DEVICEMAP)) h = NULL;
+    else if (CU_CALL(d, drv, cuMemHostGetDevicePointer_v2, &dp, h, 0)) {
+      CU_CALL(d, drv, cuMemFreeHost, h);
+      h = NULL;
+    }
+    if (!h) {
+      d->err[0] = 0;   /* not an error: the caller falls back to device memory */
+      return GK_ENOMEM;
+    }
+    d->mhost = (char *)h;
+    d->mdev = dp;
+    for (unsigned i = 0; i < CU_MAPPED_SLOTS; i++) d->mfree[i] = (uint16_t)(CU_MAPPED_SLOTS - 1 - i);
+    d->nmfree = CU_MAPPED_SLOTS;
+  }
+  if (!d->mhost || !d->nmfree) return GK_ENOMEM;
+  *out = d->mdev + (cu_ptr)d->mfree[--d->nmfree] * CU_MAPPED_MAX;
+  return GK_OK;
+}
+
+/* The host address of [p, p + n) when it lies in the mapped pool, else NULL. */
+static const char *mapped_host(cu_dev *d, cu_ptr p, size_t n) {
+  cu_ptr end = d->mdev + (cu_ptr)CU_MAPPED_SLOTS * CU_MAPPED_MAX;
+  if (!d->mhost || p < d->mdev || p >= end || n > end - p) return NULL;
+  return d->mhost + (p - d->mdev);
+}
+
+int cu_is_mapped(cu_dev *d, cu_ptr p) { return mapped_host(d, p, 1) != NULL; }
+
+/* From the pool's host address: a copy from page-locked memory is
+** stream-ordered like any other (and the source is plainly host memory). */
+int cu_copy_mapped_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
+  int rc;
+  const char *m = mapped_host(d, src, n);
+  if (!m) return cu_fail(d, GK_EMISUSE, "cu_copy_mapped_async: the source is not mapped memory");
+  if (n == 0) return GK_OK;
+  if ((rc = enter(d)) != GK_OK) return rc;
+  d->cs.copies++;
+  d->idle = 0;
+  return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, m, n, d->stream));
+}
+
+void cu_call_stats(cu_dev *d, cu_cstats *st) { *st = d->cs; }
+
 void cu_mem_stats(cu_dev *d, size_t *in_use, size_t *cached) {
   if (in_use) *in_use = d->in_use;
   if (cached) *cached = d->cached;
@@ -611,23 +699,35 @@ int cu_upload(cu_dev *d, cu_ptr dst, const void *src, size_t n) {
   int rc;
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
+  d->cs.copies++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemcpyHtoDAsync_v2, dst, src, n, d->stream));
 }
 
 /* A small read (a reduction's result) goes through page-locked staging: a
 ** copy from the device into pageable memory is staged by the driver, which
 ** costs microseconds a scalar read should not.  Without it (allocation
-** refused), the plain path. */
+** refused), the plain path.  A block of the mapped pool is read in place
+** once the stream is idle (the kernels that wrote it are done). */
 int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   int rc;
+  const char *m;
   if ((rc = enter(d)) != GK_OK) return rc;
+  if (n && (m = mapped_host(d, src, n)) != NULL) {
+    d->cs.mapped_reads++;
+    if ((rc = cu_sync(d)) != GK_OK) return rc;
+    memcpy(dst, m, n);
+    return GK_OK;
+  }
   if (n && n <= PIN_BYTES && !d->pin_tried) {
     d->pin_tried = 1;
     if (CU_CALL(d, drv, cuMemAllocHost_v2, &d->pin, (size_t)PIN_BYTES)) d->pin = NULL;
   }
   int staged = n && n <= PIN_BYTES && d->pin;
+  d->cs.copies += n > 0;
+  d->idle = 0;
   if (n && CU_CALL(d, drv, cuMemcpyDtoHAsync_v2, staged ? d->pin : dst, src, n, d->stream)) return GK_EDEVICE;
-  if ((rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream))) != GK_OK) return rc;
+  if ((rc = cu_sync(d)) != GK_OK) return rc;
   if (staged) memcpy(dst, d->pin, n);
   return GK_OK;
 }
@@ -636,6 +736,8 @@ int cu_copy_d2d_async(cu_dev *d, cu_ptr dst, cu_ptr src, size_t n) {
   int rc;
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
+  d->cs.copies++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemcpyDtoDAsync_v2, dst, src, n, d->stream));
 }
 
@@ -643,13 +745,24 @@ int cu_memset_async(cu_dev *d, cu_ptr p, int byte, size_t n) {
   int rc;
   if (n == 0) return GK_OK;
   if ((rc = enter(d)) != GK_OK) return rc;
+  d->cs.memsets++;
+  d->idle = 0;
   return status_of(CU_CALL(d, drv, cuMemsetD8Async, p, (unsigned char)byte, n, d->stream));
 }
 
+/* A wait with nothing enqueued since the last one that succeeded returns
+** at once (every copy, memset, launch and gemm on d's stream goes through
+** this file, and each clears d->idle). */
 int cu_sync(cu_dev *d) {
   int rc;
   if ((rc = enter(d)) != GK_OK) return rc;
-  return status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  if (d->idle) return GK_OK;
+  d->cs.syncs++;
+  double t0 = d->timing ? cu_now() : 0;
+  rc = status_of(CU_CALL(d, drv, cuStreamSynchronize, d->stream));
+  if (d->timing) d->cs.sync_s += cu_now() - t0;
+  d->idle = rc == GK_OK;
+  return rc;
 }
 
 /* --------------------------------------------------------------- kernels */
@@ -855,8 +968,13 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
       return GK_EDEVICE;
     fn->smem = shmem;
   }
-  return status_of(
+  d->cs.launches++;
+  d->idle = 0;
+  double t0 = d->timing ? cu_now() : 0;
+  rc = status_of(
       CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL));
+  if (d->timing) d->cs.launch_s += cu_now() - t0;
+  return rc;
 }
 
 /* ----------------------------------------------------------------- gemm */
@@ -892,6 +1010,7 @@ int cu_gemm(cu_dev *d, gk_dtype t, int64_t m, int64_t n, int64_t k, cu_ptr a, cu
   }
   /* Row-major C = A B is column-major C^T = B^T A^T: the buffers as they
   ** are, with B first. */
+  d->idle = 0;
   if (t == GK_F32) {
     const float one = 1.0f, zero = 0.0f;
     rc = CU_CALL(d, blas, cublasSgemm_v2, d->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)m,

@@ -34,6 +34,7 @@ typedef struct sym {
 } sym;
 
 #define DSYM(f) { #f, offsetof(cu_driver_api, f), 0 }
+#define DSYM_OPT(f) { #f, offsetof(cu_driver_api, f), 1 }
 static const sym drv_syms[] = {
   DSYM(cuGetErrorName), DSYM(cuGetErrorString), DSYM(cuInit), DSYM(cuDriverGetVersion),
   DSYM(cuDeviceGetCount), DSYM(cuDeviceGet), DSYM(cuDeviceGetName),
@@ -42,7 +43,8 @@ static const sym drv_syms[] = {
   DSYM(cuStreamCreate), DSYM(cuStreamDestroy_v2), DSYM(cuStreamSynchronize),
   DSYM(cuMemAlloc_v2), DSYM(cuMemFree_v2), DSYM(cuMemcpyHtoDAsync_v2),
   DSYM(cuMemcpyDtoHAsync_v2), DSYM(cuMemcpyDtoDAsync_v2), DSYM(cuMemsetD8Async),
-  DSYM(cuMemAllocHost_v2), DSYM(cuMemFreeHost),
+  DSYM(cuMemAllocHost_v2), DSYM(cuMemHostAlloc), DSYM(cuMemHostGetDevicePointer_v2), DSYM(cuMemFreeHost),
+  DSYM_OPT(cuCtxSetFlags),
   DSYM(cuModuleLoadData), DSYM(cuModuleUnload), DSYM(cuModuleGetFunction),
   DSYM(cuFuncSetAttribute), DSYM(cuLaunchKernel),
 };

@@ -50,6 +50,15 @@ typedef struct prof {
   int nk;
 } prof;
 
+#define HOT_MAX 32             /* kernels remembered by the mapped-result heuristic */
+#define RECENT_MAX 16          /* small results remembered with the kernel that wrote them */
+#define KNAME_MAX 32           /* a kernel's name: "gk_" and 16 hex digits, with room */
+#define SHADOW_MAX 64          /* mapped values with a device copy for the kernels reading them */
+
+/* A kernel whose small results the host reads (state 1: they go to mapped
+** memory), or whose mapped result a kernel read (state -1: never again). */
+typedef struct hot_k { char kname[KNAME_MAX]; int state; } hot_k;
+
 typedef struct cuda_be {
   rt_backend b;
   cu_dev *d;
@@ -57,6 +66,14 @@ typedef struct cuda_be {
   cu_ptr errw;                 /* kernels' error record (rt_group.errflag), allocated at first use */
   double copy_bps;             /* cuda_copy_rate's measurement (0: not yet, < 0: failed) */
   int err_pending;             /* a kernel that may set it was launched since the last check */
+  int mapped;                  /* GK_CU_MAPPED: 0 never, 1 learned (default), 2 every small result */
+  int stats;                   /* GK_CU_STATS: print the driver call counts at close */
+  hot_k hot[HOT_MAX];
+  int nhot, hot_next;
+  struct { cu_ptr p; char kname[KNAME_MAX]; } recent[RECENT_MAX];
+  int recent_next;
+  struct { const rt_value *v; cu_ptr p; } shadow[SHADOW_MAX];   /* device copies of mapped inputs */
+  int shadow_next;
 } cuda_be;
 
 static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
@@ -161,14 +178,18 @@ static void prof_close(prof *p) {
 
 /* --------------------------------------------------------------- values */
 
-static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
+/* A value of device memory, or (mapped, when it is small and the mapped
+** pool has room) of mapped host memory. */
+static int alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, int mapped, rt_value **out) {
   int64_t n; size_t bytes;
   int rc = rt_shape_count(ndim, shape, rt_dtype_size(t), &n, &bytes, &b->err);
   if (rc) return rc;
   rt_value *v = rt_calloc(b->mem, 1, sizeof *v);
   if (!v) return rt_seterr(&b->err, GK_ENOMEM, "out of memory");
   cu_ptr p = 0;
-  rc = cu_alloc(CB(b)->d, bytes, &p);
+  rc = GK_ENOMEM;
+  if (mapped && bytes && bytes <= CU_MAPPED_MAX) rc = cu_alloc_mapped(CB(b)->d, bytes, &p);
+  if (rc) rc = cu_alloc(CB(b)->d, bytes, &p);
   if (rc) { rt_free(b->mem, v, sizeof *v); return fail_dev(b, rc); }
   v->refs = 1; v->t = t; v->ndim = ndim; v->n = n; v->bytes = bytes;
   memcpy(v->shape, shape, sizeof(int64_t) * (size_t)ndim);
@@ -177,7 +198,14 @@ static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *
   return GK_OK;
 }
 
+static int cuda_alloc_value(rt_backend *b, gk_dtype t, int ndim, const int64_t *shape, rt_value **out) {
+  return alloc_value(b, t, ndim, shape, 0, out);
+}
+
+static void shadow_drop(cuda_be *c, const rt_value *v);
+
 static void cuda_free_storage(rt_backend *b, rt_value *v) {
+  if (v->where == RT_ON_DEVICE && !v->release && cu_is_mapped(CB(b)->d, v->dev)) shadow_drop(CB(b), v);
   /* borrowed or imported storage goes back to its owner (never cu_free);
   ** device storage only once the kernels queued on it are done */
   if (v->release && v->where == RT_ON_DEVICE && v->dev) cu_sync(CB(b)->d);
@@ -209,9 +237,98 @@ static int check_kernel_error(rt_backend *b) {
   return rt_seterr(&b->err, GK_EVALUE, "hist: the range [%g, %g] is not finite or lo > hi", lo, hi);
 }
 
+/* ------------------------------------------------ small results, mapped */
+
+/* A small result the host reads back costs, besides the kernel, a
+** device-to-host copy queued behind it and a second trip through the copy
+** engine.  Written by the kernel straight into mapped host memory
+** (cu_alloc_mapped), reading it is a wait and a memcpy.  But a later kernel
+** that reads such a value reads host memory over the bus, element by
+** element.  So the cuda backend learns, per kernel (by name: the same text
+** on every step of a statement), which results go there: a kernel's small
+** result (CU_MAPPED_MAX bytes at most) read by the host (cuda_read) marks
+** that kernel hot, and its later small results are mapped; one of them
+** read by a kernel marks it cold for good.  GK_CU_MAPPED=0 turns this off,
+** =2 maps every small kernel result (a measuring switch). */
+
+static hot_k *hot_find(cuda_be *c, const char *kname) {
+  for (int i = 0; i < c->nhot; i++) if (!strcmp(c->hot[i].kname, kname)) return &c->hot[i];
+  return NULL;
+}
+
+/* Sets kname's state (a new entry replaces the oldest when full, unless
+** that one is cold). */
+static void hot_set(cuda_be *c, const char *kname, int state) {
+  hot_k *h = hot_find(c, kname);
+  if (!h) {
+    if (c->nhot < HOT_MAX) h = &c->hot[c->nhot++];
+    else {
+      h = &c->hot[c->hot_next];
+      c->hot_next = (c->hot_next + 1) % HOT_MAX;
+      if (h->state < 0 && state > 0) return;
+    }
+    snprintf(h->kname, sizeof h->kname, "%s", kname);
+  } else if (h->state < 0) return;
+  h->state = state;
+}
+
+static const char *recent_kernel(cuda_be *c, cu_ptr p) {
+  for (int i = 0; i < RECENT_MAX; i++) if (c->recent[i].p == p) return c->recent[i].kname;
+  return NULL;
+}
+
+static void recent_put(cuda_be *c, cu_ptr p, const char *kname) {
+  c->recent[c->recent_next].p = p;
+  snprintf(c->recent[c->recent_next].kname, KNAME_MAX, "%s", kname);
+  c->recent_next = (c->recent_next + 1) % RECENT_MAX;
+}
+
+/* The kernel that writes g's outputs: its only kernel step, or NULL when
+** the group also runs a gemm or a memset, zeroes its outputs or counts them
+** (a filter). */
+static const char *result_kernel(const rt_prep *p) {
+  const char *k = NULL;
+  if (p->outs_zero || p->count_out) return NULL;
+  for (int st = 0; st < p->nstep; st++) {
+    if (p->step[st].op != CU_STEP_KERNEL || k) return NULL;
+    k = p->step[st].kname;
+  }
+  return k && strlen(k) < KNAME_MAX ? k : NULL;
+}
+
+/* Where a kernel reads input value v: its own storage, or for a mapped
+** value a device copy made at its first use as an input (kept until the
+** value goes, or until SHADOW_MAX later copies push it out), so that a
+** result the host has read, then used by many kernels, is read from host
+** memory once, by a copy.  Without room for the copy: the mapped storage
+** itself (right, only slower). */
+static cu_ptr input_at(cuda_be *c, const rt_value *v) {
+  if (!v->bytes || v->release || !cu_is_mapped(c->d, v->dev)) return v->dev;
+  for (int i = 0; i < SHADOW_MAX; i++) if (c->shadow[i].v == v && c->shadow[i].p) return c->shadow[i].p;
+  cu_ptr p = 0;
+  if (cu_alloc(c->d, v->bytes, &p)) return v->dev;
+  if (cu_copy_mapped_async(c->d, p, v->dev, v->bytes)) { cu_free(c->d, p); return v->dev; }
+  int k = c->shadow_next;
+  c->shadow_next = (k + 1) % SHADOW_MAX;
+  if (c->shadow[k].p) cu_free(c->d, c->shadow[k].p);   /* stream-ordered: the kernels queued on it are ahead */
+  c->shadow[k].v = v;
+  c->shadow[k].p = p;
+  return p;
+}
+
+static void shadow_drop(cuda_be *c, const rt_value *v) {
+  for (int i = 0; i < SHADOW_MAX; i++)
+    if (c->shadow[i].v == v) { cu_free(c->d, c->shadow[i].p); c->shadow[i].v = NULL; c->shadow[i].p = 0; }
+}
+
 static int cuda_read(rt_backend *b, rt_value *v, void *dst) {
   if (v->where == RT_ON_HOST) { memcpy(dst, v->host, v->bytes); return check_kernel_error(b); }
   if (!v->bytes) return check_kernel_error(b);
+  cuda_be *c = CB(b);
+  if (c->mapped == 1 && v->bytes <= CU_MAPPED_MAX && !v->release) {
+    const char *k = recent_kernel(c, v->dev);
+    if (k) hot_set(c, k, 1);
+  }
   int rc = cu_download(CB(b)->d, dst, v->dev, v->bytes);
   return rc ? fail_dev(b, rc) : check_kernel_error(b);
 }
@@ -286,9 +403,23 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   ** borrowed buffer that is not 16-byte aligned) */
   if (misaligned && p->aligned16)
     return rt_seterr(&b->err, GK_EMISUSE, "internal error: a kernel with vector loads met an unaligned input");
+  /* a kernel reading a mapped result: its maker's results stay on the device */
+  if (c->mapped == 1)
+    for (i = 0; i < g->nin; i++) {
+      const rt_value *v = g->ins[i]->val;
+      const char *k = v->bytes <= CU_MAPPED_MAX && cu_is_mapped(d, v->dev) ? recent_kernel(c, v->dev) : NULL;
+      if (k) hot_set(c, k, -1);
+    }
+  cu_ptr inp[MAX_PARAMS];
+  for (i = 0; i < g->nin; i++) inp[i] = input_at(c, g->ins[i]->val);
+  const char *rk = c->mapped ? result_kernel(p) : NULL;
+  hot_k *hk = rk && c->mapped == 1 ? hot_find(c, rk) : NULL;
+  int map = rk && (c->mapped == 2 || (hk && hk->state > 0));
   for (i = 0; i < g->nout && !rc; i++) {
     rt_node *x = g->outs[i];
-    if (!x->val) rc = b->alloc_value(b, x->t, x->ndim, x->shape, &x->val);
+    if (x->val) continue;
+    rc = alloc_value(b, x->t, x->ndim, x->shape, map, &x->val);
+    if (!rc && rk && x->val->bytes <= CU_MAPPED_MAX) recent_put(c, x->val->dev, rk);
   }
   cu_ptr temp = 0;
   int pfresh = -1;   /* the profile record the last kernel made (prof_end) */
@@ -315,7 +446,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       cu_ptr pv[MAX_PARAMS];
       void *args[MAX_PARAMS];
       int np = 0;
-      for (i = 0; i < g->nin; i++) pv[np++] = dev_of(g->ins[i]);
+      for (i = 0; i < g->nin; i++) pv[np++] = inp[i];
       for (i = 0; i < g->nout; i++) pv[np++] = dev_of(g->outs[i]);
       pv[np++] = temp;
       for (i = 0; i < p->nscal; i++) pv[np++] = (cu_ptr)p->scal[i];   /* per-launch scalars */
@@ -327,8 +458,8 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       if (rc) rc = fail_dev(b, rc);
       else pfresh = prof_end(&c->pf, ev, g, sp->kname);
     } else if (sp->op == CU_STEP_GEMM) {
-      cu_ptr pa = sp->a >= 0 ? dev_of(g->ins[sp->a]) : temp + (cu_ptr)sp->aoff;
-      cu_ptr pb = sp->b >= 0 ? dev_of(g->ins[sp->b]) : temp + (cu_ptr)sp->boff;
+      cu_ptr pa = sp->a >= 0 ? inp[sp->a] : temp + (cu_ptr)sp->aoff;
+      cu_ptr pb = sp->b >= 0 ? inp[sp->b] : temp + (cu_ptr)sp->boff;
       if (sp->m && sp->n) {
         if (!sp->k) rc = cu_memset_async(d, dev_of(g->outs[0]), 0, g->outs[0]->val->bytes);
         else rc = cu_gemm(d, g->outs[0]->t, sp->m, sp->n, sp->k, pa, pb, dev_of(g->outs[0]), sp->tf32);
@@ -365,6 +496,15 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
 static void cuda_close(rt_backend *b) {
   cuda_be *c = CB(b);
   prof_close(&c->pf);
+  if (c->stats) {
+    cu_cstats st;
+    cu_call_stats(c->d, &st);
+    fprintf(stderr, "gk-cu: driver calls=%llu launches=%llu copies=%llu memsets=%llu syncs=%llu mapped_reads=%llu"
+            " launch_us=%.0f sync_us=%.0f\n",
+            (unsigned long long)st.calls, (unsigned long long)st.launches, (unsigned long long)st.copies,
+            (unsigned long long)st.memsets, (unsigned long long)st.syncs, (unsigned long long)st.mapped_reads,
+            st.launch_s * 1e6, st.sync_s * 1e6);
+  }
   cu_close(c->d);
   rt_free(b->mem, c, sizeof *c);
 }
@@ -391,6 +531,10 @@ int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
   b->free_storage = cuda_free_storage;
   b->close = cuda_close;
   b->impl = c;
+  const char *v = getenv("GK_CU_MAPPED");
+  c->mapped = !v || !*v ? 1 : !strcmp(v, "0") ? 0 : !strcmp(v, "2") ? 2 : 1;
+  v = getenv("GK_CU_STATS");
+  c->stats = v && *v && strcmp(v, "0");
   prof_open(c);
   *out = b;
   return GK_OK;
