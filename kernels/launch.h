@@ -122,92 +122,156 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_BLOCK 1
 #define GK_ROWS_STREAM 2
 #define GK_ROWS_SPLIT 3
+#define GK_ROWS_SMEM 4               /* gk_row_smem: block per row, the row kept in dynamic shared memory */
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
-static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
+#define GK_ROWS_SMEM_MAX (200 << 10) /* gk_row_smem: bytes of the row kept in shared memory */
+/* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
+** runtime/cuda_lower.c; 0 = the default choice).  Every combination computes
+** the same values (reductions: the same fixed order for a given geometry);
+** they exist so that one device run can time several geometries. */
+typedef struct gk_rows_knobs {
+  int wp;   /* warp mode: at least this many packs a lane (default: 2 where the row has them) */
+  int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
+  int wb;   /* warp mode: threads a block (128) */
+  int wg;   /* warp mode: grid cap in blocks an SM (32) */
+  int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS) */
+  int bt;   /* block mode: fewest threads (128) */
+  int bg;   /* block mode: grid cap in resident blocks an SM times (4) */
+  int sp;   /* stream/smem mode: packs in flight (4) */
+  int st;   /* stream/smem mode: threads (1024) */
+  int sb;   /* stream mode: grid cap in blocks an SM (16); smem mode: 1 */
+  int sm;   /* 1: two-pass or storing programs of long rows keep the row in shared memory (GK_ROWS_SMEM) */
+  int xp;   /* split mode: packs in flight (4) */
+  int xt;   /* split mode: threads (256) */
+  int xs;   /* split mode: blocks an SM wanted (8) */
+  int ci;   /* row scan: most elements a lane (16) */
+  int cb;   /* row scan: threads a block (128) */
+  int cu;   /* col reduce: rows in flight a thread x pack (16) */
+  int cs;   /* col reduce: most splits (16) */
+  int cw;   /* col reduce: blocks an SM wanted (32) */
+} gk_rows_knobs;
+static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
+#define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
+
+static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
-  if (cols <= 32 * GK_ROWS_WARP_MAX_PACKS * pack) {
+  int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
+  if (cols <= 32 * wx * pack) {
     int width = 32;
     int64_t lane_elems = gk_cdiv64(cols, pack);         /* packs needed per row */
     /* at least two packs per lane where the row has them: more bytes in
     ** flight per thread and one shuffle level less (short rows) */
-    while (width > 1 && width >= lane_elems) width /= 2;
+    if (k && k->wp > 0) while (width > 1 && (int64_t)width * k->wp > lane_elems) width /= 2;
+    else while (width > 1 && width >= lane_elems) width /= 2;
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
+    int wb = GK_KNOB(k, wb, 128);
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
-    L.block[0] = 128;
-    int64_t rows_per_block = 128 / width;
-    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * 32));
+    L.block[0] = wb;
+    int64_t rows_per_block = wb / width;
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * GK_KNOB(k, wg, 32)));
     return L;
   }
-  for (int threads = 128; threads <= 1024; threads *= 2) {
-    if (cols <= (int64_t)threads * GK_ROWS_BLOCK_MAX_PACKS * pack) {
+  for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
+    if (cols <= (int64_t)threads * bx * pack) {
       int packs = (int)gk_cdiv64(cols, (int64_t)threads * pack);
       int p2 = 1;
       while (p2 < packs) p2 *= 2;
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
-      L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * 4));
+      L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
       return L;
     }
   }
-  L.mode = GK_ROWS_STREAM; L.width = 1024; L.packs = 4; L.pack = pack;
-  L.block[0] = 1024;
-  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * 2 * 8));
+  int st = GK_KNOB(k, st, 1024);
+  L.mode = GK_ROWS_STREAM; L.width = st; L.packs = GK_KNOB(k, sp, 4); L.pack = pack;
+  L.block[0] = st;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * GK_KNOB(k, sb, 2048 / st * 8)));
+  return L;
+}
+static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  return gk_rows_plan_k(rows, cols, vec, sms, 0);
+}
+/* A row program that reads its row more than once (two passes or a store):
+** GK_ROWS_SMEM where gk_rows_plan_k streams and the knob asks for it.
+** elem_bytes: sizeof(X).  smem: min(cols, what fits) * elem_bytes. */
+static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, int sms, int64_t elem_bytes,
+                                           const gk_rows_knobs *k) {
+  gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
+  if (L.mode != GK_ROWS_STREAM || !k || k->sm <= 0) return L;
+  int64_t cap = GK_ROWS_SMEM_MAX / elem_bytes / 4 * 4;
+  L.mode = GK_ROWS_SMEM;
+  L.smem = gk_min64(cap, gk_cdiv64(cols, 4) * 4) * elem_bytes;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms));
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
 ** few long rows are split over several blocks (GK_ROWS_SPLIT, gk_row_split,
 ** policy <256, 256, 4, pack>).  temp: partials rows*splits*acc_bytes (16-aligned)
 ** then rows gk_u32 counters, zero when first allocated. */
-static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
-  gk_launch L = gk_rows_plan(rows, cols, vec, sms);
+static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                             const gk_rows_knobs *k) {
+  gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_WARP) return L;
   if (rows >= 2 * (int64_t)sms && L.mode == GK_ROWS_BLOCK) return L;
-  int64_t per = 256 * 4 * (int64_t)vec;                   /* columns per block step */
-  int64_t splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * 8, rows)));
-  L.mode = GK_ROWS_SPLIT; L.width = 256; L.packs = 4; L.pack = vec;
-  L.block[0] = 256;
+  int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4);
+  int64_t per = (int64_t)xt * xp * (int64_t)vec;          /* columns per block step */
+  int64_t splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4),
+                                        gk_cdiv64((int64_t)sms * GK_KNOB(k, xs, 8) * 256 / xt, rows)));
+  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec;
+  L.block[0] = xt;
   L.grid[0] = splits;
   L.grid[1] = gk_min64(rows, 65535);
   L.temp_bytes = splits > 1 ? gk_align16(rows * splits * acc_bytes) + gk_align16(rows * 4) : 0;
   L.temp_zero_once = splits > 1;
   return L;
 }
+static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+  return gk_row_reduce_plan_k(rows, cols, vec, sms, acc_bytes, 0);
+}
 static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p *= 2; return p; }
 /* ---- gk_row_scan: groups of `width` lanes (<= 32) per row, each lane
 ** scanning packs * pack consecutive elements (<= 16) in registers; 128
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
-static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
-  int64_t items = gk_min64(16, gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
+static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
+  int cb = GK_KNOB(k, cb, 128);
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  int64_t items = gk_min64(GK_KNOB(k, ci, 16), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
-  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, 128 / width), (int64_t)sms * 32));
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, cb / width), (int64_t)sms * 32 * 128 / cb));
   return L;
+}
+static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  return gk_row_scan_plan_k(rows, cols, vec, sms, 0);
 }
 /* ---- gk_col_reduce (gk_cols.cuh, 256 threads) ----------------------------
 ** policy <width = TX, pack = PK, packs = U>; grid (strips, splits).  temp
 ** (splits > 1): partials splits * cols * acc_bytes (16-aligned), then one
 ** gk_u32 counter per strip, zero before the launch. */
-static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                             const gk_rows_knobs *k) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
-  int64_t u = 16 / vec, step = (256 / tx) * u;
+  int64_t u = gk_max64(1, GK_KNOB(k, cu, 16) / vec), step = (256 / tx) * u;
   L.width = (int)tx; L.pack = vec; L.packs = (int)u;
   L.grid[0] = gk_cdiv64(cols, tx * vec);
   /* about four waves of 8 blocks an SM (a partial last wave costs little),
   ** but at most 16 splits: the last block of a strip folds them in order
   ** (64 splits of 8192^2 took 93 us where 16 took 75, measured) */
-  int64_t want = gk_min64(16, gk_cdiv64((int64_t)sms * 32, L.grid[0]));
+  int64_t want = gk_min64(GK_KNOB(k, cs, 16), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
   L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);
     L.temp_zero_once = 1;
   }
   return L;
+}
+static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+  return gk_col_reduce_plan_k(rows, cols, vec, sms, acc_bytes, 0);
 }
 /* ---- gk_col_scan (gk_cols.cuh): policy <TY = 8, RPT = 16>, 256 threads, a
 ** persistent grid taking 128 x 32 tiles by ticket.  temp (zero before the

@@ -31,6 +31,7 @@
 */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,30 @@
 /* The environment switches, read once (contexts on several threads lower at
 ** once: a lazy `static int x = -1` read was a data race). */
 static int env_novec, env_lit, env_check, env_show, env_compact;
+static gk_rows_knobs env_rows;          /* GK_ROWS_VARIANT: row/column geometry knobs (launch.h), speed only */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
+/* GK_ROWS_VARIANT="wp=4,sb=1,...": launch.h gk_rows_knobs by field name; unknown keys are ignored */
+static void env_rows_init(void) {
+  static const struct { const char *k; size_t off; } kn[] = {
+#define KN(f) { #f, offsetof(gk_rows_knobs, f) }
+    KN(wp), KN(wx), KN(wb), KN(wg), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(sm), KN(xp), KN(xt), KN(xs),
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw)
+#undef KN
+  };
+  const char *e = getenv("GK_ROWS_VARIANT");
+  while (e && *e) {
+    const char *eq = strchr(e, '='), *end = strchr(e, ',');
+    if (!end) end = e + strlen(e);
+    if (eq && eq < end)
+      for (size_t i = 0; i < sizeof kn / sizeof kn[0]; i++)
+        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
+          *(int *)((char *)&env_rows + kn[i].off) = atoi(eq + 1);
+    e = *end ? end + 1 : end;
+  }
+}
 static void env_init(void) {
+  env_rows_init();
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
   /* GK_COMPACT=0: never the compact variant of heavy element code, =1: always (to check it) */
@@ -1508,6 +1530,22 @@ static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
                ctype(L->vf[f].x->t), L->vf[f].in, L->vf[f].ix, f);
 }
 
+/* sizeof(XF) as xf_struct writes it (natural alignment of every field). */
+static int64_t xf_size(const lw *L, int with_row) {
+  const rt_group *g = L->g;
+  int64_t off = 0, al = 1;
+  for (int f = 0; f < 64 + 1 + L->nvf; f++) {
+    int64_t sz;
+    if (f < 64) { if (f >= g->nin || !L->used_field[f]) continue; sz = (int64_t)rt_dtype_size(g->ins[f]->t); }
+    else if (f == 64) { if (!with_row) continue; sz = L->i64 ? 8 : 4; }
+    else sz = (int64_t)rt_dtype_size(L->vf[f - 65].x->t);
+    if (sz <= 0) sz = 8;
+    off = (off + sz - 1) / sz * sz + sz;
+    if (sz > al) al = sz;
+  }
+  return off ? (off + al - 1) / al * al : 1;
+}
+
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
 ** the matrix shape, per-row outputs: one row program. */
 static int lower_rows(lw *L, fmt_buf *src) {
@@ -1541,7 +1579,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%s)", pC);
   L->pivot.tag = TAG_OTHER;
   if (ns == 1) {
-    int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
+    int cached = gk_rows_plan_k(R, C, vec, L->sms, &env_rows).mode != GK_ROWS_STREAM;
     for (int i = 0; i < g->nnodes && !cached; i++)
       if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->varm[i] = VAR_SHIFT;
     for (int i = 0; i < g->nnodes && cached; i++)
@@ -1646,7 +1684,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->rowctx = 0;
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
-  gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
+  gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
+                : gk_rows_plan_store(R, C, vec, L->sms, xf_size(L, L->lift_row), &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
@@ -1677,7 +1716,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n};\n");
-  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
+  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
+                 : pl.mode == GK_ROWS_SMEM ? "gk_row_smem" : "gk_row_cached";
   fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
@@ -1685,9 +1725,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   init_k(L, src);
   if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
+  else if (pl.mode == GK_ROWS_SMEM)   /* the cap: what the dynamic shared memory holds, a multiple of 4 */
+    fmt_printf(src, "  %s<POL>((I)%s, (I)%s, (I)(%lld / sizeof(XF)), k);\n}\n", fn, pR, pC, (long long)pl.smem);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
-  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.smem);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
     L->p->temp_zero = 1;
@@ -1717,7 +1759,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
     if (g->outs[o]->n != C || same_rc(g->outs[o], R, C)) return -1;
   int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
-  gk_launch pl = gk_col_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1]));
+  gk_launch pl = gk_col_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows);
   const char *pcnt = prm(L, NULL, P_CNT, pl.grid[1] > 1 ? gk_align16(pl.grid[1] * C * acc_bound(nper[1])) : 0);
   /* heavy element code: the lift out of line (inlined once per column of a
   ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
@@ -1894,7 +1936,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
     L->p->temp_zero = 1;
   } else if (x->axis == 1) {
-    gk_launch gl = gk_row_scan_plan(R, C, vec, L->sms);
+    gk_launch gl = gk_row_scan_plan_k(R, C, vec, L->sms, &env_rows);
     threads = gl.block[0];
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
