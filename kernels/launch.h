@@ -22,6 +22,7 @@ typedef struct gk_launch {
   int temp_zero_once;     /* 1: temp must be zero when first allocated; kernels leave it reusable */
   int mode;               /* primitive-specific variant (rows: GK_ROWS_*) */
   int width, packs, pack; /* rows: policy template arguments */
+  int batch;              /* rows, warp mode: rows a group holds at once (0 or 1: one) */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -57,7 +58,7 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 ** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
 ** counter must be zero when first allocated (temp_zero_once). */
 static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
@@ -79,21 +80,21 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -104,7 +105,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -135,6 +136,7 @@ typedef struct gk_rows_knobs {
   int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
   int wb;   /* warp mode: threads a block (128) */
   int wg;   /* warp mode: grid cap in blocks an SM (32) */
+  int wr;   /* warp mode: rows a group holds at once (1; policy BATCH) */
   int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS) */
   int bt;   /* block mode: fewest threads (128) */
   int bg;   /* block mode: grid cap in resident blocks an SM times (4) */
@@ -155,7 +157,7 @@ static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k &&
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
 
 static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
   int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
   if (cols <= 32 * wx * pack) {
@@ -171,7 +173,8 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     int wb = GK_KNOB(k, wb, 128);
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
     L.block[0] = wb;
-    int64_t rows_per_block = wb / width;
+    L.batch = GK_KNOB(k, wr, 1);
+    int64_t rows_per_block = wb / width * L.batch;
     L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * GK_KNOB(k, wg, 32)));
     return L;
   }
@@ -238,7 +241,7 @@ static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p 
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
-  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t items = gk_min64(GK_KNOB(k, ci, 16), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
@@ -254,7 +257,7 @@ static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, in
 ** gk_u32 counter per strip, zero before the launch. */
 static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
   int64_t u = gk_max64(1, GK_KNOB(k, cu, 16) / vec), step = (256 / tx) * u;
   L.width = (int)tx; L.pack = vec; L.packs = (int)u;
@@ -279,7 +282,7 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -289,12 +292,12 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

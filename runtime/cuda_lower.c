@@ -51,7 +51,7 @@ static int env_on(const char *name) { const char *e = getenv(name); return e && 
 static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
-    KN(wp), KN(wx), KN(wb), KN(wg), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(sm), KN(xp), KN(xt), KN(xs),
+    KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(sm), KN(xp), KN(xt), KN(xs),
     KN(ci), KN(cb), KN(cu), KN(cs), KN(cw)
 #undef KN
   };
@@ -1718,7 +1718,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_SMEM ? "gk_row_smem" : "gk_row_cached";
-  fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
+  if (pl.batch > 1)
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack, pl.batch);
+  else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
