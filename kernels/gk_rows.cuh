@@ -34,9 +34,6 @@
 **   gk_row_stream<P>  block per row, the row re-read from global memory for
 **                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
 **                     L2).  Any length.
-**   gk_row_smem<P>    gk_row_stream reading the row once: its first `cap`
-**                     elements kept in dynamic shared memory for the later
-**                     passes and the store.
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -185,100 +182,6 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
         for (int p = 0; p < NP; ++p) {
           const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
           if (col < cols) pg.template load<PK>(x[p], row, col);
-        }
-#pragma unroll
-        for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
-        }
-      }
-    }
-    if (threadIdx.x == 0) pg.row_out(row, a, b);
-  }
-}
-
-/* One pass of gk_row_smem over [0, cols): elements below `cap` come from
-** the shared copy sx (pass 0 fills it), the rest from global memory.  Each
-** thread only touches the slots it wrote itself, so no barrier is needed
-** between passes or rows. */
-template <class P, int PASS, class Prog, class Op, class Idx, class AA>
-GK_DEV typename Op::A gk_row_smem_pass(Idx row, Idx cols, Idx cap, typename Prog::X *sx, const Prog &pg, const Op &op,
-                                       const AA &a, typename gk_block_reduce<P::THREADS, Op>::TempStorage &ts) {
-  typedef typename Prog::X X;
-  typedef typename Op::A R;
-  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
-  R acc[NP];
-#pragma unroll
-  for (int p = 0; p < NP; ++p) acc[p] = op.identity();
-  const Idx step = (Idx)T * PK * NP;
-  for (Idx base = 0; base < cols; base += step) {
-    X x[NP][PK];
-#pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols) {
-        if (PASS == 0 || col >= cap) pg.template load<PK>(x[p], row, col);
-        else {
-#pragma unroll
-          for (int k = 0; k < PK; ++k) x[p][k] = sx[col + k];
-        }
-      }
-    }
-#pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols) {
-        if (PASS == 0 && col < cap) {
-#pragma unroll
-          for (int k = 0; k < PK; ++k) sx[col + k] = x[p][k];
-        }
-#pragma unroll
-        for (int k = 0; k < PK; ++k) {
-          if constexpr (PASS == 0) acc[p] = op(acc[p], pg.lift_a(x[p][k], col + k));
-          else acc[p] = op(acc[p], pg.lift_b(x[p][k], col + k, a));
-        }
-      }
-    }
-  }
-#pragma unroll
-  for (int s = 1; s < NP; s <<= 1)
-#pragma unroll
-    for (int p = 0; p + s < NP; p += 2 * s) acc[p] = op(acc[p], acc[p + s]);
-  return gk_block_reduce<T, Op>(ts).reduce_all(acc[0], op);
-}
-
-/* gk_row_stream with the row read from global memory once: block per row,
-** its first `cap` elements (a multiple of PACK) kept in dynamic shared
-** memory (cap * sizeof(X) bytes) between the passes and the store, the rest
-** re-read.  Same combination order as gk_row_stream with the same policy. */
-template <class P, class Prog, class Idx>
-GK_DEV void gk_row_smem(Idx rows, Idx cols, Idx cap, const Prog &pg) {
-  typedef typename Prog::X X;
-  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
-  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
-  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
-  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
-  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
-  extern __shared__ __align__(16) unsigned char gk_row_smem_buf[];
-  X *sx = reinterpret_cast<X *>(gk_row_smem_buf);
-  for (Idx row = blockIdx.x; row < rows; row += gridDim.x) {
-    A a = gk_row_smem_pass<P, 0>(row, cols, cap, sx, pg, pg.opa, 0, tsa);
-    B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) b = gk_row_smem_pass<P, 1>(row, cols, cap, sx, pg, pg.opb, a, tsb);
-    if constexpr (Prog::HAS_STORE) {
-      const Idx step = (Idx)T * PK * NP;
-      for (Idx base = 0; base < cols; base += step) {
-        X x[NP][PK];
-#pragma unroll
-        for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) {
-            if (col >= cap) pg.template load<PK>(x[p], row, col);
-            else {
-#pragma unroll
-              for (int k = 0; k < PK; ++k) x[p][k] = sx[col + k];
-            }
-          }
         }
 #pragma unroll
         for (int p = 0; p < NP; ++p) {

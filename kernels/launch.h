@@ -123,34 +123,32 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_BLOCK 1
 #define GK_ROWS_STREAM 2
 #define GK_ROWS_SPLIT 3
-#define GK_ROWS_SMEM 4               /* gk_row_smem: block per row, the row kept in dynamic shared memory */
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
-#define GK_ROWS_SMEM_MAX (200 << 10) /* gk_row_smem: bytes of the row kept in shared memory */
 /* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
-** runtime/cuda_lower.c; 0 = the default choice).  Every combination computes
-** the same values (reductions: the same fixed order for a given geometry);
+** runtime/cuda_lower.c; 0 = the default choice, which depends on the size
+** class as the session-7 sweep measured, NOTES.md).  Every combination
+** computes the same values (a reduction's order is fixed by its geometry);
 ** they exist so that one device run can time several geometries. */
 typedef struct gk_rows_knobs {
   int wp;   /* warp mode: at least this many packs a lane (default: 2 where the row has them) */
   int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
   int wb;   /* warp mode: threads a block (128) */
-  int wg;   /* warp mode: grid cap in blocks an SM (32) */
+  int wg;   /* warp mode: grid cap in blocks an SM (32; none where WIDTH >= 16) */
   int wr;   /* warp mode: rows a group holds at once (1; policy BATCH) */
-  int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS) */
+  int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS; 8 at half the threads where 4 took >= 512) */
   int bt;   /* block mode: fewest threads (128) */
   int bg;   /* block mode: grid cap in resident blocks an SM times (4) */
-  int sp;   /* stream/smem mode: packs in flight (4) */
-  int st;   /* stream/smem mode: threads (1024) */
-  int sb;   /* stream mode: grid cap in blocks an SM (16); smem mode: 1 */
-  int sm;   /* 1: two-pass or storing programs of long rows keep the row in shared memory (GK_ROWS_SMEM) */
-  int xp;   /* split mode: packs in flight (4) */
-  int xt;   /* split mode: threads (256) */
+  int sp;   /* stream mode: packs in flight (4; 8 for light programs of PACK 1, gk_rows_plan_store) */
+  int st;   /* stream mode: threads (1024) */
+  int sb;   /* stream mode: grid cap in blocks an SM (16) */
+  int xp;   /* split mode: packs in flight (4; one split a row: 16 at PACK 4, else 8) */
+  int xt;   /* split mode: threads (256; one split a row: 256 at PACK 4, else 512) */
   int xs;   /* split mode: blocks an SM wanted (8) */
-  int ci;   /* row scan: most elements a lane (16) */
+  int ci;   /* row scan: most elements a lane (8) */
   int cb;   /* row scan: threads a block (128) */
-  int cu;   /* col reduce: rows in flight a thread x pack (16) */
-  int cs;   /* col reduce: most splits (16) */
+  int cu;   /* col reduce: rows in flight a thread x pack (16; 4 at PACK 1) */
+  int cs;   /* col reduce: most splits (8) */
   int cw;   /* col reduce: blocks an SM wanted (32) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
@@ -175,7 +173,11 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     L.block[0] = wb;
     L.batch = GK_KNOB(k, wr, 1);
     int64_t rows_per_block = wb / width * L.batch;
-    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * GK_KNOB(k, wg, 32)));
+    /* rows of 16 or 32 lanes: a block per group of rows, no grid-stride loop
+    ** (measured 1.02-1.10x on 1048576x128, 65536x1024; rows of fewer lanes
+    ** lose 4-30% that way, 2000000x10 / 262144x32) */
+    int64_t cap = k && k->wg > 0 ? (int64_t)sms * k->wg : width >= 16 ? ((int64_t)1 << 31) - 1 : (int64_t)sms * 32;
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), cap));
     return L;
   }
   for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
@@ -183,6 +185,10 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
       int packs = (int)gk_cdiv64(cols, (int64_t)threads * pack);
       int p2 = 1;
       while (p2 < packs) p2 *= 2;
+      /* half the threads with twice the packs where 4 packs took 512 or
+      ** 1024 threads: 8192 floats by 256 x 8 x 4 ran softmax 1.21x,
+      ** layernorm 1.04x faster than by 512 x 4 x 4 */
+      if (!(k && k->bx > 0) && threads >= 512 && p2 == 4) { threads /= 2; p2 = 8; }
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
       L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
@@ -198,32 +204,40 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
 static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
   return gk_rows_plan_k(rows, cols, vec, sms, 0);
 }
-/* A row program that reads its row more than once (two passes or a store):
-** GK_ROWS_SMEM where gk_rows_plan_k streams and the knob asks for it.
-** elem_bytes: sizeof(X).  smem: min(cols, what fits) * elem_bytes. */
-static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, int sms, int64_t elem_bytes,
+/* A row program with a store or two passes: gk_rows_plan_k, but a light
+** program (one accumulator field a pass, no shifted variance: few registers)
+** of streamed rows with PACK 1 keeps 8 packs in flight (4096x50257: softmax
+** 1.02x, logsoftmax 1.07x, rmsnorm 1.24x; layernorm, heavier, 0.66x). */
+static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, int sms, int light,
                                            const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
-  if (L.mode != GK_ROWS_STREAM || !k || k->sm <= 0) return L;
-  int64_t cap = GK_ROWS_SMEM_MAX / elem_bytes / 4 * 4;
-  L.mode = GK_ROWS_SMEM;
-  L.smem = gk_min64(cap, gk_cdiv64(cols, 4) * 4) * elem_bytes;
-  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms));
+  if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
 ** few long rows are split over several blocks (GK_ROWS_SPLIT, gk_row_split,
-** policy <256, 256, 4, pack>).  temp: partials rows*splits*acc_bytes (16-aligned)
-** then rows gk_u32 counters, zero when first allocated. */
+** policy <256, 256, 4, pack>; where a row gets one block, more loads in
+** flight: <256, 256, 16, 4> at PACK 4 (1024x65536 sum 1.14x, max 1.08x),
+** <512, 512, 8, pack> else (4096x50257 sum 1.08x, max 0.98x)).  temp:
+** partials rows*splits*acc_bytes (16-aligned) then rows gk_u32 counters,
+** zero when first allocated. */
 static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_WARP) return L;
   if (rows >= 2 * (int64_t)sms && L.mode == GK_ROWS_BLOCK) return L;
-  int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4);
+  int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4), xs = GK_KNOB(k, xs, 8);
+  int64_t splits = 0;
+  if (!(k && (k->xt > 0 || k->xp > 0))) {                 /* the wide policy where it gives a row one block */
+    int wt = vec >= 4 ? 256 : 512, wp = vec >= 4 ? 16 : 8;
+    int64_t per = (int64_t)wt * wp * vec;
+    if (gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / wt, rows)) <= 1) {
+      xt = wt; xp = wp; splits = 1;
+    }
+  }
   int64_t per = (int64_t)xt * xp * (int64_t)vec;          /* columns per block step */
-  int64_t splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4),
-                                        gk_cdiv64((int64_t)sms * GK_KNOB(k, xs, 8) * 256 / xt, rows)));
+  if (!splits)
+    splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / xt, rows)));
   L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec;
   L.block[0] = xt;
   L.grid[0] = splits;
@@ -242,7 +256,8 @@ static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p 
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
   gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t items = gk_min64(GK_KNOB(k, ci, 16), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
+  /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
+  int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, cb / width), (int64_t)sms * 32 * 128 / cb));
@@ -259,13 +274,15 @@ static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec
                                              const gk_rows_knobs *k) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
-  int64_t u = gk_max64(1, GK_KNOB(k, cu, 16) / vec), step = (256 / tx) * u;
+  /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
+  int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
   L.width = (int)tx; L.pack = vec; L.packs = (int)u;
   L.grid[0] = gk_cdiv64(cols, tx * vec);
   /* about four waves of 8 blocks an SM (a partial last wave costs little),
-  ** but at most 16 splits: the last block of a strip folds them in order
-  ** (64 splits of 8192^2 took 93 us where 16 took 75, measured) */
-  int64_t want = gk_min64(GK_KNOB(k, cs, 16), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
+  ** but at most 8 splits: the last block of a strip folds them in order
+  ** (64 splits of 8192^2 took 93 us where 16 took 75, measured; 8: sum
+  ** 1.03x, max 1.08x faster than 16, session 7) */
+  int64_t want = gk_min64(GK_KNOB(k, cs, 8), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
   L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);

@@ -51,7 +51,7 @@ static int env_on(const char *name) { const char *e = getenv(name); return e && 
 static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
-    KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(sm), KN(xp), KN(xt), KN(xs),
+    KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
     KN(ci), KN(cb), KN(cu), KN(cs), KN(cw)
 #undef KN
   };
@@ -1530,22 +1530,6 @@ static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
                ctype(L->vf[f].x->t), L->vf[f].in, L->vf[f].ix, f);
 }
 
-/* sizeof(XF) as xf_struct writes it (natural alignment of every field). */
-static int64_t xf_size(const lw *L, int with_row) {
-  const rt_group *g = L->g;
-  int64_t off = 0, al = 1;
-  for (int f = 0; f < 64 + 1 + L->nvf; f++) {
-    int64_t sz;
-    if (f < 64) { if (f >= g->nin || !L->used_field[f]) continue; sz = (int64_t)rt_dtype_size(g->ins[f]->t); }
-    else if (f == 64) { if (!with_row) continue; sz = L->i64 ? 8 : 4; }
-    else sz = (int64_t)rt_dtype_size(L->vf[f - 65].x->t);
-    if (sz <= 0) sz = 8;
-    off = (off + sz - 1) / sz * sz + sz;
-    if (sz > al) al = sz;
-  }
-  return off ? (off + al - 1) / al * al : 1;
-}
-
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
 ** the matrix shape, per-row outputs: one row program. */
 static int lower_rows(lw *L, fmt_buf *src) {
@@ -1684,8 +1668,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->rowctx = 0;
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
+  /* light: one accumulator field a pass, no shifted var (few registers) */
+  int light = nper[1] <= 1 && (ns < 2 || nper[2] <= 1);
+  for (int i = 0; i < g->nnodes; i++) if (L->varm[i]) light = 0;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
-                : gk_rows_plan_store(R, C, vec, L->sms, xf_size(L, L->lift_row), &env_rows);
+                : gk_rows_plan_store(R, C, vec, L->sms, light, &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
@@ -1716,8 +1703,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n};\n");
-  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
-                 : pl.mode == GK_ROWS_SMEM ? "gk_row_smem" : "gk_row_cached";
+  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
   if (pl.batch > 1)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack, pl.batch);
   else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
@@ -1727,11 +1713,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   init_k(L, src);
   if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
-  else if (pl.mode == GK_ROWS_SMEM)   /* the cap: what the dynamic shared memory holds, a multiple of 4 */
-    fmt_printf(src, "  %s<POL>((I)%s, (I)%s, (I)(%lld / sizeof(XF)), k);\n}\n", fn, pR, pC, (long long)pl.smem);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
-  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.smem);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
     L->p->temp_zero = 1;
