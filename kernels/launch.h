@@ -133,7 +133,7 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 typedef struct gk_rows_knobs {
   int wp;   /* warp mode: at least this many packs a lane (default: 2 where the row has them) */
   int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
-  int wb;   /* warp mode: threads a block (128) */
+  int wb;   /* warp mode: threads a block (128; 256 where WIDTH >= 16) */
   int wg;   /* warp mode: grid cap in blocks an SM (32; none where WIDTH >= 16) */
   int wr;   /* warp mode: rows a group holds at once (1; policy BATCH) */
   int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS; 8 at half the threads where 4 took >= 512) */
@@ -168,7 +168,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
-    int wb = GK_KNOB(k, wb, 128);
+    int wb = GK_KNOB(k, wb, width >= 16 ? 256 : 128);   /* 256 for rows of 16-32 lanes (check2) */
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
     L.block[0] = wb;
     L.batch = GK_KNOB(k, wr, 1);

@@ -20,8 +20,10 @@ template <class P, class Prog> __global__ void __launch_bounds__(P::THREADS) k_r
 template <class Prog, int PK>
 static bool launch_rows_pk(const gk_launch &L, gk_i64 R, gk_i64 C, const Prog &p, cudaStream_t st = 0) {
   dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
-#define GK_W(W, NP) if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP) { \
-    k_row_cached<gk_rows_policy<128, W, NP, PK>><<<g, 128, 0, st>>>(R, C, p); return true; }
+#define GK_W(W, NP) if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP && L.block[0] == 128) { \
+    k_row_cached<gk_rows_policy<128, W, NP, PK>><<<g, 128, 0, st>>>(R, C, p); return true; } \
+  if (L.mode == GK_ROWS_WARP && L.width == W && L.packs == NP && L.block[0] == 256) { \
+    k_row_cached<gk_rows_policy<256, W, NP, PK>><<<g, 256, 0, st>>>(R, C, p); return true; }
   GK_W(1, 1) GK_W(2, 1) GK_W(4, 1) GK_W(8, 1) GK_W(16, 1) GK_W(32, 1) GK_W(32, 2) GK_W(32, 4) GK_W(32, 8)
   GK_W(1, 2) GK_W(2, 2) GK_W(4, 2) GK_W(8, 2) GK_W(16, 2)   /* short rows: two packs per lane */
 #define GK_B(T) if (L.mode == GK_ROWS_BLOCK && L.width == T && L.packs == 4) { \
