@@ -28,8 +28,9 @@
 **
 ** Kernels (the host picks one with gk_rows_plan() in launch.h):
 **   gk_row_cached<P>  row held in registers by a group of P::WIDTH threads
-**                     (WIDTH <= 32: lanes of one warp, several rows per warp;
-**                     WIDTH == THREADS: the whole block).  One global read.
+**                     (WIDTH <= 32: lanes of one warp, several rows per warp,
+**                     P::BATCH rows a group at once; WIDTH == THREADS: the
+**                     whole block).  One global read.
 **   gk_row_stream<P>  block per row, the row re-read from global memory for
 **                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
 **                     L2).  Any length.
@@ -48,11 +49,12 @@ struct gk_op_nop {
   template <class X, class I> GK_DEV A lift(X, I) const { return A(); }
 };
 
-template <int THREADS_, int WIDTH_, int PACKS_, int PACK_> struct gk_rows_policy {
+template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1> struct gk_rows_policy {
   enum { THREADS = THREADS_,   /* block size */
          WIDTH = WIDTH_,       /* threads per row: 1..32 (power of 2) or THREADS */
          PACKS = PACKS_,       /* packs per thread (cached) / packs in flight (stream) */
          PACK = PACK_,         /* elements per pack: 1, 2, 4 */
+         BATCH = BATCH_,       /* gk_row_cached, WIDTH <= 32: rows a group holds at once (loads of all in flight) */
          GROUPS = THREADS_ / WIDTH_,
          CAPACITY = WIDTH_ * PACKS_ * PACK_ };
 };
@@ -70,48 +72,57 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
-  enum { W = P::WIDTH, NP = P::PACKS, PK = P::PACK, G = P::GROUPS };
+  enum { W = P::WIDTH, NP = P::PACKS, PK = P::PACK, G = P::GROUPS, RB = P::BATCH };
+  static_assert(RB == 1 || W <= 32, "batches of rows: warp mode only");
   __shared__ typename gk_block_reduce<P::THREADS, OpA>::TempStorage tsa;
   __shared__ typename gk_block_reduce<P::THREADS, OpB>::TempStorage tsb;
   const int g = threadIdx.x / W, t = threadIdx.x % W;
-  for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
-    const Idx row = row0 + g;
-    const bool rv = row < rows;
-    X x[NP][PK];
+  /* a block step covers G * RB rows: row b of group g is row0 + b * G + g */
+  for (Idx row0 = (Idx)blockIdx.x * G * RB; row0 < rows; row0 += (Idx)gridDim.x * G * RB) {
+    X x[RB][NP][PK];
 #pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx col = ((Idx)p * W + t) * PK;
-      if (rv && col < cols) pg.template load<PK>(x[p], row, col);
+    for (int b = 0; b < RB; ++b) {
+      const Idx row = row0 + (Idx)b * G + g;
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx col = ((Idx)p * W + t) * PK;
+        if (row < rows && col < cols) pg.template load<PK>(x[b][p], row, col);
+      }
     }
-    A a = pg.opa.identity();
 #pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx col = ((Idx)p * W + t) * PK;
-      if (rv && col < cols)
-#pragma unroll
-        for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[p][k], col + k));
-    }
-    a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
-    B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) {
+    for (int b = 0; b < RB; ++b) {
+      const Idx row = row0 + (Idx)b * G + g;
+      const bool rv = row < rows;
+      A a = pg.opa.identity();
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
         if (rv && col < cols)
 #pragma unroll
-          for (int k = 0; k < PK; ++k) b = pg.opb(b, pg.lift_b(x[p][k], col + k, a));
+          for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[b][p][k], col + k));
       }
-      b = gk_group_allreduce<W, P::THREADS>(b, pg.opb, tsb);
-    }
-    if (!rv) continue;
-    if constexpr (Prog::HAS_STORE) {
+      a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
+      B bb = pg.opb.identity();
+      if constexpr (Prog::PASSES == 2) {
 #pragma unroll
-      for (int p = 0; p < NP; ++p) {
-        const Idx col = ((Idx)p * W + t) * PK;
-        if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
+        for (int p = 0; p < NP; ++p) {
+          const Idx col = ((Idx)p * W + t) * PK;
+          if (rv && col < cols)
+#pragma unroll
+            for (int k = 0; k < PK; ++k) bb = pg.opb(bb, pg.lift_b(x[b][p][k], col + k, a));
+        }
+        bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
       }
+      if (!rv) continue;
+      if constexpr (Prog::HAS_STORE) {
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const Idx col = ((Idx)p * W + t) * PK;
+          if (col < cols) pg.template store<PK>(row, col, x[b][p], a, bb);
+        }
+      }
+      if (t == 0) pg.row_out(row, a, bb);
     }
-    if (t == 0) pg.row_out(row, a, b);
   }
 }
 

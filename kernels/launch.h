@@ -22,6 +22,7 @@ typedef struct gk_launch {
   int temp_zero_once;     /* 1: temp must be zero when first allocated; kernels leave it reusable */
   int mode;               /* primitive-specific variant (rows: GK_ROWS_*) */
   int width, packs, pack; /* rows: policy template arguments */
+  int batch;              /* rows, warp mode: rows a group holds at once (0 or 1: one) */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -57,7 +58,7 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 ** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
 ** counter must be zero when first allocated (temp_zero_once). */
 static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
@@ -79,21 +80,21 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -104,7 +105,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -124,84 +125,164 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_SPLIT 3
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
-static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+/* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
+** runtime/cuda_lower.c; 0 = the default choice, which depends on the size
+** class as the session-7 sweep measured, NOTES.md).  Every combination
+** computes the same values (a reduction's order is fixed by its geometry);
+** they exist so that one device run can time several geometries. */
+typedef struct gk_rows_knobs {
+  int wp;   /* warp mode: at least this many packs a lane (default: 2 where the row has them) */
+  int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
+  int wb;   /* warp mode: threads a block (128; 256 where WIDTH >= 16) */
+  int wg;   /* warp mode: grid cap in blocks an SM (32; none where WIDTH >= 16) */
+  int wr;   /* warp mode: rows a group holds at once (1; policy BATCH) */
+  int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS; 8 at half the threads where 4 took >= 512) */
+  int bt;   /* block mode: fewest threads (128) */
+  int bg;   /* block mode: grid cap in resident blocks an SM times (4) */
+  int sp;   /* stream mode: packs in flight (4; 8 for light programs of PACK 1, gk_rows_plan_store) */
+  int st;   /* stream mode: threads (1024) */
+  int sb;   /* stream mode: grid cap in blocks an SM (16) */
+  int xp;   /* split mode: packs in flight (4; one split a row: 16 at PACK 4, else 8) */
+  int xt;   /* split mode: threads (256; one split a row: 256 at PACK 4, else 512) */
+  int xs;   /* split mode: blocks an SM wanted (8) */
+  int ci;   /* row scan: most elements a lane (8) */
+  int cb;   /* row scan: threads a block (128) */
+  int cu;   /* col reduce: rows in flight a thread x pack (16; 4 at PACK 1) */
+  int cs;   /* col reduce: most splits (8) */
+  int cw;   /* col reduce: blocks an SM wanted (32) */
+} gk_rows_knobs;
+static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
+#define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
+
+static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
-  if (cols <= 32 * GK_ROWS_WARP_MAX_PACKS * pack) {
+  int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
+  if (cols <= 32 * wx * pack) {
     int width = 32;
     int64_t lane_elems = gk_cdiv64(cols, pack);         /* packs needed per row */
     /* at least two packs per lane where the row has them: more bytes in
     ** flight per thread and one shuffle level less (short rows) */
-    while (width > 1 && width >= lane_elems) width /= 2;
+    if (k && k->wp > 0) while (width > 1 && (int64_t)width * k->wp > lane_elems) width /= 2;
+    else while (width > 1 && width >= lane_elems) width /= 2;
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
+    int wb = GK_KNOB(k, wb, width >= 16 ? 256 : 128);   /* 256 for rows of 16-32 lanes (check2) */
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
-    L.block[0] = 128;
-    int64_t rows_per_block = 128 / width;
-    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), (int64_t)sms * 32));
+    L.block[0] = wb;
+    L.batch = GK_KNOB(k, wr, 1);
+    int64_t rows_per_block = wb / width * L.batch;
+    /* rows of 16 or 32 lanes: a block per group of rows, no grid-stride loop
+    ** (measured 1.02-1.10x on 1048576x128, 65536x1024; rows of fewer lanes
+    ** lose 4-30% that way, 2000000x10 / 262144x32) */
+    int64_t cap = k && k->wg > 0 ? (int64_t)sms * k->wg : width >= 16 ? ((int64_t)1 << 31) - 1 : (int64_t)sms * 32;
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), cap));
     return L;
   }
-  for (int threads = 128; threads <= 1024; threads *= 2) {
-    if (cols <= (int64_t)threads * GK_ROWS_BLOCK_MAX_PACKS * pack) {
+  for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
+    if (cols <= (int64_t)threads * bx * pack) {
       int packs = (int)gk_cdiv64(cols, (int64_t)threads * pack);
       int p2 = 1;
       while (p2 < packs) p2 *= 2;
+      /* half the threads with twice the packs where 4 packs took 512 or
+      ** 1024 threads: 8192 floats by 256 x 8 x 4 ran softmax 1.21x,
+      ** layernorm 1.04x faster than by 512 x 4 x 4 */
+      if (!(k && k->bx > 0) && threads >= 512 && p2 == 4) { threads /= 2; p2 = 8; }
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
-      L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * 4));
+      L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
       return L;
     }
   }
-  L.mode = GK_ROWS_STREAM; L.width = 1024; L.packs = 4; L.pack = pack;
-  L.block[0] = 1024;
-  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * 2 * 8));
+  int st = GK_KNOB(k, st, 1024);
+  L.mode = GK_ROWS_STREAM; L.width = st; L.packs = GK_KNOB(k, sp, 4); L.pack = pack;
+  L.block[0] = st;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * GK_KNOB(k, sb, 2048 / st * 8)));
+  return L;
+}
+static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  return gk_rows_plan_k(rows, cols, vec, sms, 0);
+}
+/* A row program with a store or two passes: gk_rows_plan_k, but a light
+** program (one accumulator field a pass, no shifted variance: few registers)
+** of streamed rows with PACK 1 keeps 8 packs in flight (4096x50257: softmax
+** 1.02x, logsoftmax 1.07x, rmsnorm 1.24x; layernorm, heavier, 0.66x). */
+static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, int sms, int light,
+                                           const gk_rows_knobs *k) {
+  gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
+  if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
 ** few long rows are split over several blocks (GK_ROWS_SPLIT, gk_row_split,
-** policy <256, 256, 4, pack>).  temp: partials rows*splits*acc_bytes (16-aligned)
-** then rows gk_u32 counters, zero when first allocated. */
-static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
-  gk_launch L = gk_rows_plan(rows, cols, vec, sms);
+** policy <256, 256, 4, pack>; where a row gets one block, more loads in
+** flight: <256, 256, 16, 4> at PACK 4 (1024x65536 sum 1.14x, max 1.08x),
+** <512, 512, 8, pack> else (4096x50257 sum 1.08x, max 0.98x)).  temp:
+** partials rows*splits*acc_bytes (16-aligned) then rows gk_u32 counters,
+** zero when first allocated. */
+static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                             const gk_rows_knobs *k) {
+  gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_WARP) return L;
   if (rows >= 2 * (int64_t)sms && L.mode == GK_ROWS_BLOCK) return L;
-  int64_t per = 256 * 4 * (int64_t)vec;                   /* columns per block step */
-  int64_t splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * 8, rows)));
-  L.mode = GK_ROWS_SPLIT; L.width = 256; L.packs = 4; L.pack = vec;
-  L.block[0] = 256;
+  int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4), xs = GK_KNOB(k, xs, 8);
+  int64_t splits = 0;
+  if (!(k && (k->xt > 0 || k->xp > 0))) {                 /* the wide policy where it gives a row one block */
+    int wt = vec >= 4 ? 256 : 512, wp = vec >= 4 ? 16 : 8;
+    int64_t per = (int64_t)wt * wp * vec;
+    if (gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / wt, rows)) <= 1) {
+      xt = wt; xp = wp; splits = 1;
+    }
+  }
+  int64_t per = (int64_t)xt * xp * (int64_t)vec;          /* columns per block step */
+  if (!splits)
+    splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / xt, rows)));
+  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec;
+  L.block[0] = xt;
   L.grid[0] = splits;
   L.grid[1] = gk_min64(rows, 65535);
   L.temp_bytes = splits > 1 ? gk_align16(rows * splits * acc_bytes) + gk_align16(rows * 4) : 0;
   L.temp_zero_once = splits > 1;
   return L;
 }
+static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+  return gk_row_reduce_plan_k(rows, cols, vec, sms, acc_bytes, 0);
+}
 static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p *= 2; return p; }
 /* ---- gk_row_scan: groups of `width` lanes (<= 32) per row, each lane
 ** scanning packs * pack consecutive elements (<= 16) in registers; 128
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
-static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
-  int64_t items = gk_min64(16, gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
+static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
+  int cb = GK_KNOB(k, cb, 128);
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
+  int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
-  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, 128 / width), (int64_t)sms * 32));
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, cb / width), (int64_t)sms * 32 * 128 / cb));
   return L;
+}
+static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
+  return gk_row_scan_plan_k(rows, cols, vec, sms, 0);
 }
 /* ---- gk_col_reduce (gk_cols.cuh, 256 threads) ----------------------------
 ** policy <width = TX, pack = PK, packs = U>; grid (strips, splits).  temp
 ** (splits > 1): partials splits * cols * acc_bytes (16-aligned), then one
 ** gk_u32 counter per strip, zero before the launch. */
-static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                             const gk_rows_knobs *k) {
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
-  int64_t u = 16 / vec, step = (256 / tx) * u;
+  /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
+  int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
   L.width = (int)tx; L.pack = vec; L.packs = (int)u;
   L.grid[0] = gk_cdiv64(cols, tx * vec);
   /* about four waves of 8 blocks an SM (a partial last wave costs little),
-  ** but at most 16 splits: the last block of a strip folds them in order
-  ** (64 splits of 8192^2 took 93 us where 16 took 75, measured) */
-  int64_t want = gk_min64(16, gk_cdiv64((int64_t)sms * 32, L.grid[0]));
+  ** but at most 8 splits: the last block of a strip folds them in order
+  ** (64 splits of 8192^2 took 93 us where 16 took 75, measured; 8: sum
+  ** 1.03x, max 1.08x faster than 16, session 7) */
+  int64_t want = gk_min64(GK_KNOB(k, cs, 8), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
   L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);
@@ -209,13 +290,16 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
   }
   return L;
 }
+static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
+  return gk_col_reduce_plan_k(rows, cols, vec, sms, acc_bytes, 0);
+}
 /* ---- gk_col_scan (gk_cols.cuh): policy <TY = 8, RPT = 16>, 256 threads, a
 ** persistent grid taking 128 x 32 tiles by ticket.  temp (zero before the
 ** launch): 16 bytes, then one descriptor per column of every tile. */
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -225,12 +309,12 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

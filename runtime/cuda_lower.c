@@ -31,6 +31,7 @@
 */
 #include <math.h>
 #include <pthread.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,9 +44,30 @@
 /* The environment switches, read once (contexts on several threads lower at
 ** once: a lazy `static int x = -1` read was a data race). */
 static int env_novec, env_lit, env_check, env_show, env_compact;
+static gk_rows_knobs env_rows;          /* GK_ROWS_VARIANT: row/column geometry knobs (launch.h), speed only */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
+/* GK_ROWS_VARIANT="wp=4,sb=1,...": launch.h gk_rows_knobs by field name; unknown keys are ignored */
+static void env_rows_init(void) {
+  static const struct { const char *k; size_t off; } kn[] = {
+#define KN(f) { #f, offsetof(gk_rows_knobs, f) }
+    KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw)
+#undef KN
+  };
+  const char *e = getenv("GK_ROWS_VARIANT");
+  while (e && *e) {
+    const char *eq = strchr(e, '='), *end = strchr(e, ',');
+    if (!end) end = e + strlen(e);
+    if (eq && eq < end)
+      for (size_t i = 0; i < sizeof kn / sizeof kn[0]; i++)
+        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
+          *(int *)((char *)&env_rows + kn[i].off) = atoi(eq + 1);
+    e = *end ? end + 1 : end;
+  }
+}
 static void env_init(void) {
+  env_rows_init();
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
   /* GK_COMPACT=0: never the compact variant of heavy element code, =1: always (to check it) */
@@ -1541,7 +1563,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   snprintf(L->pivot.s, sizeof L->pivot.s, "(x.r * (I)%s)", pC);
   L->pivot.tag = TAG_OTHER;
   if (ns == 1) {
-    int cached = gk_rows_plan(R, C, vec, L->sms).mode != GK_ROWS_STREAM;
+    int cached = gk_rows_plan_k(R, C, vec, L->sms, &env_rows).mode != GK_ROWS_STREAM;
     for (int i = 0; i < g->nnodes && !cached; i++)
       if (L->stage[i] == 1 && g->nodes[i]->rop == ROP_VAR) L->varm[i] = VAR_SHIFT;
     for (int i = 0; i < g->nnodes && cached; i++)
@@ -1646,7 +1668,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->rowctx = 0;
   if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
   /* plan */
-  gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1])) : gk_rows_plan(R, C, vec, L->sms);
+  /* light: one accumulator field a pass, no shifted var (few registers) */
+  int light = nper[1] <= 1 && (ns < 2 || nper[2] <= 1);
+  for (int i = 0; i < g->nnodes; i++) if (L->varm[i]) light = 0;
+  gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
+                : gk_rows_plan_store(R, C, vec, L->sms, light, &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
@@ -1678,7 +1704,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
-  fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
+  if (pl.batch > 1)
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack, pl.batch);
+  else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
@@ -1717,7 +1745,7 @@ static int lower_cols(lw *L, fmt_buf *src) {
     if (g->outs[o]->n != C || same_rc(g->outs[o], R, C)) return -1;
   int vec = !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   const char *pR = prm(L, NULL, P_R, R), *pC = prm(L, NULL, P_C, C);
-  gk_launch pl = gk_col_reduce_plan(R, C, vec, L->sms, acc_bound(nper[1]));
+  gk_launch pl = gk_col_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows);
   const char *pcnt = prm(L, NULL, P_CNT, pl.grid[1] > 1 ? gk_align16(pl.grid[1] * C * acc_bound(nper[1])) : 0);
   /* heavy element code: the lift out of line (inlined once per column of a
   ** pack, per row in flight, and a tail: 16 + pack <= 20 copies) */
@@ -1894,7 +1922,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
     L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
     L->p->temp_zero = 1;
   } else if (x->axis == 1) {
-    gk_launch gl = gk_row_scan_plan(R, C, vec, L->sms);
+    gk_launch gl = gk_row_scan_plan_k(R, C, vec, L->sms, &env_rows);
     threads = gl.block[0];
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);

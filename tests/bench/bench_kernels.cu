@@ -255,7 +255,7 @@ int main(int argc, char **argv) {
     if (Ls.temp_bytes > (40 << 20)) { fprintf(stderr, "temp too big\n"); exit(3); }
     CK(cudaMemset(tmp, 0, 48 << 20));
     t = time_ms([&] {
-      if (Ls.mode == GK_ROWS_SPLIT) k_row_split<gk_rows_policy<256, 256, 4, 4>><<<dim3((unsigned)Ls.grid[0], (unsigned)Ls.grid[1]), 256>>>(s.r, s.c, rs, part, c2);
+      if (Ls.mode == GK_ROWS_SPLIT) launch_row_reduce(Ls, s.r, s.c, rs, part, c2);
       else run_rows(Ls, s.r, s.c, rs); });
     snprintf(nm, sizeof nm, "row sum %lldx%lld", s.r, s.c); report(nm, 4.0 * s.r * s.c + 4.0 * s.r, t, s.rs, "torch sum(1) (doc)", 3800);
   }

@@ -446,12 +446,9 @@ static void test_rows() {
       std::vector<float> r1, r2;
       for (int rep = 0; rep < 2; ++rep) {
         y.poison();
-        if (Lr.mode == GK_ROWS_SPLIT) {
-          dim3 gg((unsigned)Lr.grid[0], (unsigned)Lr.grid[1]);
-          float *part = (float *)tmp.p; gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_align16(R * Lr.grid[0] * 4));
-          if (vec == 4) k_row_split<gk_rows_policy<256, 256, 4, 4>><<<gg, 256>>>(R, C, p, part, ctr);
-          else k_row_split<gk_rows_policy<256, 256, 4, 1>><<<gg, 256>>>(R, C, p, part, ctr);
-        } else launch_rows(Lr, R, C, p);
+        float *part = (float *)tmp.p; gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_align16(R * Lr.grid[0] * 4));
+        if (!launch_row_reduce(Lr, R, C, p, part, ctr))
+          result(false, fmt("rows sum %lldx%lld: no instance for mode %d width %d packs %d", R, C, Lr.mode, Lr.width, Lr.packs));
         LAUNCHED();
         std::vector<float> h = y.get(); h.resize(R); (rep ? r2 : r1) = h;
       }
@@ -544,7 +541,9 @@ static void test_rowscan_cols() {
         CProg p; p.x = x.p; p.ld = C; p.y = y.p;
         dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
         double *part = (double *)tmp.p; gk_u32 *ctr = (gk_u32 *)(tmp.p + gk_align16(L.grid[1] * C * 8));
-#define CR(TX, PK) if (L.width == TX && L.pack == PK) { launched = true; k_col_reduce<gk_cols_policy<TX, PK, 16 / PK>><<<g, 256>>>(R, C, p, part, ctr); }
+#define CR(TX, PK) if (L.width == TX && L.pack == PK) { launched = true; \
+        if (PK == 1 && L.packs == 4) k_col_reduce<gk_cols_policy<TX, PK, 4>><<<g, 256>>>(R, C, p, part, ctr); \
+        else k_col_reduce<gk_cols_policy<TX, PK, 16 / PK>><<<g, 256>>>(R, C, p, part, ctr); }
         CR(1, 1) CR(2, 1) CR(4, 1) CR(8, 1) CR(16, 1) CR(32, 1) CR(1, 2) CR(2, 2) CR(4, 2) CR(8, 2) CR(16, 2) CR(32, 2)
         CR(1, 4) CR(2, 4) CR(4, 4) CR(8, 4) CR(16, 4) CR(32, 4)
 #undef CR
