@@ -2244,11 +2244,16 @@ static void sort_passes(const rt_node *x, int *kp, int *sp) {
   for (uint64_t v = (uint64_t)(nseg - 1); v; v >>= 8) (*sp)++;
 }
 
+/* The global passes run as onesweep (gk_sort_sweep: zero, histogram, one
+** kernel a pass) unless GK_SORT_ONESWEEP=0 picks the older three launches a
+** pass (kept to time the two side by side). */
+static int sort_onesweep(void) { const char *e = getenv("GK_SORT_ONESWEEP"); return !(e && !strcmp(e, "0")); }
+
 static int sort_launches(const rt_node *x) {
   int kp, sp;
   if (x->op == RT_RUNS || x->op == RT_SEARCH) return 1;
   sort_passes(x, &kp, &sp);
-  return kp ? 3 * (kp + sp) : 1;
+  return !kp ? 1 : sort_onesweep() ? 2 + kp + sp : 3 * (kp + sp);
 }
 
 static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
@@ -2258,6 +2263,51 @@ static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
   snprintf(s->kname, sizeof s->kname, "%s", suffix);
   s->grid[0] = (uint32_t)grid; s->grid[1] = s->grid[2] = 1;
   s->block[0] = GK_SORT_THREADS; s->block[1] = s->block[2] = 1;
+}
+
+/* The onesweep launch list of the global path (after lower_sort's functor K):
+** _z, _h, then _o<p> for the np passes.  idx: carry the flat index (argsort,
+** segments, GK_SORT_KEYS_ONLY=0); else the values' bits alone. */
+static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int np, int idx, int64_t n, int64_t nb) {
+  const char *e = getenv("GK_SORT_KEYS_ONLY");
+  if (e && !strcmp(e, "0")) idx = 1;
+  int64_t len, nseg, m; int cols;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK;
+  const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
+             *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
+  const char *KT = kp == 8 ? "gk_u64" : "gk_u32", *ST = n < ((int64_t)1 << 30) ? "gk_u32" : "gk_u64";
+  const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false", *Ix = idx ? "true" : "false";
+  rt_prep *P = L->p;
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_z(");
+  params(L, src);
+  fmt_printf(src, ") {\n  gk_sort_zero<%s, I, %s>((I)%s, (I)%s, %d, tmp);\n}\n", KT, ST, pN, pB, np);
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_h(");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
+             pN, pL, pS, pB);
+  for (int p = 0; p < np; p++) {
+    /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", idx ? 2 : 3, p);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D,
+               Cl, Ix, p, kp, np, pN, pL, pS, pM, pB);
+  }
+  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 ? 8 : 4;
+  int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;
+  sort_step(P, "_z", gk_max64(1, gk_min64(gk_cdiv64(zb / 16, GK_SORT_THREADS), 4096)));
+  sort_step(P, "_h", gk_max64(1, gk_min64(gk_cdiv64(n, GK_SORT_THREADS), (int64_t)L->sms * 8)));
+  for (int p = 0; p < np; p++) {
+    char sfx[16];
+    snprintf(sfx, sizeof sfx, "_o%d", p);
+    sort_step(P, sfx, nb);
+  }
+  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx ? 2 * gk_align16(n * isz) : 0);
+  return L->fail ? -1 : 0;
 }
 
 static int lower_sort(lw *L, fmt_buf *src) {
@@ -2303,7 +2353,8 @@ static int lower_sort(lw *L, fmt_buf *src) {
   sort_shape(x, &len, &nseg, &m, &cols);
   sort_passes(x, &kp, &sp);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
-  int64_t n = in->n, nb = gk_cdiv64(n, GK_SORT_TILE);
+  int sweep = kp && sort_onesweep();
+  int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_OTILE : GK_SORT_TILE);
   const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
   head(L, src, "gk_sort.cuh", 0);
@@ -2311,7 +2362,8 @@ static int lower_sort(lw *L, fmt_buf *src) {
   members(L, src);
   fmt_printf(src, "  __device__ X load(I i) const {\n%s  }\n", ld.data ? ld.data : "");
   if (arg) fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = (gk_i64)j; }\n};\n");
-  else fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = load(src); }\n};\n");
+  else fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = load(src); }\n"
+                     "  __device__ void putv(I o, X v) const { out0[o] = v; }\n};\n");
   fmt_free(&ld);
   const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false";
   rt_prep *P = L->p;
@@ -2331,6 +2383,7 @@ static int lower_sort(lw *L, fmt_buf *src) {
   }
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32";
   int np = kp + sp;
+  if (sweep) return sort_sweep_steps(L, src, x, kp, np, arg || sp > 0, n, nb);
   int64_t grid = gk_min64(nb, 1 << 20);
   for (int p = 0; p < np; p++) {
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_u%d(", p);
