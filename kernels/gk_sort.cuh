@@ -459,6 +459,7 @@ GK_DEV void gk_sort_scatter(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) 
 #define GK_SORT_OITEMS 16
 #define GK_SORT_OTILE (GK_SORT_THREADS * GK_SORT_OITEMS)
 
+#ifndef GK_SORT_HOST   /* tests/sort_emu.cpp (the kernels on the host) brings its own */
 GK_DEV void gk_sort_st(gk_u32 *p, gk_u32 v) { asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
 GK_DEV void gk_sort_st(gk_u64 *p, gk_u64 v) { asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); }
 GK_DEV gk_u32 gk_sort_ld(const gk_u32 *p) {
@@ -471,6 +472,7 @@ GK_DEV gk_u64 gk_sort_ld(const gk_u64 *p) {
   asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
   return v;
 }
+#endif
 GK_DEV void gk_sort_add(int *p, int v) { atomicAdd(p, v); }
 GK_DEV void gk_sort_add(gk_i64 *p, gk_i64 v) { atomicAdd((gk_u64 *)p, (gk_u64)v); }
 
