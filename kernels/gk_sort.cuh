@@ -456,8 +456,7 @@ GK_DEV void gk_sort_scatter(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) 
 ** index) pairs as in the passes above; the last pass writes through put.
 ** Integer atomics only on counts and tickets: the output is exact and the
 ** same run to run (a stable sort does not depend on the order of counts). */
-#define GK_SORT_OITEMS 16
-#define GK_SORT_OTILE (GK_SORT_THREADS * GK_SORT_OITEMS)
+#define GK_SORT_OITEMS 16   /* items a thread of a pass (IT; the lowering may pick another) */
 
 #ifndef GK_SORT_HOST   /* tests/sort_emu.cpp (the kernels on the host) brings its own */
 GK_DEV void gk_sort_st(gk_u32 *p, gk_u32 v) { asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
@@ -574,18 +573,18 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   }
 }
 
-template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP>
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS>
 GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
   typedef typename gk_sort_sw<KT, I, IDX>::T SW;
-  enum { IT = GK_SORT_OITEMS, SH = 8 * (int)sizeof(ST) - 2 };
+  enum { TILE = GK_SORT_THREADS * IT, SH = 8 * (int)sizeof(ST) - 2 };
   const bool LAST = PASS == NP - 1;
   const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
   gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
   __shared__ int wh[GK_SORT_WARPS][256];   /* per warp digit counts, then the warp's offset in the tile's digit */
-  __shared__ SW stage[GK_SORT_OTILE];
-  __shared__ unsigned char sd[GK_SORT_OTILE];
+  __shared__ SW stage[TILE];
+  __shared__ unsigned char sd[TILE];
   __shared__ int ls[256];                  /* digit's first position in the tile */
   __shared__ I gb[256];                    /* output position of the tile's position 0 for the digit */
   __shared__ unsigned s_tile;
@@ -596,7 +595,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   I total;
   const I dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* digit t's first output position; syncs */
   const I blk = (I)s_tile;
-  const I e0 = blk * (I)GK_SORT_OTILE + (I)(w * GK_WARP * IT + lane);
+  const I e0 = blk * (I)TILE + (I)(w * GK_WARP * IT + lane);
   KT k[IT];
   I ix[IT];
   int dp[IT];   /* digit | position << 8: the rank in the warp's digit, then the place in the tile */
@@ -659,8 +658,8 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
       dp[r] = p;
     }
   __syncthreads();
-  const I left = n - blk * (I)GK_SORT_OTILE;
-  const int ntile = left < (I)GK_SORT_OTILE ? (int)left : GK_SORT_OTILE;
+  const I left = n - blk * (I)TILE;
+  const int ntile = left < (I)TILE ? (int)left : (int)TILE;
   if (!IDX || !LAST)
     for (int j = t; j < ntile; j += GK_SORT_THREADS) {
       const I o = gb[sd[j]] + (I)j;

@@ -2249,6 +2249,18 @@ static void sort_passes(const rt_node *x, int *kp, int *sp) {
 ** pass (kept to time the two side by side). */
 static int sort_onesweep(void) { const char *e = getenv("GK_SORT_ONESWEEP"); return !(e && !strcmp(e, "0")); }
 
+/* Items a thread of a onesweep pass (GK_SORT_OITEMS: 8 .. 24, for timing
+** the choice; 16 at most when the stage holds 8-byte words: 48 KB of static
+** shared memory), and the blocks an SM the registers are budgeted for
+** (GK_SORT_OMINB: 1 .. 4). */
+static int sort_env_int(const char *name, int lo, int hi, int dflt) {
+  const char *e = getenv(name);
+  int v = e && *e ? atoi(e) : dflt;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+static int sort_items(int wide) { int it = sort_env_int("GK_SORT_OITEMS", 8, 24, 16); return wide && it > 16 ? 16 : it; }
+static int sort_minb(int idx) { return sort_env_int("GK_SORT_OMINB", 1, 4, idx ? 2 : 3); }
+
 static int sort_launches(const rt_node *x) {
   int kp, sp;
   if (x->op == RT_RUNS || x->op == RT_SEARCH) return 1;
@@ -2267,10 +2279,9 @@ static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
 
 /* The onesweep launch list of the global path (after lower_sort's functor K):
 ** _z, _h, then _o<p> for the np passes.  idx: carry the flat index (argsort,
-** segments, GK_SORT_KEYS_ONLY=0); else the values' bits alone. */
-static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int np, int idx, int64_t n, int64_t nb) {
-  const char *e = getenv("GK_SORT_KEYS_ONLY");
-  if (e && !strcmp(e, "0")) idx = 1;
+** segments, GK_SORT_KEYS_ONLY=0); else the values' bits alone.  items: a
+** thread's elements (sort_items). */
+static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int np, int idx, int items, int64_t n, int64_t nb) {
   int64_t len, nseg, m; int cols;
   sort_shape(x, &len, &nseg, &m, &cols);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK;
@@ -2290,12 +2301,12 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
              pN, pL, pS, pB);
   for (int p = 0; p < np; p++) {
     /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
-    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", idx ? 2 : 3, p);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx), p);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D,
-               Cl, Ix, p, kp, np, pN, pL, pS, pM, pB);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST,
+               D, Cl, Ix, p, kp, np, items, pN, pL, pS, pM, pB);
   }
   int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 ? 8 : 4;
   int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;
@@ -2353,8 +2364,9 @@ static int lower_sort(lw *L, fmt_buf *src) {
   sort_shape(x, &len, &nseg, &m, &cols);
   sort_passes(x, &kp, &sp);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
-  int sweep = kp && sort_onesweep();
-  int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_OTILE : GK_SORT_TILE);
+  int sweep = kp && sort_onesweep(), idx = arg || sp > 0 || !sort_env_int("GK_SORT_KEYS_ONLY", 0, 1, 1);
+  int items = sweep ? sort_items(kp == 8 || (idx && L->i64)) : 0;
+  int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_THREADS * items : GK_SORT_TILE);
   const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
   head(L, src, "gk_sort.cuh", 0);
@@ -2383,7 +2395,7 @@ static int lower_sort(lw *L, fmt_buf *src) {
   }
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32";
   int np = kp + sp;
-  if (sweep) return sort_sweep_steps(L, src, x, kp, np, arg || sp > 0, n, nb);
+  if (sweep) return sort_sweep_steps(L, src, x, kp, np, idx, items, n, nb);
   int64_t grid = gk_min64(nb, 1 << 20);
   for (int p = 0; p < np; p++) {
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_u%d(", p);

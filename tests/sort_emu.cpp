@@ -136,7 +136,7 @@ template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class 
 static void one(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
   typedef typename gk_sort_kt<X>::T KT;
   const int KP = sizeof(KT) == 8 ? 8 : gk_sort_kt<X>::BITS == 8 ? 1 : 4;
-  const long long n = (long long)x.size(), nb = (n + GK_SORT_OTILE - 1) / GK_SORT_OTILE;
+  const long long n = (long long)x.size(), nb = (n + GK_SORT_THREADS * GK_SORT_OITEMS - 1) / (GK_SORT_THREADS * GK_SORT_OITEMS);
   const long long zb = NP * nb * 256 * (long long)sizeof(ST) + NP * 256 * (long long)sizeof(I) + 64;
   const long long tb = zb + 2 * ((n * (long long)sizeof(KT) + 15) / 16 * 16) + (IDX ? 2 * ((n * (long long)sizeof(I) + 15) / 16 * 16) : 0);
   std::vector<char> tmp(tb + 64, (char)0x5a);   /* garbage: _z must zero what needs it */
