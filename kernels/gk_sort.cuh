@@ -682,4 +682,111 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   }
 }
 
+/* ---- one block per segment of up to 8192 (GK_SORT_BIG) --------------------
+** T threads x IT items (N = T * IT >= L), 8-bit LSD passes over the key in
+** shared memory: each warp owns a consecutive stretch of 32 x IT positions
+** (round r, lane l: position w*32*IT + r*32 + l), ranks its items by digit
+** as gk_sort_sweep does (ballot match, the leader bumps the warp's count),
+** one block scan over the counts in (digit, warp) order gives every item
+** its place (stable), keys and indices go to shared memory there and come
+** back in the warps' order.  Padding (positions >= L) has the largest key
+** and a larger index than any element, so it stays last.  Dynamic shared
+** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem). */
+#define GK_SORT_BIG 8192
+#ifndef GK_SORT_HOST
+#define GK_SORT_DYN extern __shared__ __align__(16) unsigned char gk_sort_dyn[]
+#endif
+template <int T, class V> GK_DEV V gk_sort_bscan_t(V v, V *total, V *ws) {
+  const int lane = threadIdx.x & (GK_WARP - 1), w = threadIdx.x / GK_WARP;
+  V x = v;
+#pragma unroll
+  for (int o = 1; o < GK_WARP; o <<= 1) {
+    V y = __shfl_up_sync(GK_FULL_MASK, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == GK_WARP - 1) ws[w] = x;
+  __syncthreads();
+  if (w == 0) {
+    V z = lane < T / GK_WARP ? ws[lane] : (V)0;
+#pragma unroll
+    for (int o = 1; o < T / GK_WARP; o <<= 1) {
+      V y = __shfl_up_sync(GK_FULL_MASK, z, o);
+      if (lane >= o) z += y;
+    }
+    if (lane < T / GK_WARP) ws[lane] = z;
+  }
+  __syncthreads();
+  const V pre = w ? ws[w - 1] : (V)0;
+  *total = ws[T / GK_WARP - 1];
+  __syncthreads();
+  return pre + x - v;
+}
+
+template <class F, class I, bool DESC, bool COLS, int T, int IT>
+GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
+  typedef typename F::X X;
+  typedef typename gk_sort_kt<X>::T KT;
+  enum { W = T / GK_WARP, N = T * IT, PASSES = (gk_sort_kt<X>::BITS + 7) / 8 };
+  GK_SORT_DYN;
+  KT *sk = (KT *)gk_sort_dyn;
+  int *si = (int *)(sk + N), *wh = si + N;   /* wh[d * W + w] */
+  __shared__ int ws[W];
+  const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
+  for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
+    KT k[IT];
+    int ix[IT];
+#pragma unroll
+    for (int r = 0; r < IT; r++) {
+      const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+      ix[r] = j;
+      k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
+    }
+    for (int pass = 0; pass < PASSES; pass++) {
+      for (int q = t; q < 256 * W; q += T) wh[q] = 0;
+      __syncthreads();
+      int dp[IT];
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int d = (int)((k[r] >> (8 * pass)) & 255);
+        const unsigned peers = gk_sort_match(d, true);
+        const int leader = __ffs(peers) - 1;
+        int c0 = 0;
+        if (lane == leader) { c0 = wh[d * W + w]; wh[d * W + w] = c0 + __popc(peers); }
+        c0 = __shfl_sync(GK_FULL_MASK, c0, leader);
+        dp[r] = d | (c0 + __popc(peers & ((1u << lane) - 1u))) << 8;
+        __syncwarp();
+      }
+      __syncthreads();
+      {   /* exclusive scan of the 256 x W counts, 8 consecutive a thread */
+        int v[8], sum = 0, tot;
+#pragma unroll
+        for (int q = 0; q < 8; q++) { v[q] = wh[t * 8 + q]; sum += v[q]; }
+        int ex = gk_sort_bscan_t<T, int>(sum, &tot, ws);
+#pragma unroll
+        for (int q = 0; q < 8; q++) { wh[t * 8 + q] = ex; ex += v[q]; }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int d = dp[r] & 255, p = wh[d * W + w] + (dp[r] >> 8);
+        sk[p] = k[r];
+        si[p] = ix[r];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+        k[r] = sk[j];
+        ix[r] = si[j];
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < IT; r++) {
+      const I j = (I)(w * GK_WARP * IT + r * GK_WARP + lane);
+      if (j < L && j < m) f.put(COLS ? j * nseg + s : s * m + j, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+    }
+  }
+}
+
 #endif /* GK_SORT_CUH */

@@ -2233,12 +2233,16 @@ static int sort_select(const rt_node *x) {
   return (x->op == RT_TOPK || x->op == RT_ARGTOPK) && len > GK_SORT_TILE && m <= GK_SORT_TILE && len < INT32_MAX;
 }
 
+/* Segments of 2049 .. 8192 in one block each (gk_sort_big, dynamic shared
+** memory) when GK_SORT_BIG=1; else the global passes. */
+static int sort_big_on(void) { const char *e = getenv("GK_SORT_BIG"); return e && !strcmp(e, "1"); }
+
 /* Key passes and segment passes of the global path (0, 0: one block per segment). */
 static void sort_passes(const rt_node *x, int *kp, int *sp) {
   int64_t len, nseg, m; int cols;
   sort_shape(x, &len, &nseg, &m, &cols);
   *kp = *sp = 0;
-  if (len <= GK_SORT_TILE || sort_select(x)) return;
+  if (len <= GK_SORT_TILE || sort_select(x) || (sort_big_on() && len <= GK_SORT_BIG)) return;
   gk_dtype t = x->in[0]->t;
   *kp = t == GK_BOOL ? 1 : (int)rt_dtype_size(t);
   for (uint64_t v = (uint64_t)(nseg - 1); v; v >>= 8) (*sp)++;
@@ -2383,14 +2387,21 @@ static int lower_sort(lw *L, fmt_buf *src) {
   P->multi = 1;
   if (n == 0 || m == 0) { fmt_puts(src, "/* nothing to sort */\n"); return L->fail ? -1 : 0; }
   if (!kp) {
-    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_b(");
+    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256;
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%s) gk_0000000000000000_b(", bt == 512 ? "512, 2" : "256");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
     if (sort_select(x))
       fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
+    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt, pL, pS, pM);
     else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
     sort_step(P, "_b", gk_min64(nseg, 1 << 20));
+    if (big) {   /* N keys, N indices, 256 x warps counts */
+      cu_step *st = &P->step[P->nstep - 1];
+      st->block[0] = (uint32_t)bt;
+      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + bt * 16 * 4 + 256 * (bt / 32) * 4);
+    }
     return L->fail ? -1 : 0;
   }
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32";

@@ -37,7 +37,7 @@ static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) {
 
 static thread_local dim3 threadIdx, blockIdx;
 static dim3 blockDim, gridDim;
-struct blk_sync { pthread_barrier_t all, warp[8]; uint64_t slot[8][32]; };
+struct blk_sync { pthread_barrier_t all, warp[32]; uint64_t slot[32][32]; };
 static thread_local blk_sync *cur;
 
 static inline void __syncthreads() { pthread_barrier_wait(&cur->all); }
@@ -80,19 +80,22 @@ static inline void gk_sort_st(gk_u32 *p, gk_u32 v) { __atomic_store_n(p, v, __AT
 static inline void gk_sort_st(gk_u64 *p, gk_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
 static inline gk_u32 gk_sort_ld(const gk_u32 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
 static inline gk_u64 gk_sort_ld(const gk_u64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static unsigned char *emu_dyn;   /* the launch's dynamic shared memory */
+#define GK_SORT_DYN unsigned char *gk_sort_dyn = emu_dyn
+#define __align__(n)
 
 #include "../kernels/gk_sort.cuh"
 
-/* One launch: grid blocks of 256 threads, one block at a time. */
-static void launch(unsigned grid, const std::function<void()> &fn) {
-  gridDim.x = grid; blockDim.x = 256;
+/* One launch: grid blocks of nt threads, one block at a time. */
+static void launch(unsigned grid, const std::function<void()> &fn, unsigned nt = 256) {
+  gridDim.x = grid; blockDim.x = nt;
   for (unsigned b = 0; b < grid; b++) {
     blk_sync s;
-    pthread_barrier_init(&s.all, NULL, 256);
-    for (int w = 0; w < 8; w++) pthread_barrier_init(&s.warp[w], NULL, 32);
-    struct arg { unsigned t, b; blk_sync *s; const std::function<void()> *fn; } a[256];
-    pthread_t th[256];
-    for (unsigned t = 0; t < 256; t++) {
+    pthread_barrier_init(&s.all, NULL, nt);
+    for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_init(&s.warp[w], NULL, 32);
+    struct arg { unsigned t, b; blk_sync *s; const std::function<void()> *fn; } a[1024];
+    pthread_t th[1024];
+    for (unsigned t = 0; t < nt; t++) {
       a[t] = {t, b, &s, &fn};
       pthread_create(&th[t], NULL, [](void *p) -> void * {
         arg *q = (arg *)p;
@@ -101,9 +104,9 @@ static void launch(unsigned grid, const std::function<void()> &fn) {
         return NULL;
       }, &a[t]);
     }
-    for (int t = 0; t < 256; t++) pthread_join(th[t], NULL);
+    for (unsigned t = 0; t < nt; t++) pthread_join(th[t], NULL);
     pthread_barrier_destroy(&s.all);
-    for (int w = 0; w < 8; w++) pthread_barrier_destroy(&s.warp[w]);
+    for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_destroy(&s.warp[w]);
   }
 }
 
@@ -131,6 +134,10 @@ template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, in
 static int fails, cases;
 
 /* Sort n elements as nseg segments of L (rows or columns), outputs m a segment. */
+template <class X, bool DESC, bool COLS>
+static void check(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg,
+                  const std::vector<X> &out, const std::vector<gk_i64> &oix, long long n, long long nb);
+
 /* I: the index type (int below 2^31 elements, as the lowering picks); ST the tile state's word. */
 template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class ST = gk_u32>
 static void one(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
@@ -147,6 +154,14 @@ static void one(const char *name, const std::vector<X> &x, long long L, long lon
   launch(4, [&] { gk_sort_zero<KT, I, ST>((I)n, (I)nb, NP, t); });
   launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
   passes<Fn<X>, I, ST, DESC, COLS, IDX, KP, NP, 0>::run(f, (I)n, (I)L, (I)nseg, (I)m, (I)nb, t);
+  check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nb);
+}
+
+/* Compare out / oix with a stable sort of each segment's keys (std::stable_sort). */
+template <class X, bool DESC, bool COLS>
+static void check(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg,
+                  const std::vector<X> &out, const std::vector<gk_i64> &oix, long long n, long long nb) {
+  typedef typename gk_sort_kt<X>::T KT;
   /* reference: per segment, stable sort of positions by key */
   int bad = 0;
   for (long long s = 0; s < nseg && !bad; s++) {
@@ -170,7 +185,22 @@ static void one(const char *name, const std::vector<X> &x, long long L, long lon
   }
   cases++;
   fails += bad;
-  if (!bad) printf("ok %s (n %lld, %lld tiles)\n", name, n, nb);
+  if (!bad) printf("ok %s (n %lld, %lld tiles/blocks)\n", name, n, nb);
+}
+
+
+/* gk_sort_big: one block of T threads x 16 items a segment (grid 2: the loop over segments too). */
+template <class X, bool DESC, bool COLS, int T>
+static void big(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
+  typedef typename gk_sort_kt<X>::T KT;
+  const long long n = (long long)x.size();
+  std::vector<unsigned char> dyn(T * 16 * sizeof(KT) + T * 16 * 4 + 256 * (T / 32) * 4 + 16, 0x5a);
+  emu_dyn = dyn.data();
+  std::vector<X> out(m * nseg, X(0));
+  std::vector<gk_i64> oix(m * nseg, -1);
+  Fn<X> f{x.data(), out.data(), oix.data(), arg};
+  launch(nseg < 2 ? 1 : 2, [&] { gk_sort_big<Fn<X>, int, DESC, COLS, T, 16>(f, (int)L, (int)nseg, (int)m); }, T);
+  check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nseg);
 }
 
 int main(int argc, char **argv) {
@@ -207,6 +237,19 @@ int main(int argc, char **argv) {
   one<float, false, false, true, 5>("sort rows f32", xr, C, R, C, false);
   one<float, false, true, true, 5>("argsort cols f32", xr, C, R, C, true);
   one<int, true, false, true, 5>("topk rows i32", std::vector<int>(xi.begin(), xi.begin() + R * C), C, R, 2100, false);
+  if (argc <= 3) {   /* gk_sort_big: rows of 8192 and of 3001 (256 threads), columns, topk, f64, bool */
+    std::vector<float> x8(xf.begin(), xf.begin() + std::min<long long>(N, 3 * 8192));
+    while (x8.size() < 3 * 8192) x8.push_back(xf[x8.size() % N]);
+    big<float, false, false, 512>("big sort rows 3 x 8192 f32", x8, 8192, 3, 8192, false);
+    big<float, false, true, 512>("big argsort cols 8192 x 3 f32", x8, 8192, 3, 8192, true);
+    big<float, true, false, 512>("big topk rows 3 x 8192 f32 (m 5000)", x8, 8192, 3, 5000, false);
+    std::vector<double> d8(x8.begin(), x8.end());
+    big<double, false, false, 512>("big argsort rows 3 x 8192 f64", d8, 8192, 3, 8192, true);
+    std::vector<int> i3(xi.begin(), xi.begin() + 3 * 3001);
+    big<int, false, false, 256>("big sort rows 3 x 3001 i32", i3, 3001, 3, 3001, false);
+    std::vector<gk_u8> b3(xb.begin(), xb.begin() + 3 * 3001);
+    big<gk_u8, false, false, 256>("big argsort rows 3 x 3001 bool", b3, 3001, 3, 3001, true);
+  }
   printf("%d cases, %d failed\n", cases, fails);
   return fails != 0;
 }
