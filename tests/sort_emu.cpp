@@ -86,28 +86,31 @@ static unsigned char *emu_dyn;   /* the launch's dynamic shared memory */
 
 #include "../kernels/gk_sort.cuh"
 
-/* One launch: grid blocks of nt threads, one block at a time. */
+/* One launch: grid blocks of nt threads, one block at a time (the same nt
+** threads run every block, a barrier between blocks). */
 static void launch(unsigned grid, const std::function<void()> &fn, unsigned nt = 256) {
   gridDim.x = grid; blockDim.x = nt;
-  for (unsigned b = 0; b < grid; b++) {
-    blk_sync s;
-    pthread_barrier_init(&s.all, NULL, nt);
-    for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_init(&s.warp[w], NULL, 32);
-    struct arg { unsigned t, b; blk_sync *s; const std::function<void()> *fn; } a[1024];
-    pthread_t th[1024];
-    for (unsigned t = 0; t < nt; t++) {
-      a[t] = {t, b, &s, &fn};
-      pthread_create(&th[t], NULL, [](void *p) -> void * {
-        arg *q = (arg *)p;
-        threadIdx.x = q->t; blockIdx.x = q->b; cur = q->s;
+  blk_sync s;
+  pthread_barrier_init(&s.all, NULL, nt);
+  for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_init(&s.warp[w], NULL, 32);
+  struct arg { unsigned t, grid; blk_sync *s; const std::function<void()> *fn; } a[1024];
+  pthread_t th[1024];
+  for (unsigned t = 0; t < nt; t++) {
+    a[t] = {t, grid, &s, &fn};
+    pthread_create(&th[t], NULL, [](void *p) -> void * {
+      arg *q = (arg *)p;
+      threadIdx.x = q->t; cur = q->s;
+      for (unsigned b = 0; b < q->grid; b++) {
+        blockIdx.x = b;
         (*q->fn)();
-        return NULL;
-      }, &a[t]);
-    }
-    for (unsigned t = 0; t < nt; t++) pthread_join(th[t], NULL);
-    pthread_barrier_destroy(&s.all);
-    for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_destroy(&s.warp[w]);
+        pthread_barrier_wait(&q->s->all);
+      }
+      return NULL;
+    }, &a[t]);
   }
+  for (unsigned t = 0; t < nt; t++) pthread_join(th[t], NULL);
+  pthread_barrier_destroy(&s.all);
+  for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_destroy(&s.warp[w]);
 }
 
 template <class T> struct Fn {
