@@ -2234,8 +2234,8 @@ static int sort_select(const rt_node *x) {
 }
 
 /* Segments of 2049 .. 8192 in one block each (gk_sort_big, dynamic shared
-** memory) when GK_SORT_BIG=1; else the global passes. */
-static int sort_big_on(void) { const char *e = getenv("GK_SORT_BIG"); return e && !strcmp(e, "1"); }
+** memory); GK_SORT_BIG=0: the global passes (kept to time the two). */
+static int sort_big_on(void) { const char *e = getenv("GK_SORT_BIG"); return !(e && !strcmp(e, "0")); }
 
 /* Key passes and segment passes of the global path (0, 0: one block per segment). */
 static void sort_passes(const rt_node *x, int *kp, int *sp) {
