@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: golden all run test test-gpu test-nvrtc asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -222,6 +222,13 @@ golden:
 
 test-nvrtc: all
 	@B=$(B) sh tests/run_nvrtc.sh
+
+# kernels/gk_sort.cuh's onesweep passes run on the host against std::stable_sort (no GPU)
+sort-emu: $(B)/sort_emu
+	@$(B)/sort_emu 7 9001
+$(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
+	@mkdir -p $(B)
+	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -o $@ $<
 
 asan:
 	@$(MAKE) --no-print-directory B=build/asan OPT=-O1 \

@@ -69,16 +69,34 @@ template <> struct gk_sort_kt<double> { typedef gk_u64 T; enum { BITS = 64 }; };
 template <> struct gk_sort_kt<gk_i64> { typedef gk_u64 T; enum { BITS = 64 }; };
 template <> struct gk_sort_kt<gk_u8> { typedef gk_u32 T; enum { BITS = 8 }; };   /* ~0 / ~1 differ in the low byte */
 
-/* The key of element i; DESC: its complement within the type's BITS (bool:
+/* The key of value v; DESC: its complement within the type's BITS (bool:
 ** 0xff / 0xfe, so that a radix select over 8 bits sees the whole key). */
-template <class F, bool DESC>
-GK_DEV typename gk_sort_kt<typename F::X>::T gk_sort_load_key(const F &f, long long i) {
-  typedef typename gk_sort_kt<typename F::X>::T KT;
-  const int BITS = gk_sort_kt<typename F::X>::BITS;
-  const KT k = gk_sort_key(f.load(i));
+template <class X, bool DESC>
+GK_DEV typename gk_sort_kt<X>::T gk_sort_vkey(X v) {
+  typedef typename gk_sort_kt<X>::T KT;
+  const int BITS = gk_sort_kt<X>::BITS;
+  const KT k = gk_sort_key(v);
   const KT all = BITS >= 8 * (int)sizeof(KT) ? (KT)~(KT)0 : (KT)(((KT)1 << (BITS & (8 * (int)sizeof(KT) - 1))) - 1);
   return DESC ? (KT)(~k & all) : k;
 }
+template <class F, bool DESC>
+GK_DEV typename gk_sort_kt<typename F::X>::T gk_sort_load_key(const F &f, long long i) {
+  return gk_sort_vkey<typename F::X, DESC>(f.load(i));
+}
+
+/* The value's bits in its key type and back (the sweep's keys-only mode
+** carries these, so -0.0 and NaN payloads come out as they went in). */
+GK_DEV gk_u32 gk_sort_bits(float v) { return __float_as_uint(v); }
+GK_DEV gk_u64 gk_sort_bits(double v) { return (gk_u64)__double_as_longlong(v); }
+GK_DEV gk_u32 gk_sort_bits(int v) { return (gk_u32)v; }
+GK_DEV gk_u64 gk_sort_bits(gk_i64 v) { return (gk_u64)v; }
+GK_DEV gk_u32 gk_sort_bits(gk_u8 v) { return (gk_u32)v; }
+template <class X> struct gk_sort_unbits;
+template <> struct gk_sort_unbits<float> { static GK_DEV float get(gk_u32 b) { return __uint_as_float(b); } };
+template <> struct gk_sort_unbits<double> { static GK_DEV double get(gk_u64 b) { return __longlong_as_double((long long)b); } };
+template <> struct gk_sort_unbits<int> { static GK_DEV int get(gk_u32 b) { return (int)b; } };
+template <> struct gk_sort_unbits<gk_i64> { static GK_DEV gk_i64 get(gk_u64 b) { return (gk_i64)b; } };
+template <> struct gk_sort_unbits<gk_u8> { static GK_DEV gk_u8 get(gk_u32 b) { return (gk_u8)b; } };
 
 /* Exclusive block scan of v (all GK_SORT_THREADS threads); *total = the sum. */
 template <class T> GK_DEV T gk_sort_bscan(T v, T *total) {
@@ -414,6 +432,360 @@ GK_DEV void gk_sort_scatter(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) 
       } else b.ix[(PASS + 1) & 1][p] = src;
     }
     __syncthreads();
+  }
+}
+
+/* ---- onesweep passes (CUB's onesweep scheme; gk's own code) ---------------
+** _z zeroes the tile states, digit totals and tickets; _h reads the input
+** once and counts the digits of every pass (shared counts, then one integer
+** atomic per block and digit into the totals); then one kernel per pass
+** (_o<p>).  A block takes the next tile by ticket, so every tile it waits
+** on belongs to a block that already runs.  It ranks its elements by digit
+** (a warp owns consecutive stretches of the tile; a ballot match finds the
+** lanes of a digit in a round, their leader bumps the warp's count of it:
+** ranks are stable), publishes its per-digit counts, looks back over the
+** earlier tiles' states for its exclusive prefix of each digit (thread d
+** walks digit d), stages the tile in shared memory in digit order and
+** writes it out in runs.  A tile state is one word -- flag (aggregate or
+** inclusive prefix) in its top 2 bits, the count below -- stored and loaded
+** relaxed, so no fence is needed between value and flag.  ST is gk_u32 when
+** n < 2^30, else gk_u64.
+** IDX false (the sorted values of a whole array): an element is the value's
+** bits, its key is recomputed from them each pass, and the last pass writes
+** the values (payloads as they went in, no gather).  IDX true: (key, flat
+** index) pairs as in the passes above; the last pass writes through put.
+** Integer atomics only on counts and tickets: the output is exact and the
+** same run to run (a stable sort does not depend on the order of counts). */
+#define GK_SORT_OITEMS 16   /* items a thread of a pass (IT; the lowering may pick another) */
+
+#ifndef GK_SORT_HOST   /* tests/sort_emu.cpp (the kernels on the host) brings its own */
+GK_DEV void gk_sort_st(gk_u32 *p, gk_u32 v) { asm volatile("st.relaxed.gpu.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory"); }
+GK_DEV void gk_sort_st(gk_u64 *p, gk_u64 v) { asm volatile("st.relaxed.gpu.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory"); }
+GK_DEV gk_u32 gk_sort_ld(const gk_u32 *p) {
+  gk_u32 v;
+  asm volatile("ld.relaxed.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+GK_DEV gk_u64 gk_sort_ld(const gk_u64 *p) {
+  gk_u64 v;
+  asm volatile("ld.relaxed.gpu.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+#endif
+GK_DEV void gk_sort_add(int *p, int v) { atomicAdd(p, v); }
+GK_DEV void gk_sort_add(gk_i64 *p, gk_i64 v) { atomicAdd((gk_u64 *)p, (gk_u64)v); }
+
+/* temp: tile states (NP x nb x 256 ST), digit totals (NP x 256 I), tickets
+** (64 bytes) -- the zeroed part, zbytes -- then buffers A, B of the carried
+** words (n KT each) and, IDX, of the indices (n I each), each 16-aligned.
+** runtime/cuda_lower.c lower_sort computes the same size. */
+template <class KT, class I, class ST> struct gk_sort_obufs {
+  ST *st;
+  I *tot;
+  unsigned *ctr;
+  KT *k[2];
+  I *ix[2];
+  long long zbytes;
+  GK_DEV gk_sort_obufs(char *tmp, I n, I nb, int np) {
+    const long long sb = (long long)np * nb * 256 * (long long)sizeof(ST), tb = (long long)np * 256 * (long long)sizeof(I);
+    const long long kb = ((long long)n * (long long)sizeof(KT) + 15) / 16 * 16, ib = ((long long)n * (long long)sizeof(I) + 15) / 16 * 16;
+    st = (ST *)tmp; tot = (I *)(tmp + sb); ctr = (unsigned *)(tmp + sb + tb);
+    zbytes = sb + tb + 64;
+    k[0] = (KT *)(tmp + zbytes); k[1] = (KT *)(tmp + zbytes + kb);
+    ix[0] = (I *)(tmp + zbytes + 2 * kb); ix[1] = (I *)(tmp + zbytes + 2 * kb + ib);
+  }
+};
+
+/* The stage's word: the carried word, or wide enough for key and index. */
+template <class KT, class I, bool IDX> struct gk_sort_sw { typedef KT T; };
+template <class KT, class I> struct gk_sort_sw<KT, I, true> { typedef gk_u64 T; };
+template <> struct gk_sort_sw<gk_u32, int, true> { typedef gk_u32 T; };
+
+/* The last pass of the keys-only mode writes value o (never called IDX). */
+template <bool IDX> struct gk_sort_wv {
+  template <class F, class I, class KT> static GK_DEV void put(const F &f, I o, KT w) { f.putv(o, gk_sort_unbits<typename F::X>::get(w)); }
+};
+template <> struct gk_sort_wv<true> {
+  template <class F, class I, class KT> static GK_DEV void put(const F &, I, KT) {}
+};
+
+/* The digit of pass PASS: key byte PASS, or byte PASS - KP of the segment. */
+template <class X, class I, bool DESC, bool COLS, bool IDX, int PASS, int KP, class KT>
+GK_DEV int gk_sort_odigit(KT k, I ix, I L, I nseg) {
+  if (PASS >= KP) return (int)(((gk_u64)gk_sort_seg<I, COLS>(ix, L, nseg) >> (8 * ((PASS - KP) & 7))) & 255);
+  const KT key = IDX ? k : gk_sort_vkey<X, DESC>(gk_sort_unbits<X>::get(k));
+  return (int)((key >> (8 * (PASS % KP))) & 255);
+}
+
+/* The lanes of this warp whose digit equals this lane's (ok: the lane has
+** an element; lanes without one match each other): 9 ballots. */
+GK_DEV unsigned gk_sort_match(int d, bool ok) {
+  unsigned m = __ballot_sync(GK_FULL_MASK, ok);
+  if (!ok) m = ~m;
+#pragma unroll
+  for (int bit = 0; bit < 8; bit++) {
+    const bool on = (d >> bit) & 1;
+    const unsigned v = __ballot_sync(GK_FULL_MASK, on);
+    m &= on ? v : ~v;
+  }
+  return m;
+}
+
+template <class KT, class I, class ST>
+GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
+  gk_sort_obufs<KT, I, ST> b(tmp, n, nb, np);
+  uint4 *p = (uint4 *)tmp;
+  const long long nw = b.zbytes / 16;
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nw; i += (long long)gridDim.x * blockDim.x)
+    p[i] = make_uint4(0u, 0u, 0u, 0u);
+}
+
+/* Every pass's digit totals, from one read of the input.  Counts in
+** PARTS copies (lane % PARTS; bins[digit][part], so a warp's equal digits
+** hit different banks and addresses). */
+template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP>
+GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
+  typedef typename gk_sort_kt<typename F::X>::T KT;
+  enum { PARTS = NP <= 4 ? 8 : NP <= 8 ? 4 : 2 };
+  gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
+  __shared__ int h[NP][256][PARTS];
+  const int t = threadIdx.x, part = t % PARTS;
+  for (int p = 0; p < NP; p++)
+#pragma unroll
+    for (int q = 0; q < PARTS; q++) h[p][t][q] = 0;
+  __syncthreads();
+  for (I e = (I)blockIdx.x * GK_SORT_THREADS + t; e < n; e += (I)gridDim.x * GK_SORT_THREADS) {
+    const KT k = gk_sort_load_key<F, DESC>(f, (long long)e);
+#pragma unroll
+    for (int p = 0; p < KP; p++) atomicAdd(&h[p][(int)((k >> (8 * p)) & 255)][part], 1);
+    if (NP > KP) {
+      const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
+#pragma unroll
+      for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);
+    }
+  }
+  __syncthreads();
+  for (int p = 0; p < NP; p++) {
+    int c = 0;
+#pragma unroll
+    for (int q = 0; q < PARTS; q++) c += h[p][t][q];
+    if (c) gk_sort_add(&b.tot[p * 256 + t], (I)c);
+  }
+}
+
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS>
+GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
+  typedef typename F::X X;
+  typedef typename gk_sort_kt<X>::T KT;
+  typedef typename gk_sort_sw<KT, I, IDX>::T SW;
+  enum { TILE = GK_SORT_THREADS * IT, SH = 8 * (int)sizeof(ST) - 2 };
+  const bool LAST = PASS == NP - 1;
+  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
+  gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
+  __shared__ int wh[GK_SORT_WARPS][256];   /* per warp digit counts, then the warp's offset in the tile's digit */
+  __shared__ SW stage[TILE];
+  __shared__ unsigned char sd[TILE];
+  __shared__ int ls[256];                  /* digit's first position in the tile */
+  __shared__ I gb[256];                    /* output position of the tile's position 0 for the digit */
+  __shared__ unsigned s_tile;
+  const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
+  if (t == 0) s_tile = atomicAdd(&b.ctr[PASS], 1u);
+#pragma unroll
+  for (int q = 0; q < GK_SORT_WARPS; q++) wh[q][t] = 0;
+  I total;
+  const I dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* digit t's first output position; syncs */
+  const I blk = (I)s_tile;
+  const I e0 = blk * (I)TILE + (I)(w * GK_WARP * IT + lane);
+  KT k[IT];
+  I ix[IT];
+  int dp[IT];   /* digit | position << 8: the rank in the warp's digit, then the place in the tile */
+#pragma unroll
+  for (int r = 0; r < IT; r++) {   /* all loads first: IT of them in flight */
+    const I e = e0 + (I)(r * GK_WARP);
+    k[r] = 0; ix[r] = 0;
+    if (e < n) {
+      if (PASS == 0) {
+        const X v = f.load(e);
+        k[r] = IDX ? gk_sort_vkey<X, DESC>(v) : (KT)gk_sort_bits(v);
+        ix[r] = e;
+      } else {
+        k[r] = b.k[PASS & 1][e];
+        if (IDX) ix[r] = b.ix[PASS & 1][e];
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < IT; r++) {
+    const bool ok = e0 + (I)(r * GK_WARP) < n;
+    const int d = ok ? gk_sort_odigit<X, I, DESC, COLS, IDX, PASS, KP>(k[r], ix[r], L, nseg) : 0;
+    const unsigned peers = gk_sort_match(d, ok);
+    const int leader = __ffs(peers) - 1;
+    int c0 = 0;
+    if (ok && lane == leader) { c0 = wh[w][d]; wh[w][d] = c0 + __popc(peers); }
+    c0 = __shfl_sync(GK_FULL_MASK, c0, leader);
+    dp[r] = d | (c0 + __popc(peers & ((1u << lane) - 1u))) << 8;
+    __syncwarp();
+  }
+  __syncthreads();
+  int c = 0;   /* the tile's count of digit t; wh becomes each warp's offset within it */
+#pragma unroll
+  for (int q = 0; q < GK_SORT_WARPS; q++) { const int v = wh[q][t]; wh[q][t] = c; c += v; }
+  int ctot;
+  const int lst = gk_sort_bscan<int>(c, &ctot);
+  ST *sts = b.st + (long long)PASS * nb * 256;
+  I excl = 0;
+  if (blk == 0) gk_sort_st(&sts[t], PRE | (ST)c);
+  else {
+    gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
+    for (I j = blk - 1;;) {
+      const ST v = gk_sort_ld(&sts[(long long)j * 256 + t]);
+      if (!(v & (AGG | PRE))) continue;   /* tile j has not published yet */
+      excl += (I)(v & VAL);
+      if (v & PRE) break;
+      j--;
+    }
+    gk_sort_st(&sts[(long long)blk * 256 + t], PRE | (ST)(excl + (I)c));
+  }
+  ls[t] = lst;
+  gb[t] = dbase + excl - (I)lst;
+  __syncthreads();
+#pragma unroll
+  for (int r = 0; r < IT; r++)
+    if (e0 + (I)(r * GK_WARP) < n) {
+      const int d = dp[r] & 255, p = ls[d] + wh[w][d] + (dp[r] >> 8);
+      stage[p] = (SW)k[r];
+      sd[p] = (unsigned char)d;
+      dp[r] = p;
+    }
+  __syncthreads();
+  const I left = n - blk * (I)TILE;
+  const int ntile = left < (I)TILE ? (int)left : (int)TILE;
+  if (!IDX || !LAST)
+    for (int j = t; j < ntile; j += GK_SORT_THREADS) {
+      const I o = gb[sd[j]] + (I)j;
+      if (!LAST) b.k[(PASS + 1) & 1][o] = (KT)stage[j];
+      else if (o < m) gk_sort_wv<IDX>::put(f, o, (KT)stage[j]);
+    }
+  if (IDX) {
+    __syncthreads();
+#pragma unroll
+    for (int r = 0; r < IT; r++)
+      if (e0 + (I)(r * GK_WARP) < n) stage[dp[r]] = (SW)ix[r];
+    __syncthreads();
+    for (int j = t; j < ntile; j += GK_SORT_THREADS) {
+      const I p = gb[sd[j]] + (I)j, src = (I)stage[j];
+      if (LAST) {
+        const I sg = p / L, rr = p - sg * L;
+        if (rr < m) f.put(COLS ? rr * nseg + sg : sg * m + rr, src, gk_sort_pos<I, COLS>(src, L, nseg));
+      } else b.ix[(PASS + 1) & 1][p] = src;
+    }
+  }
+}
+
+/* ---- one block per segment of up to 8192 (GK_SORT_BIG) --------------------
+** T threads x IT items (N = T * IT >= L), 8-bit LSD passes over the key in
+** shared memory: each warp owns a consecutive stretch of 32 x IT positions
+** (round r, lane l: position w*32*IT + r*32 + l), ranks its items by digit
+** as gk_sort_sweep does (ballot match, the leader bumps the warp's count),
+** one block scan over the counts in (digit, warp) order gives every item
+** its place (stable), keys and indices go to shared memory there and come
+** back in the warps' order.  Padding (positions >= L) has the largest key
+** and a larger index than any element, so it stays last.  Dynamic shared
+** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem). */
+#define GK_SORT_BIG 8192
+#ifndef GK_SORT_HOST
+#define GK_SORT_DYN extern __shared__ __align__(16) unsigned char gk_sort_dyn[]
+#endif
+template <int T, class V> GK_DEV V gk_sort_bscan_t(V v, V *total, V *ws) {
+  const int lane = threadIdx.x & (GK_WARP - 1), w = threadIdx.x / GK_WARP;
+  V x = v;
+#pragma unroll
+  for (int o = 1; o < GK_WARP; o <<= 1) {
+    V y = __shfl_up_sync(GK_FULL_MASK, x, o);
+    if (lane >= o) x += y;
+  }
+  if (lane == GK_WARP - 1) ws[w] = x;
+  __syncthreads();
+  if (w == 0) {
+    V z = lane < T / GK_WARP ? ws[lane] : (V)0;
+#pragma unroll
+    for (int o = 1; o < T / GK_WARP; o <<= 1) {
+      V y = __shfl_up_sync(GK_FULL_MASK, z, o);
+      if (lane >= o) z += y;
+    }
+    if (lane < T / GK_WARP) ws[lane] = z;
+  }
+  __syncthreads();
+  const V pre = w ? ws[w - 1] : (V)0;
+  *total = ws[T / GK_WARP - 1];
+  __syncthreads();
+  return pre + x - v;
+}
+
+template <class F, class I, bool DESC, bool COLS, int T, int IT>
+GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
+  typedef typename F::X X;
+  typedef typename gk_sort_kt<X>::T KT;
+  enum { W = T / GK_WARP, N = T * IT, PASSES = (gk_sort_kt<X>::BITS + 7) / 8 };
+  GK_SORT_DYN;
+  KT *sk = (KT *)gk_sort_dyn;
+  int *si = (int *)(sk + N), *wh = si + N;   /* wh[d * W + w] */
+  __shared__ int ws[W];
+  const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
+  for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
+    KT k[IT];
+    int ix[IT];
+#pragma unroll
+    for (int r = 0; r < IT; r++) {
+      const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+      ix[r] = j;
+      k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
+    }
+    for (int pass = 0; pass < PASSES; pass++) {
+      for (int q = t; q < 256 * W; q += T) wh[q] = 0;
+      __syncthreads();
+      int dp[IT];
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int d = (int)((k[r] >> (8 * pass)) & 255);
+        const unsigned peers = gk_sort_match(d, true);
+        const int leader = __ffs(peers) - 1;
+        int c0 = 0;
+        if (lane == leader) { c0 = wh[d * W + w]; wh[d * W + w] = c0 + __popc(peers); }
+        c0 = __shfl_sync(GK_FULL_MASK, c0, leader);
+        dp[r] = d | (c0 + __popc(peers & ((1u << lane) - 1u))) << 8;
+        __syncwarp();
+      }
+      __syncthreads();
+      {   /* exclusive scan of the 256 x W counts, 8 consecutive a thread */
+        int v[8], sum = 0, tot;
+#pragma unroll
+        for (int q = 0; q < 8; q++) { v[q] = wh[t * 8 + q]; sum += v[q]; }
+        int ex = gk_sort_bscan_t<T, int>(sum, &tot, ws);
+#pragma unroll
+        for (int q = 0; q < 8; q++) { wh[t * 8 + q] = ex; ex += v[q]; }
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int d = dp[r] & 255, p = wh[d * W + w] + (dp[r] >> 8);
+        sk[p] = k[r];
+        si[p] = ix[r];
+      }
+      __syncthreads();
+#pragma unroll
+      for (int r = 0; r < IT; r++) {
+        const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+        k[r] = sk[j];
+        ix[r] = si[j];
+      }
+      __syncthreads();
+    }
+#pragma unroll
+    for (int r = 0; r < IT; r++) {
+      const I j = (I)(w * GK_WARP * IT + r * GK_WARP + lane);
+      if (j < L && j < m) f.put(COLS ? j * nseg + s : s * m + j, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+    }
   }
 }
 

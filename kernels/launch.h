@@ -40,6 +40,7 @@ typedef struct gk_launch {
 #define GK_HIST_BLOCKS_PER_SM 1
 #define GK_SORT_THREADS 256        /* kernels/gk_sort.cuh */
 #define GK_SORT_TILE 2048          /* elements per block of a global pass; the longest one-block segment */
+#define GK_SORT_BIG 8192           /* the longest segment of gk_sort_big (one block; GK_SORT_BIG=0: the passes) */
 #define GK_EPOCH_MAX (1u << 30)    /* look-back flags keep 30 bits of epoch */
 
 static inline int64_t gk_cdiv64(int64_t a, int64_t b) { return (a + b - 1) / b; }

@@ -2261,22 +2261,43 @@ static int sort_select(const rt_node *x) {
   return (x->op == RT_TOPK || x->op == RT_ARGTOPK) && len > GK_SORT_TILE && m <= GK_SORT_TILE && len < INT32_MAX;
 }
 
+/* Segments of 2049 .. 8192 in one block each (gk_sort_big, dynamic shared
+** memory); GK_SORT_BIG=0: the global passes (kept to time the two). */
+static int sort_big_on(void) { const char *e = getenv("GK_SORT_BIG"); return !(e && !strcmp(e, "0")); }
+
 /* Key passes and segment passes of the global path (0, 0: one block per segment). */
 static void sort_passes(const rt_node *x, int *kp, int *sp) {
   int64_t len, nseg, m; int cols;
   sort_shape(x, &len, &nseg, &m, &cols);
   *kp = *sp = 0;
-  if (len <= GK_SORT_TILE || sort_select(x)) return;
+  if (len <= GK_SORT_TILE || sort_select(x) || (sort_big_on() && len <= GK_SORT_BIG)) return;
   gk_dtype t = x->in[0]->t;
   *kp = t == GK_BOOL ? 1 : (int)rt_dtype_size(t);
   for (uint64_t v = (uint64_t)(nseg - 1); v; v >>= 8) (*sp)++;
 }
 
+/* The global passes run as onesweep (gk_sort_sweep: zero, histogram, one
+** kernel a pass) unless GK_SORT_ONESWEEP=0 picks the older three launches a
+** pass (kept to time the two side by side). */
+static int sort_onesweep(void) { const char *e = getenv("GK_SORT_ONESWEEP"); return !(e && !strcmp(e, "0")); }
+
+/* Items a thread of a onesweep pass (GK_SORT_OITEMS: 8 .. 24, for timing
+** the choice; 16 at most when the stage holds 8-byte words: 48 KB of static
+** shared memory), and the blocks an SM the registers are budgeted for
+** (GK_SORT_OMINB: 1 .. 4). */
+static int sort_env_int(const char *name, int lo, int hi, int dflt) {
+  const char *e = getenv(name);
+  int v = e && *e ? atoi(e) : dflt;
+  return v < lo ? lo : v > hi ? hi : v;
+}
+static int sort_items(int wide) { int it = sort_env_int("GK_SORT_OITEMS", 8, 24, 16); return wide && it > 16 ? 16 : it; }
+static int sort_minb(int idx) { return sort_env_int("GK_SORT_OMINB", 1, 4, idx ? 2 : 3); }
+
 static int sort_launches(const rt_node *x) {
   int kp, sp;
   if (x->op == RT_RUNS || x->op == RT_SEARCH) return 1;
   sort_passes(x, &kp, &sp);
-  return kp ? 3 * (kp + sp) : 1;
+  return !kp ? 1 : sort_onesweep() ? 2 + kp + sp : 3 * (kp + sp);
 }
 
 static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
@@ -2286,6 +2307,50 @@ static void sort_step(rt_prep *p, const char *suffix, int64_t grid) {
   snprintf(s->kname, sizeof s->kname, "%s", suffix);
   s->grid[0] = (uint32_t)grid; s->grid[1] = s->grid[2] = 1;
   s->block[0] = GK_SORT_THREADS; s->block[1] = s->block[2] = 1;
+}
+
+/* The onesweep launch list of the global path (after lower_sort's functor K):
+** _z, _h, then _o<p> for the np passes.  idx: carry the flat index (argsort,
+** segments, GK_SORT_KEYS_ONLY=0); else the values' bits alone.  items: a
+** thread's elements (sort_items). */
+static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int np, int idx, int items, int64_t n, int64_t nb) {
+  int64_t len, nseg, m; int cols;
+  sort_shape(x, &len, &nseg, &m, &cols);
+  int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK;
+  const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
+             *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
+  const char *KT = kp == 8 ? "gk_u64" : "gk_u32", *ST = n < ((int64_t)1 << 30) ? "gk_u32" : "gk_u64";
+  const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false", *Ix = idx ? "true" : "false";
+  rt_prep *P = L->p;
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_z(");
+  params(L, src);
+  fmt_printf(src, ") {\n  gk_sort_zero<%s, I, %s>((I)%s, (I)%s, %d, tmp);\n}\n", KT, ST, pN, pB, np);
+  fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_h(");
+  params(L, src);
+  fmt_puts(src, ") {\n");
+  init_k(L, src);
+  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
+             pN, pL, pS, pB);
+  for (int p = 0; p < np; p++) {
+    /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx), p);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST,
+               D, Cl, Ix, p, kp, np, items, pN, pL, pS, pM, pB);
+  }
+  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 ? 8 : 4;
+  int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;
+  sort_step(P, "_z", gk_max64(1, gk_min64(gk_cdiv64(zb / 16, GK_SORT_THREADS), 4096)));
+  sort_step(P, "_h", gk_max64(1, gk_min64(gk_cdiv64(n, GK_SORT_THREADS), (int64_t)L->sms * 8)));
+  for (int p = 0; p < np; p++) {
+    char sfx[16];
+    snprintf(sfx, sizeof sfx, "_o%d", p);
+    sort_step(P, sfx, nb);
+  }
+  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx ? 2 * gk_align16(n * isz) : 0);
+  return L->fail ? -1 : 0;
 }
 
 static int lower_sort(lw *L, fmt_buf *src) {
@@ -2331,7 +2396,9 @@ static int lower_sort(lw *L, fmt_buf *src) {
   sort_shape(x, &len, &nseg, &m, &cols);
   sort_passes(x, &kp, &sp);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
-  int64_t n = in->n, nb = gk_cdiv64(n, GK_SORT_TILE);
+  int sweep = kp && sort_onesweep(), idx = arg || sp > 0 || !sort_env_int("GK_SORT_KEYS_ONLY", 0, 1, 1);
+  int items = sweep ? sort_items(kp == 8 || (idx && L->i64)) : 0;
+  int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_THREADS * items : GK_SORT_TILE);
   const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
   head(L, src, "gk_sort.cuh", 0);
@@ -2339,7 +2406,8 @@ static int lower_sort(lw *L, fmt_buf *src) {
   members(L, src);
   fmt_printf(src, "  __device__ X load(I i) const {\n%s  }\n", ld.data ? ld.data : "");
   if (arg) fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = (gk_i64)j; }\n};\n");
-  else fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = load(src); }\n};\n");
+  else fmt_puts(src, "  __device__ void put(I o, I src, I j) const { out0[o] = load(src); }\n"
+                     "  __device__ void putv(I o, X v) const { out0[o] = v; }\n};\n");
   fmt_free(&ld);
   const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false";
   rt_prep *P = L->p;
@@ -2347,18 +2415,26 @@ static int lower_sort(lw *L, fmt_buf *src) {
   P->multi = 1;
   if (n == 0 || m == 0) { fmt_puts(src, "/* nothing to sort */\n"); return L->fail ? -1 : 0; }
   if (!kp) {
-    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_b(");
+    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256;
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%s) gk_0000000000000000_b(", bt == 512 ? "512, 2" : "256");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
     if (sort_select(x))
       fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
+    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt, pL, pS, pM);
     else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
     sort_step(P, "_b", gk_min64(nseg, 1 << 20));
+    if (big) {   /* N keys, N indices, 256 x warps counts */
+      cu_step *st = &P->step[P->nstep - 1];
+      st->block[0] = (uint32_t)bt;
+      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + bt * 16 * 4 + 256 * (bt / 32) * 4);
+    }
     return L->fail ? -1 : 0;
   }
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32";
   int np = kp + sp;
+  if (sweep) return sort_sweep_steps(L, src, x, kp, np, idx, items, n, nb);
   int64_t grid = gk_min64(nb, 1 << 20);
   for (int p = 0; p < np; p++) {
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_u%d(", p);

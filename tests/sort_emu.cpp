@@ -1,0 +1,258 @@
+/*
+** tests/sort_emu.cpp -- kernels/gk_sort.cuh's onesweep passes (gk_sort_zero,
+** gk_sort_hist, gk_sort_sweep) run on the host: a block is 256 threads
+** (pthreads) with barriers for __syncthreads and per-warp barriers for the
+** warp intrinsics; blocks run one after another (so a look-back always
+** finds its predecessor's inclusive prefix).  Every case is compared with
+** std::stable_sort of the same keys (an independent reference).  No GPU:
+** this checks the algorithm and its indexing, not the hardware's memory
+** model.  Build and run: make sort-emu (g++ -O1 -pthread).
+*/
+#include <pthread.h>
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <vector>
+
+#define GK_COMMON_CUH
+#define GK_SORT_HOST
+typedef unsigned char gk_u8;
+typedef unsigned int gk_u32;
+typedef long long gk_i64;
+typedef unsigned long long gk_u64;
+#define GK_WARP 32
+#define GK_FULL_MASK 0xffffffffu
+#define GK_DEV inline
+#define __device__
+#define __shared__ static   /* one block runs at a time: its threads share the statics */
+
+struct dim3 { unsigned x = 0, y = 1, z = 1; };
+struct uint4 { unsigned x, y, z, w; };
+static inline uint4 make_uint4(unsigned a, unsigned b, unsigned c, unsigned d) { return {a, b, c, d}; }
+
+static thread_local dim3 threadIdx, blockIdx;
+static dim3 blockDim, gridDim;
+struct blk_sync { pthread_barrier_t all, warp[32]; uint64_t slot[32][32]; };
+static thread_local blk_sync *cur;
+
+static inline void __syncthreads() { pthread_barrier_wait(&cur->all); }
+static inline void __syncwarp() { pthread_barrier_wait(&cur->warp[threadIdx.x / 32]); }
+template <class T> static inline T xwarp(T v, int src) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  uint64_t u = 0;
+  memcpy(&u, &v, sizeof v);
+  cur->slot[w][l] = u;
+  pthread_barrier_wait(&cur->warp[w]);
+  u = cur->slot[w][src];
+  pthread_barrier_wait(&cur->warp[w]);
+  T r;
+  memcpy(&r, &u, sizeof r);
+  return r;
+}
+static inline unsigned __ballot_sync(unsigned, bool p) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  cur->slot[w][l] = p;
+  pthread_barrier_wait(&cur->warp[w]);
+  unsigned m = 0;
+  for (int i = 0; i < 32; i++) m |= cur->slot[w][i] ? 1u << i : 0u;
+  pthread_barrier_wait(&cur->warp[w]);
+  return m;
+}
+template <class T> static inline T __shfl_sync(unsigned, T v, int src) { return xwarp(v, src); }
+template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) {
+  const int l = threadIdx.x % 32;
+  return xwarp(v, l >= d ? l - d : l);
+}
+static inline unsigned __match_any_sync(unsigned, int) { abort(); }   /* the older scatter only */
+static inline int __popc(unsigned x) { return __builtin_popcount(x); }
+static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
+template <class T> static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+static inline unsigned __float_as_uint(float f) { unsigned u; memcpy(&u, &f, 4); return u; }
+static inline float __uint_as_float(unsigned u) { float f; memcpy(&f, &u, 4); return f; }
+static inline long long __double_as_longlong(double f) { long long u; memcpy(&u, &f, 8); return u; }
+static inline double __longlong_as_double(long long u) { double f; memcpy(&f, &u, 8); return f; }
+static inline void gk_sort_st(gk_u32 *p, gk_u32 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline void gk_sort_st(gk_u64 *p, gk_u64 v) { __atomic_store_n(p, v, __ATOMIC_RELAXED); }
+static inline gk_u32 gk_sort_ld(const gk_u32 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static inline gk_u64 gk_sort_ld(const gk_u64 *p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
+static unsigned char *emu_dyn;   /* the launch's dynamic shared memory */
+#define GK_SORT_DYN unsigned char *gk_sort_dyn = emu_dyn
+#define __align__(n)
+
+#include "../kernels/gk_sort.cuh"
+
+/* One launch: grid blocks of nt threads, one block at a time (the same nt
+** threads run every block, a barrier between blocks). */
+static void launch(unsigned grid, const std::function<void()> &fn, unsigned nt = 256) {
+  gridDim.x = grid; blockDim.x = nt;
+  blk_sync s;
+  pthread_barrier_init(&s.all, NULL, nt);
+  for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_init(&s.warp[w], NULL, 32);
+  struct arg { unsigned t, grid; blk_sync *s; const std::function<void()> *fn; } a[1024];
+  pthread_t th[1024];
+  for (unsigned t = 0; t < nt; t++) {
+    a[t] = {t, grid, &s, &fn};
+    pthread_create(&th[t], NULL, [](void *p) -> void * {
+      arg *q = (arg *)p;
+      threadIdx.x = q->t; cur = q->s;
+      for (unsigned b = 0; b < q->grid; b++) {
+        blockIdx.x = b;
+        (*q->fn)();
+        pthread_barrier_wait(&q->s->all);
+      }
+      return NULL;
+    }, &a[t]);
+  }
+  for (unsigned t = 0; t < nt; t++) pthread_join(th[t], NULL);
+  pthread_barrier_destroy(&s.all);
+  for (unsigned w = 0; w < nt / 32; w++) pthread_barrier_destroy(&s.warp[w]);
+}
+
+template <class T> struct Fn {
+  typedef T X;
+  const T *in;
+  T *out;
+  gk_i64 *oix;
+  bool arg;
+  T load(long long i) const { return in[i]; }
+  void put(long long o, long long src, long long j) const { if (arg) oix[o] = j; else out[o] = in[src]; }
+  void putv(long long o, T v) const { out[o] = v; }
+};
+
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP, int PASS> struct passes {
+  static void run(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
+    launch((unsigned)nb, [&] { gk_sort_sweep<F, I, ST, DESC, COLS, IDX, PASS, KP, NP>(f, n, L, nseg, m, nb, tmp); });
+    passes<F, I, ST, DESC, COLS, IDX, KP, NP, PASS + 1>::run(f, n, L, nseg, m, nb, tmp);
+  }
+};
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP> struct passes<F, I, ST, DESC, COLS, IDX, KP, NP, NP> {
+  static void run(const F &, I, I, I, I, I, char *) {}
+};
+
+static int fails, cases;
+
+/* Sort n elements as nseg segments of L (rows or columns), outputs m a segment. */
+template <class X, bool DESC, bool COLS>
+static void check(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg,
+                  const std::vector<X> &out, const std::vector<gk_i64> &oix, long long n, long long nb);
+
+/* I: the index type (int below 2^31 elements, as the lowering picks); ST the tile state's word. */
+template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class ST = gk_u32>
+static void one(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
+  typedef typename gk_sort_kt<X>::T KT;
+  const int KP = sizeof(KT) == 8 ? 8 : gk_sort_kt<X>::BITS == 8 ? 1 : 4;
+  const long long n = (long long)x.size(), nb = (n + GK_SORT_THREADS * GK_SORT_OITEMS - 1) / (GK_SORT_THREADS * GK_SORT_OITEMS);
+  const long long zb = NP * nb * 256 * (long long)sizeof(ST) + NP * 256 * (long long)sizeof(I) + 64;
+  const long long tb = zb + 2 * ((n * (long long)sizeof(KT) + 15) / 16 * 16) + (IDX ? 2 * ((n * (long long)sizeof(I) + 15) / 16 * 16) : 0);
+  std::vector<char> tmp(tb + 64, (char)0x5a);   /* garbage: _z must zero what needs it */
+  std::vector<X> out(m * nseg, X(0));
+  std::vector<gk_i64> oix(m * nseg, -1);
+  Fn<X> f{x.data(), out.data(), oix.data(), arg};
+  char *t = tmp.data();
+  launch(4, [&] { gk_sort_zero<KT, I, ST>((I)n, (I)nb, NP, t); });
+  launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
+  passes<Fn<X>, I, ST, DESC, COLS, IDX, KP, NP, 0>::run(f, (I)n, (I)L, (I)nseg, (I)m, (I)nb, t);
+  check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nb);
+}
+
+/* Compare out / oix with a stable sort of each segment's keys (std::stable_sort). */
+template <class X, bool DESC, bool COLS>
+static void check(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg,
+                  const std::vector<X> &out, const std::vector<gk_i64> &oix, long long n, long long nb) {
+  typedef typename gk_sort_kt<X>::T KT;
+  /* reference: per segment, stable sort of positions by key */
+  int bad = 0;
+  for (long long s = 0; s < nseg && !bad; s++) {
+    std::vector<long long> pos(L);
+    for (long long j = 0; j < L; j++) pos[j] = j;
+    auto in = [&](long long j) { return COLS ? j * nseg + s : s * L + j; };
+    auto key = [&](long long j) {
+      KT k = gk_sort_key(x[in(j)]);
+      if (DESC) { const KT all = gk_sort_kt<X>::BITS >= 8 * (int)sizeof(KT) ? (KT)~(KT)0 : (KT)(((KT)1 << gk_sort_kt<X>::BITS) - 1); k = ~k & all; }
+      return k;
+    };
+    std::stable_sort(pos.begin(), pos.end(), [&](long long a, long long b) { return key(a) < key(b); });
+    for (long long r = 0; r < m && !bad; r++) {
+      const long long o = COLS ? r * nseg + s : s * m + r;
+      if (arg ? oix[o] != pos[r] : memcmp(&out[o], &x[in(pos[r])], sizeof(X)) != 0) {
+        printf("FAIL %s: segment %lld rank %lld: got %s %lld, expected index %lld\n", name, s, r, arg ? "index" : "value",
+               arg ? oix[o] : -1LL, pos[r]);
+        bad = 1;
+      }
+    }
+  }
+  cases++;
+  fails += bad;
+  if (!bad) printf("ok %s (n %lld, %lld tiles/blocks)\n", name, n, nb);
+}
+
+
+/* gk_sort_big: one block of T threads x 16 items a segment (grid 2: the loop over segments too). */
+template <class X, bool DESC, bool COLS, int T>
+static void big(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
+  typedef typename gk_sort_kt<X>::T KT;
+  const long long n = (long long)x.size();
+  std::vector<unsigned char> dyn(T * 16 * sizeof(KT) + T * 16 * 4 + 256 * (T / 32) * 4 + 16, 0x5a);
+  emu_dyn = dyn.data();
+  std::vector<X> out(m * nseg, X(0));
+  std::vector<gk_i64> oix(m * nseg, -1);
+  Fn<X> f{x.data(), out.data(), oix.data(), arg};
+  launch(nseg < 2 ? 1 : 2, [&] { gk_sort_big<Fn<X>, int, DESC, COLS, T, 16>(f, (int)L, (int)nseg, (int)m); }, T);
+  check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nseg);
+}
+
+int main(int argc, char **argv) {
+  std::mt19937_64 g(argc > 1 ? atoi(argv[1]) : 7);
+  const long long N = argc > 2 ? atoll(argv[2]) : 20011;
+  std::vector<float> xf(N);
+  for (auto &v : xf) {
+    const double u = (double)(g() % 1000000) / 1e6;
+    v = u < 0.02 ? NAN : u < 0.03 ? -0.0f : u < 0.04 ? 0.0f : u < 0.05 ? INFINITY : u < 0.2 ? 1.5f : (float)((u - 0.5) * 1e3);
+  }
+  std::vector<double> xd(xf.begin(), xf.end());
+  std::vector<int> xi(N);
+  for (auto &v : xi) v = g() % 4 ? (int)g() : (int)(g() % 7) - 3;
+  std::vector<gk_i64> xl(N);
+  for (auto &v : xl) v = g() % 4 ? (gk_i64)g() : (gk_i64)(g() % 7) - 3;
+  std::vector<gk_u8> xb(N);
+  for (auto &v : xb) v = (gk_u8)(g() % 3 == 0 ? 0 : g() % 5);   /* nonzero bytes besides 1 */
+  one<float, false, false, false, 4>("sort f32 keys-only", xf, N, 1, N, false);
+  one<float, false, false, true, 4>("sort f32 pairs", xf, N, 1, N, false);
+  one<float, false, false, false, 4, long long, gk_u64>("sort f32 keys-only (i64 index, u64 states)", xf, N, 1, N, false);
+  one<float, false, false, true, 4, long long, gk_u64>("argsort f32 (i64 index, u64 states)", xf, N, 1, N, true);
+  one<float, false, false, true, 4>("argsort f32", xf, N, 1, N, true);
+  one<float, true, false, false, 4>("topk f32 values", xf, N, 1, N / 2 + 1, false);
+  one<float, true, false, true, 4>("argtopk f32", xf, N, 1, N / 3, true);
+  one<double, false, false, false, 8>("sort f64 keys-only", xd, N, 1, N, false);
+  one<double, false, false, true, 8>("argsort f64", xd, N, 1, N, true);
+  one<int, false, false, false, 4>("sort i32 keys-only", xi, N, 1, N, false);
+  one<gk_i64, false, false, true, 8>("argsort i64", xl, N, 1, N, true);
+  one<gk_i64, true, false, false, 8>("topk i64 values", xl, N, 1, 5000, false);
+  one<gk_u8, false, false, false, 1>("sort bool keys-only", xb, N, 1, N, false);
+  one<gk_u8, true, false, true, 1>("argtopk bool", xb, N, 1, N, true);
+  const long long R = 3, C = N / 3;   /* 3 segments: 1 byte of segment number */
+  std::vector<float> xr(xf.begin(), xf.begin() + R * C);
+  one<float, false, false, true, 5>("sort rows f32", xr, C, R, C, false);
+  one<float, false, true, true, 5>("argsort cols f32", xr, C, R, C, true);
+  one<int, true, false, true, 5>("topk rows i32", std::vector<int>(xi.begin(), xi.begin() + R * C), C, R, 2100, false);
+  if (argc <= 3) {   /* gk_sort_big: rows of 8192 and of 3001 (256 threads), columns, topk, f64, bool */
+    std::vector<float> x8(xf.begin(), xf.begin() + std::min<long long>(N, 3 * 8192));
+    while (x8.size() < 3 * 8192) x8.push_back(xf[x8.size() % N]);
+    big<float, false, false, 512>("big sort rows 3 x 8192 f32", x8, 8192, 3, 8192, false);
+    big<float, false, true, 512>("big argsort cols 8192 x 3 f32", x8, 8192, 3, 8192, true);
+    big<float, true, false, 512>("big topk rows 3 x 8192 f32 (m 5000)", x8, 8192, 3, 5000, false);
+    std::vector<double> d8(x8.begin(), x8.end());
+    big<double, false, false, 512>("big argsort rows 3 x 8192 f64", d8, 8192, 3, 8192, true);
+    std::vector<int> i3(xi.begin(), xi.begin() + 3 * 3001);
+    big<int, false, false, 256>("big sort rows 3 x 3001 i32", i3, 3001, 3, 3001, false);
+    std::vector<gk_u8> b3(xb.begin(), xb.begin() + 3 * 3001);
+    big<gk_u8, false, false, 256>("big argsort rows 3 x 3001 bool", b3, 3001, 3, 3001, true);
+  }
+  printf("%d passed, %d failed\n", cases - fails, fails);
+  return fails != 0;
+}
