@@ -141,6 +141,7 @@ def spawn(a, idxs, cache, first_only=False):
     env = dict(os.environ, XDG_CACHE_HOME=cache, GK_DEBUG="cache", GK_CACHE="1")
     if not a.nvrtc_cache:   # NVRTC >= 12.9 caches compiles across processes by itself: off, so cold is cold
         env["GK_NVRTC_OPTS"] = (env.get("GK_NVRTC_OPTS", "") + " --no-cache").strip()
+        env["CUDA_CACHE_DISABLE"] = "1"   # the compute cache (~/.nv/ComputeCache) NVRTC writes to
     env.pop("GK_PROFILE", None)
     cmd = [sys.executable, os.path.abspath(__file__), "--child", ",".join(map(str, idxs)), "--backend", a.backend]
     if first_only: cmd.append("--first-only")
