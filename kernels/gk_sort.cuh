@@ -98,32 +98,37 @@ template <> struct gk_sort_unbits<int> { static GK_DEV int get(gk_u32 b) { retur
 template <> struct gk_sort_unbits<gk_i64> { static GK_DEV gk_i64 get(gk_u64 b) { return (gk_i64)b; } };
 template <> struct gk_sort_unbits<gk_u8> { static GK_DEV gk_u8 get(gk_u32 b) { return (gk_u8)b; } };
 
-/* Exclusive block scan of v (all GK_SORT_THREADS threads); *total = the sum. */
-template <class T> GK_DEV T gk_sort_bscan(T v, T *total) {
-  __shared__ T ws[GK_SORT_WARPS];
+/* Exclusive block scan of v over the T threads of the block (ws: T / 32
+** words of shared memory); *total = the sum. */
+template <int T, class V> GK_DEV V gk_sort_bscan_t(V v, V *total, V *ws) {
   const int lane = threadIdx.x & (GK_WARP - 1), w = threadIdx.x / GK_WARP;
-  T x = v;
+  V x = v;
 #pragma unroll
   for (int o = 1; o < GK_WARP; o <<= 1) {
-    T y = __shfl_up_sync(GK_FULL_MASK, x, o);
+    V y = __shfl_up_sync(GK_FULL_MASK, x, o);
     if (lane >= o) x += y;
   }
   if (lane == GK_WARP - 1) ws[w] = x;
   __syncthreads();
   if (w == 0) {
-    T z = lane < GK_SORT_WARPS ? ws[lane] : (T)0;
+    V z = lane < T / GK_WARP ? ws[lane] : (V)0;
 #pragma unroll
-    for (int o = 1; o < GK_SORT_WARPS; o <<= 1) {
-      T y = __shfl_up_sync(GK_FULL_MASK, z, o);
+    for (int o = 1; o < T / GK_WARP; o <<= 1) {
+      V y = __shfl_up_sync(GK_FULL_MASK, z, o);
       if (lane >= o) z += y;
     }
-    if (lane < GK_SORT_WARPS) ws[lane] = z;
+    if (lane < T / GK_WARP) ws[lane] = z;
   }
   __syncthreads();
-  const T pre = w ? ws[w - 1] : (T)0;
-  *total = ws[GK_SORT_WARPS - 1];
+  const V pre = w ? ws[w - 1] : (V)0;
+  *total = ws[T / GK_WARP - 1];
   __syncthreads();
   return pre + x - v;
+}
+/* The same over GK_SORT_THREADS threads, with its own shared words. */
+template <class T> GK_DEV T gk_sort_bscan(T v, T *total) {
+  __shared__ T ws[GK_SORT_WARPS];
+  return gk_sort_bscan_t<GK_SORT_THREADS>(v, total, ws);
 }
 
 /* Flat input index of position j of segment s, and the segment of index i. */
@@ -696,31 +701,6 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
 #ifndef GK_SORT_HOST
 #define GK_SORT_DYN extern __shared__ __align__(16) unsigned char gk_sort_dyn[]
 #endif
-template <int T, class V> GK_DEV V gk_sort_bscan_t(V v, V *total, V *ws) {
-  const int lane = threadIdx.x & (GK_WARP - 1), w = threadIdx.x / GK_WARP;
-  V x = v;
-#pragma unroll
-  for (int o = 1; o < GK_WARP; o <<= 1) {
-    V y = __shfl_up_sync(GK_FULL_MASK, x, o);
-    if (lane >= o) x += y;
-  }
-  if (lane == GK_WARP - 1) ws[w] = x;
-  __syncthreads();
-  if (w == 0) {
-    V z = lane < T / GK_WARP ? ws[lane] : (V)0;
-#pragma unroll
-    for (int o = 1; o < T / GK_WARP; o <<= 1) {
-      V y = __shfl_up_sync(GK_FULL_MASK, z, o);
-      if (lane >= o) z += y;
-    }
-    if (lane < T / GK_WARP) ws[lane] = z;
-  }
-  __syncthreads();
-  const V pre = w ? ws[w - 1] : (V)0;
-  *total = ws[T / GK_WARP - 1];
-  __syncthreads();
-  return pre + x - v;
-}
 
 template <class F, class I, bool DESC, bool COLS, int T, int IT>
 GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
