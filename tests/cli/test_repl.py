@@ -397,9 +397,13 @@ s.close()
 s = Session()
 s.send("kept = 5")
 os.write(s.fd, b"c = [1,\n")
-s.read(timeout=5)
+s.read(timeout=20)
+# libedit prints the "... " prompt before it puts the terminal in raw mode,
+# and a key typed in between can be flushed away: let it settle first (a
+# loaded CI box lost the Ctrl-D otherwise), then wait as long as a slow box needs
+time.sleep(0.5)
 os.write(s.fd, b"\x04")
-out = s.read(timeout=5)
+out = s.read(until=re.compile(rb"Ctrl-D again leaves\)[^\n]*\n(.|\n)*(gk> |\.\.\. )$"), timeout=20)
 check("Ctrl-D on a continuation line drops the entry, not the session",
       "(unfinished entry dropped; Ctrl-D again leaves)" in out and os.waitpid(s.pid, os.WNOHANG)[0] == 0, out)
 out = body(s.send("kept"), "kept")
