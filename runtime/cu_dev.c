@@ -605,10 +605,17 @@ oom:
                  d->in_use + d->cached, d->in_use, d->cached);
 }
 
+/* The host address of [p, p + n) when it lies in the mapped pool, else NULL. */
+static const char *mapped_host(cu_dev *d, cu_ptr p, size_t n) {
+  cu_ptr end = d->mdev + (cu_ptr)CU_MAPPED_SLOTS * CU_MAPPED_MAX;
+  if (!d->mhost || p < d->mdev || p >= end || n > end - p) return NULL;
+  return d->mhost + (p - d->mdev);
+}
+
 void cu_free(cu_dev *d, cu_ptr p) {
   size_t size;
   if (!d || !p) return;
-  if (d->mhost && p >= d->mdev && p < d->mdev + (cu_ptr)CU_MAPPED_SLOTS * CU_MAPPED_MAX) {
+  if (mapped_host(d, p, 1)) {
     d->mfree[d->nmfree++] = (uint16_t)((p - d->mdev) / CU_MAPPED_MAX);   /* stream-ordered, as below */
     return;
   }
@@ -662,13 +669,6 @@ int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
   if (!d->mhost || !d->nmfree) return GK_ENOMEM;
   *out = d->mdev + (cu_ptr)d->mfree[--d->nmfree] * CU_MAPPED_MAX;
   return GK_OK;
-}
-
-/* The host address of [p, p + n) when it lies in the mapped pool, else NULL. */
-static const char *mapped_host(cu_dev *d, cu_ptr p, size_t n) {
-  cu_ptr end = d->mdev + (cu_ptr)CU_MAPPED_SLOTS * CU_MAPPED_MAX;
-  if (!d->mhost || p < d->mdev || p >= end || n > end - p) return NULL;
-  return d->mhost + (p - d->mdev);
 }
 
 int cu_is_mapped(cu_dev *d, cu_ptr p) { return mapped_host(d, p, 1) != NULL; }
