@@ -565,6 +565,7 @@ def main():
     ap.add_argument("--batch", type=int, default=25, help="programs per gk process")
     ap.add_argument("--big-every", type=int, default=150, help="one program in B uses ~1e6-element inputs (0: none)")
     ap.add_argument("--timeout", type=float, default=120)
+    ap.add_argument("--budget", type=float, help="seconds: start no batch after this; report the programs run")
     ap.add_argument("--no-minimise", dest="minimise", action="store_false")
     ap.add_argument("--min-budget", type=float, default=60, help="seconds of minimising per failure")
     ap.add_argument("--max-minimise", type=int, default=8, help="minimise at most this many failures")
@@ -599,7 +600,14 @@ def main():
         sigs = {}
         with concurrent.futures.ThreadPoolExecutor(max(1, args.jobs)) as ex:
             futs = [ex.submit(work, args, ctx, base, c, tmp) for c in chunks]
+            stopped = False
             for f in concurrent.futures.as_completed(futs):
+                if args.budget is not None and not stopped and time.time() - t0 > args.budget:
+                    stopped = sum(g.cancel() for g in futs)
+                    print("budget of %.0f s spent: %d batches not started" % (args.budget, stopped))
+                    sys.stdout.flush()
+                if f.cancelled():
+                    continue
                 for pid, sig, txt in f.result():
                     if sig is None:
                         passed += 1
