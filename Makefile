@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: kernels golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
@@ -266,7 +266,20 @@ fuzz: build/fuzz/fuzz_lang build/fuzz/fuzz_gk build/fuzz/fuzz_npy
 debug:
 	@$(MAKE) --no-print-directory B=build/debug OPT=-O0 all unit
 
-install: all
+# The kernels gk ships compiled (kernels/ship.py): every op's and primitive's
+# kernel structure on its own, compiled with NVRTC for sm_$(SHIP_ARCH) on the
+# cpu backend (no GPU needed; nothing is written without NVRTC) into
+# $(B)/gk-kernels, which gk finds beside build/gk and libgk.so and `make
+# install` puts in $(PREFIX)/lib/gk/kernels.  A first run then loads them
+# instead of waiting for NVRTC (GK_KERNELS=0: off).  ~5 minutes on 2 cores.
+SHIP_ARCH ?= 90
+SHIP_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+kernels: $(B)/.kernels.stamp
+$(B)/.kernels.stamp: $(B)/gk kernels/ship.py
+	python3 kernels/ship.py --gk $(B)/gk --out $(B)/gk-kernels --arch $(SHIP_ARCH) -j $(SHIP_JOBS)
+	@touch $@
+
+install: all kernels
 	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig \
 	  $(DESTDIR)$(PREFIX)/share/man/man1
 	install -m 755 $(B)/gk $(DESTDIR)$(PREFIX)/bin/gk
@@ -279,6 +292,9 @@ install: all
 	install -m 644 docs/gk.1 $(DESTDIR)$(PREFIX)/share/man/man1/gk.1
 	install -d $(DESTDIR)$(PREFIX)/share/doc/gk
 	install -m 644 $(DOCS) $(DESTDIR)$(PREFIX)/share/doc/gk/
+	rm -rf $(DESTDIR)$(PREFIX)/lib/gk/kernels
+	if [ -d $(B)/gk-kernels ]; then install -d $(DESTDIR)$(PREFIX)/lib/gk/kernels && \
+	  install -m 644 $(B)/gk-kernels/*.bin $(DESTDIR)$(PREFIX)/lib/gk/kernels/; fi
 
 clean:
 	rm -rf build

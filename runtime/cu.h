@@ -91,6 +91,7 @@ int cu_arch(cu_dev *d);              /* compute capability as 10*major+minor, e.
 size_t cu_max_smem(cu_dev *d);       /* max dynamic shared memory per block, opt-in */
 size_t cu_total_mem(cu_dev *d);      /* device memory in bytes */
 int cu_nvrtc_version(cu_dev *d);     /* 1000*major + 10*minor, e.g. 13000 */
+int cu_nvrtc_lib_version(void);      /* the same without a device: 0 when NVRTC is not found */
 /* One line such as "NVIDIA H200 (sm_90, 132 SMs, 140.4 GiB), NVRTC 13.0,
 ** kernel cache /home/u/.cache/gk".  Owned by d. */
 const char *cu_describe(cu_dev *d);
@@ -213,6 +214,7 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz,
 typedef struct cu_kstats {
   uint64_t mem_hits;      /* found in the memory table */
   uint64_t disk_hits;     /* loaded from the disk cache */
+  uint64_t ship_hits;     /* loaded from the shipped kernels (cu_ship_dir) */
   uint64_t compiled;      /* compiled by NVRTC */
   double compile_ms;      /* total NVRTC time */
 } cu_kstats;
@@ -284,6 +286,23 @@ typedef struct cu_cache_key {
 
 /* A 64-bit hash of n bytes at p (xxh64-style: 32 bytes per round). */
 uint64_t cu_hash64(const void *p, size_t n, uint64_t seed);
+
+/* The key seed: everything besides a kernel's source and name that changes
+** what NVRTC makes of it (cache format, NVRTC version, target such as
+** "sm_90", options, the embedded headers). */
+uint64_t cu_key_seed(int nvrtc, const char *arch_opt);
+/* The cache key of kernel `name` of src (n bytes) under seed, for a device of
+** arch (10*major+minor) and a payload kind (0 CUBIN, 1 PTX). */
+void cu_kernel_key(cu_cache_key *k, uint64_t seed, const char *src, size_t n, const char *name, int arch,
+                   int nvrtc, int kind);
+
+/* The shipped kernels: a read-only directory of cache entries made at build
+** time (`make kernels`: the standard kernel structures compiled ahead), looked
+** up after the user's cache misses.  GK_KERNELS=0 turns it off, GK_KERNELS=DIR
+** names it; else "gk-kernels" beside the binary that holds libgk (the gk
+** executable or libgk.so), then "../lib/gk/kernels" from there (an install).
+** Returns 1 with buf set when the directory exists, else 0 (buf = ""). */
+int cu_ship_dir(char *buf, size_t len);
 
 /* Resolves the disk cache directory into buf: none when GK_CACHE=0, else
 ** $XDG_CACHE_HOME/gk or $HOME/.cache/gk, created if missing.  Returns 1 when

@@ -25,6 +25,7 @@
 #include "cu.h"
 
 #include <dirent.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -137,9 +138,67 @@ none:
   return 0;
 }
 
+int cu_ship_dir(char *buf, size_t len) {
+  static const char *const rel[] = { "gk-kernels", "../lib/gk/kernels" };
+  const char *env = getenv("GK_KERNELS");
+  struct stat st;
+  Dl_info info;
+  if (len) buf[0] = 0;
+  if (!len || (env && !strcmp(env, "0"))) return 0;
+  if (env && *env) {
+    if ((size_t)snprintf(buf, len, "%s", env) + 64 >= len) goto none;
+    if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+    goto none;
+  }
+  /* the file that holds this function: the gk executable (static libgk) or libgk.so */
+  if (!dladdr((void *)cu_ship_dir, &info) || !info.dli_fname || !strchr(info.dli_fname, '/')) goto none;
+  {
+    const char *slash = strrchr(info.dli_fname, '/');
+    int dn = (int)(slash - info.dli_fname);
+    for (size_t i = 0; i < sizeof rel / sizeof rel[0]; i++) {
+      int n = snprintf(buf, len, "%.*s/%s", dn, info.dli_fname, rel[i]);
+      if (n < 0 || (size_t)n + 64 >= len) continue;
+      if (stat(buf, &st) == 0 && S_ISDIR(st.st_mode)) return 1;
+    }
+  }
+none:
+  buf[0] = 0;
+  return 0;
+}
+
 int cu_cache_path(char *buf, size_t len, const char *dir, uint64_t hash) {
   int n = snprintf(buf, len, "%s/%016llx.bin", dir, (unsigned long long)hash);
   return (n < 0 || (size_t)n >= len) ? -1 : 0;
+}
+
+/* ------------------------------------------------------------------ key */
+
+#define SEED2 0x6b2f9e0d4c1a3857ULL  /* seed of the second (collision guard) hash */
+
+uint64_t cu_key_seed(int nvrtc, const char *arch_opt) {
+  static const char *const opts[] = { CU_NVRTC_OPTIONS };
+  char buf[256];
+  uint64_t h;
+  int n = snprintf(buf, sizeof buf, "gk-cu format=%d nvrtc=%d target=%s", CU_CACHE_FORMAT, nvrtc, arch_opt);
+  h = cu_hash64(buf, (size_t)n, 0);
+  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+    h = cu_hash64(opts[i], strlen(opts[i]) + 1, h);
+  if (cu_nvrtc_env_opts()) h = cu_hash64(cu_nvrtc_env_opts(), strlen(cu_nvrtc_env_opts()) + 1, h);
+  for (int i = 0; i < gk_kernel_header_count; i++) {
+    h = cu_hash64(gk_kernel_header_names[i], strlen(gk_kernel_header_names[i]) + 1, h);
+    h = cu_hash64(gk_kernel_header_srcs[i], strlen(gk_kernel_header_srcs[i]) + 1, h);
+  }
+  return h;
+}
+
+void cu_kernel_key(cu_cache_key *k, uint64_t seed, const char *src, size_t n, const char *name, int arch,
+                   int nvrtc, int kind) {
+  size_t nl = strlen(name);
+  k->hash = cu_hash64(name, nl, cu_hash64(src, n, seed));
+  k->hash2 = cu_hash64(name, nl, cu_hash64(src, n, seed ^ SEED2));
+  k->arch = (uint32_t)arch;
+  k->nvrtc = (uint32_t)nvrtc;
+  k->kind = (uint32_t)kind;
 }
 
 /* --------------------------------------------------------------- header */

@@ -38,13 +38,12 @@
 #include <unistd.h>
 
 #define ERR_MAX      1024            /* inline error text; longer ones are malloc'd */
-#define DESC_MAX     (CU_PATH_MAX + 512)  /* cu_describe's line: the cache path and the rest */
+#define DESC_MAX     (2 * CU_PATH_MAX + 512)  /* cu_describe's line: the two cache paths and the rest */
 #define NAME_MAX_DEV 128             /* device name from the driver */
 #define SMEM_DEFAULT (48u << 10)     /* dynamic shared memory usable without opt-in */
 #define NBINS        13              /* power-of-two classes 2^8 .. 2^20 */
 #define KTAB_MIN     64              /* first size of the kernel table */
 #define LIVE_MIN     256             /* first size of the live-block table */
-#define SEED2        0x6b2f9e0d4c1a3857ULL  /* seed of the second (collision guard) hash */
 #define PIN_BYTES    (64u << 10)     /* downloads up to this size go through page-locked memory */
 
 typedef struct stack { cu_ptr *v; size_t n, cap; } stack;   /* cached blocks of one class */
@@ -79,6 +78,8 @@ struct cu_dev {
   int debug;                   /* CU_DEBUG_* */
   int disk;                    /* 1 when cache_dir is usable */
   char cache_dir[CU_PATH_MAX];
+  int ship;                    /* 1 when ship_dir (the shipped kernels) exists */
+  char ship_dir[CU_PATH_MAX];
   void *pin;                   /* page-locked staging for small downloads (PIN_BYTES), or NULL */
   int pin_tried;               /* its allocation was asked for (once) */
   /* mapped pool (cu_alloc_mapped): CU_MAPPED_SLOTS blocks of CU_MAPPED_MAX */
@@ -269,24 +270,6 @@ static void pick_arch(cu_dev *d) {
   snprintf(d->arch_opt, sizeof d->arch_opt, "compute_%d", best);
 }
 
-/* The key seed: everything besides the source and name that changes what
-** NVRTC produces. */
-static uint64_t key_seed(const cu_dev *d) {
-  static const char *const opts[] = { CU_NVRTC_OPTIONS };
-  char buf[256];
-  uint64_t h;
-  int n = snprintf(buf, sizeof buf, "gk-cu format=%d nvrtc=%d target=%s", CU_CACHE_FORMAT,
-                   d->nvrtc, d->arch_opt);
-  h = cu_hash64(buf, (size_t)n, 0);
-  for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-    h = cu_hash64(opts[i], strlen(opts[i]) + 1, h);
-  if (cu_nvrtc_env_opts()) h = cu_hash64(cu_nvrtc_env_opts(), strlen(cu_nvrtc_env_opts()) + 1, h);
-  for (int i = 0; i < gk_kernel_header_count; i++) {
-    h = cu_hash64(gk_kernel_header_names[i], strlen(gk_kernel_header_names[i]) + 1, h);
-    h = cu_hash64(gk_kernel_header_srcs[i], strlen(gk_kernel_header_srcs[i]) + 1, h);
-  }
-  return h;
-}
 
 /* GK_CU_SCHED=spin|yield|block|auto: how the host waits for the device
 ** (cuCtxSetFlags on the primary context, which the whole process shares; a
@@ -373,13 +356,14 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
   if (CU_CALL(d, rtc, nvrtcVersion, &major, &minor)) goto fail;
   d->nvrtc = 1000 * major + 10 * minor;
   pick_arch(d);
-  d->seed = key_seed(d);
+  d->seed = cu_key_seed(d->nvrtc, d->arch_opt);
   d->disk = cu_cache_dir(d->cache_dir, sizeof d->cache_dir);
+  d->ship = cu_ship_dir(d->ship_dir, sizeof d->ship_dir);
   snprintf(d->desc, sizeof d->desc,
-           "%s (sm_%d, %d SMs, %s, device %d), NVRTC %d.%d -> %s, kernel cache %s", d->name,
+           "%s (sm_%d, %d SMs, %s, device %d), NVRTC %d.%d -> %s, kernel cache %s%s%s", d->name,
            d->arch, d->sm_count, human(sz, sizeof sz, d->total_mem), d->ordinal,
            d->nvrtc / 1000, d->nvrtc % 1000 / 10, d->arch_opt,
-           d->disk ? d->cache_dir : "in memory only");
+           d->disk ? d->cache_dir : "in memory only", d->ship ? ", shipped kernels " : "", d->ship_dir);
   d->err[0] = 0;
   *out = d;
   return GK_OK;
@@ -849,16 +833,17 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
     const cu_fn *o = d->ktab[i];
     if (o && o->mod && o->srclen == n && memcmp(o->src, src, n) == 0) { mod = o->mod; f->borrowed = 1; }
   }
-  key.hash = h;
-  key.hash2 = cu_hash64(name, nl, cu_hash64(src, n, d->seed ^ SEED2));
-  key.arch = (uint32_t)d->arch;
-  key.nvrtc = (uint32_t)d->nvrtc;
-  key.kind = d->kind;
-  if (!mod && d->disk && cu_cache_read(d->cache_dir, &key, &payload, &plen)) {
+  cu_kernel_key(&key, d->seed, src, n, name, d->arch, d->nvrtc, d->kind);
+  /* the user's disk cache, then the kernels shipped with gk (read only) */
+  for (int lvl = 0; lvl < 2 && !mod; lvl++) {
+    const char *dir = lvl == 0 ? (d->disk ? d->cache_dir : NULL) : (d->ship ? d->ship_dir : NULL);
+    if (!dir || !cu_cache_read(dir, &key, &payload, &plen)) continue;
     if (CU_CALL(d, drv, cuModuleLoadData, &mod, payload) == 0) {
-      d->ks.disk_hits++;
+      if (lvl == 0) d->ks.disk_hits++;
+      else d->ks.ship_hits++;
       if (d->debug & CU_DEBUG_CACHE)
-        fprintf(stderr, "gk: kernel cache: disk hit %s (%016llx)\n", name, (unsigned long long)h);
+        fprintf(stderr, "gk: kernel cache: %s hit %s (%016llx)\n", lvl == 0 ? "disk" : "shipped", name,
+                (unsigned long long)h);
     } else {
       if (d->dead) goto fail;
       mod = NULL;   /* an entry the driver rejects is a miss */

@@ -80,6 +80,13 @@ static int env_opts(char buf[CU_NVRTC_ENV_MAX][128], const char **opts) {
   return n;
 }
 
+int cu_nvrtc_lib_version(void) {
+  int major = 0, minor = 0;
+  char why[256];
+  if (cu_load_nvrtc(why, sizeof why) || CU_CALL0(rtc, nvrtcVersion, &major, &minor)) return 0;
+  return 1000 * major + 10 * minor;
+}
+
 int cu_nvrtc_build(const char *src, const char *name, const char *arch, int debug,
                    char **bin, size_t *len, char **log, double *ms) {
   static const char *const extra[] = { CU_NVRTC_OPTIONS };

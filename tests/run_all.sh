@@ -57,6 +57,8 @@ case "$mode" in
   # included) run with the cpu standing in for cuda
   run diff-cudapath env GKDIFF_CUDA_AS=cpu python3 tests/diff/gkdiff.py --backend cuda -n "${GKDIFF_CUDA_N:-400}" --seed 701 --max-minimise 2 --min-budget 20 -j "$(nproc 2>/dev/null || echo 2)"
   [ -f tests/run_nvrtc.sh ] && run nvrtc sh tests/run_nvrtc.sh
+  # the shipped kernels (make kernels): the standard list lowers; shipped keys are found at other sizes
+  run ship python3 tests/run_ship.py
   # gk_sort.cuh's onesweep and one-block sorts run on the host (needs a C++17 compiler)
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run sort-emu make --no-print-directory B="$B" sort-emu
   run shapes python3 tests/run_shapes.py

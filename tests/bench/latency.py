@@ -9,7 +9,9 @@ matmul), on materialised inputs (gk_set from numpy: x, y f32[1000003], xi
 i32[1000003], m f32[1000 x 1024], w f32[1024 x 64]), the wall time of
 prepare + step + sync of its first run:
   cold   fresh process, empty kernel cache (XDG_CACHE_HOME of its own):
-         NVRTC compiles every kernel the statement needs
+         the kernels shipped with gk (`make kernels`: gk-kernels beside
+         libgk.so) are loaded, NVRTC compiles the rest; --no-shipped turns
+         the shipped kernels off (GK_KERNELS=0): NVRTC compiles every one
   disk   fresh process, the cache the cold run filled (a disk hit)
   memory the same statement again in the cold run's process
   size   then the inputs rebound to another size of the same size class
@@ -117,7 +119,7 @@ def child(a):
     print(json.dumps(out), flush=True)
 
 
-CACHE_RE = re.compile(r"gk: kernel cache: (miss|disk hit|memory hit) (gk_[0-9a-f]+)(?:.*compiled in ([\d.]+) ms)?")
+CACHE_RE = re.compile(r"gk: kernel cache: (miss|disk hit|shipped hit|memory hit) (gk_[0-9a-f]+)(?:.*compiled in ([\d.]+) ms)?")
 
 
 def parse_debug(err):
@@ -126,13 +128,14 @@ def parse_debug(err):
     for line in err.splitlines():
         if line.startswith("@@ "):
             cur = tuple(line[3:].split(" ", 1)) if line[3:] != "end" else None
-            got.setdefault(cur, {"miss": [], "disk": 0, "mem": 0})
+            got.setdefault(cur, {"miss": [], "disk": 0, "ship": 0, "mem": 0})
             continue
         m = CACHE_RE.search(line)
         if m and cur:
             d = got[cur]
             if m.group(1) == "miss": d["miss"].append(float(m.group(3) or 0))
             elif m.group(1) == "disk hit": d["disk"] += 1
+            elif m.group(1) == "shipped hit": d["ship"] += 1
             else: d["mem"] += 1
     return got
 
@@ -143,6 +146,7 @@ def spawn(a, idxs, cache, first_only=False):
         env["GK_NVRTC_OPTS"] = (env.get("GK_NVRTC_OPTS", "") + " --no-cache").strip()
         env["CUDA_CACHE_DISABLE"] = "1"   # the compute cache (~/.nv/ComputeCache) NVRTC writes to
     env.pop("GK_PROFILE", None)
+    if a.no_shipped: env["GK_KERNELS"] = "0"
     cmd = [sys.executable, os.path.abspath(__file__), "--child", ",".join(map(str, idxs)), "--backend", a.backend]
     if first_only: cmd.append("--first-only")
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
@@ -163,6 +167,7 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or ".")
     ap.add_argument("--child", help=argparse.SUPPRESS)
     ap.add_argument("--first-only", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--no-shipped", action="store_true", help="leave the shipped kernels out (GK_KERNELS=0)")
     ap.add_argument("--nvrtc-cache", action="store_true",
                     help="leave NVRTC's own compile cache on (off by default: it keeps compiles across processes)")
     a = ap.parse_args()
@@ -181,6 +186,7 @@ def main():
             r["cold_ms"], r["memory_ms"], r["size_ms"] = res[0]["first"], res[0]["memory"], res[0]["size"]
             d = dbg.get((name, "first"), {"miss": []})
             r["kernels"], r["nvrtc_ms"] = len(d["miss"]), d["miss"]
+            r["shipped"] = d.get("ship", 0)
             r["size_misses"] = len(dbg.get((name, "size"), {"miss": []})["miss"])
             r["memory_misses"] = len(dbg.get((name, "memory"), {"miss": []})["miss"])
     # disk: a fresh process per statement on the cache its cold run filled
@@ -203,18 +209,20 @@ def main():
             "memory_median_ms": med("memory_ms"), "size_median_ms": med("size_ms"),
             "size_misses": sum(r["size_misses"] for r in rs), "kernels": sum(r["kernels"] for r in rs),
             "nvrtc_median_ms": statistics.median([m for r in rs for m in r["nvrtc_ms"]] or [0]),
+            "shipped_kernels": sum(r["shipped"] for r in rs), "no_shipped": a.no_shipped,
             "jobs": a.jobs, "backend": a.backend}
-    print("%-11s %-28s %9s %8s %8s %8s %6s  %s" % ("stmt", "source", "cold ms", "disk ms", "mem ms", "size ms",
-                                                "misses", "NVRTC ms per kernel"))
+    print("%-11s %-28s %9s %8s %8s %8s %6s %7s  %s" % ("stmt", "source", "cold ms", "disk ms", "mem ms", "size ms",
+                                                    "misses", "shipped", "NVRTC ms per kernel"))
     for r in rs:
-        print("%-11s %-28s %9.1f %8.2f %8.2f %8.2f %6s  %s" % (r["stmt"], r["src"], r["cold_ms"], r["disk_ms"],
-              r["memory_ms"], r["size_ms"], "%d/%d" % (r["disk_misses"], r["size_misses"]),
+        print("%-11s %-28s %9.1f %8.2f %8.2f %8.2f %6s %7d  %s" % (r["stmt"], r["src"], r["cold_ms"], r["disk_ms"],
+              r["memory_ms"], r["size_ms"], "%d/%d" % (r["disk_misses"], r["size_misses"]), r["shipped"],
               " ".join("%.0f" % m for m in r["nvrtc_ms"])))
     print("median: cold %.1f ms, disk %.2f ms, memory %.2f ms, new size %.2f ms; NVRTC median per kernel %.1f ms "
-          "over %d kernels; cold total %.0f ms; one cold session of all %d: %.0f ms; misses on a new size: %d"
+          "over %d kernels; cold total %.0f ms; one cold session of all %d: %.0f ms; misses on a new size: %d; "
+          "kernels loaded from the shipped ones: %d%s"
           % (summ["cold_median_ms"], summ["disk_median_ms"], summ["memory_median_ms"], summ["size_median_ms"],
              summ["nvrtc_median_ms"], summ["kernels"], summ["cold_total_ms"], len(rs), summ["session_total_ms"],
-             summ["size_misses"]))
+             summ["size_misses"], summ["shipped_kernels"], " (--no-shipped)" if a.no_shipped else ""))
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "latency.json"), "w") as fh:
         json.dump({"summary": summ, "rows": rs, "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}, fh, indent=1)
