@@ -54,7 +54,10 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: kernels golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
+# `make`: the library, the binary and the shipped kernels (where NVRTC is);
+# `make all`: without the kernels (what the tests need)
+default: all kernels
 all: $(B)/gk $(B)/libgk.a $(B)/libgk.so
 
 # --- tools this build needs; installed on a fresh machine ------------------
