@@ -48,6 +48,12 @@ check '[ -f "$prefix/lib/pkgconfig/gk.pc" ]' "lib/pkgconfig/gk.pc installed"
 check '[ -f "$prefix/share/man/man1/gk.1" ]' "share/man/man1/gk.1 installed"
 check 'cmp -s "$prefix/include/gk.h" gk.h' "installed gk.h is the tree's"
 check '"$prefix/bin/gk" -e "print(sum(iota(10)))" 2>&1 | grep -qx 45' "installed gk runs"
+# the shipped kernels (make kernels), where NVRTC is: installed, and found by the installed gk
+if ! GK_NVRTC_CHECK=1 "$prefix/bin/gk" -e 'sum(iota(3))' 2>&1 | grep -q "gk-nvrtc: skipped"; then
+  check '[ -n "$(ls "$prefix/lib/gk/kernels" 2>/dev/null | head -1)" ]' "lib/gk/kernels installed"
+  "$prefix/bin/gk" -e "save(\"$tmp/x.npy\", rand(1000))"
+  check 'GK_NVRTC_CHECK=shipped "$prefix/bin/gk" -e "x = load(\"$tmp/x.npy\")" -e "print(sum(x))" 2>&1 | grep -q "gk-nvrtc: shipped gk_"' "the installed gk finds the installed kernels"
+fi
 
 if command -v readelf >/dev/null 2>&1; then
   check 'readelf -d "$prefix/lib/libgk.so" | grep -q "SONAME.*libgk\.so\.0"' "SONAME is libgk.so.0"
