@@ -92,6 +92,9 @@ size_t cu_max_smem(cu_dev *d);       /* max dynamic shared memory per block, opt
 size_t cu_total_mem(cu_dev *d);      /* device memory in bytes */
 int cu_nvrtc_version(cu_dev *d);     /* 1000*major + 10*minor, e.g. 13000 */
 int cu_nvrtc_lib_version(void);      /* the same without a device: 0 when NVRTC is not found */
+/* 1 when the NVRTC option opt (n bytes) leaves NVRTC's output as it is
+** (--no-cache): not part of a kernel's cache key. */
+int cu_nvrtc_opt_neutral(const char *opt, size_t n);
 /* One line such as "NVIDIA H200 (sm_90, 132 SMs, 140.4 GiB), NVRTC 13.0,
 ** kernel cache /home/u/.cache/gk".  Owned by d. */
 const char *cu_describe(cu_dev *d);

@@ -183,7 +183,13 @@ uint64_t cu_key_seed(int nvrtc, const char *arch_opt) {
   h = cu_hash64(buf, (size_t)n, 0);
   for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
     h = cu_hash64(opts[i], strlen(opts[i]) + 1, h);
-  if (cu_nvrtc_env_opts()) h = cu_hash64(cu_nvrtc_env_opts(), strlen(cu_nvrtc_env_opts()) + 1, h);
+  for (const char *e = cu_nvrtc_env_opts(); e && *e;) {   /* GK_NVRTC_OPTS, blank-separated */
+    size_t k;
+    while (*e == ' ') e++;
+    k = strcspn(e, " ");
+    if (k && !cu_nvrtc_opt_neutral(e, k)) h = cu_hash64(e, k + 1, h);   /* the blank or NUL after it, too */
+    e += k;
+  }
   for (int i = 0; i < gk_kernel_header_count; i++) {
     h = cu_hash64(gk_kernel_header_names[i], strlen(gk_kernel_header_names[i]) + 1, h);
     h = cu_hash64(gk_kernel_header_srcs[i], strlen(gk_kernel_header_srcs[i]) + 1, h);

@@ -56,12 +56,21 @@ static void set_log(char **log, const char *fmt, const char *a, const char *b) {
 /* GK_NVRTC_OPTS: extra NVRTC options, blank-separated (at most
 ** CU_NVRTC_ENV_MAX, each shorter than 128 bytes; longer ones are dropped) --
 ** for timing experiments such as "-Xptxas=-O1" against the default.  Part of
-** the cache key (cu_dev.c key_seed). */
+** the cache key (cu_key_seed), but for the options that leave NVRTC's output
+** as it is (cu_nvrtc_opt_neutral). */
 #define CU_NVRTC_ENV_MAX 8
 const char *cu_nvrtc_env_opts(void) {
   const char *e = getenv("GK_NVRTC_OPTS");
   return e && e[0] ? e : NULL;
 }
+int cu_nvrtc_opt_neutral(const char *opt, size_t n) {
+  /* NVRTC's own compile cache (CUDA >= 12.9) off: the same binary, compiled */
+  static const char *const neutral[] = { "--no-cache", "-no-cache" };
+  for (size_t i = 0; i < sizeof neutral / sizeof neutral[0]; i++)
+    if (strlen(neutral[i]) == n && !memcmp(neutral[i], opt, n)) return 1;
+  return 0;
+}
+
 static int env_opts(char buf[CU_NVRTC_ENV_MAX][128], const char **opts) {
   const char *e = cu_nvrtc_env_opts();
   int n = 0;

@@ -34,8 +34,8 @@ def gk(tmp, stmts, **env):
     return p.returncode, p.stderr
 
 
-def probe(tmp, stmts, kernels):
-    rc, err = gk(tmp, stmts, GK_NVRTC_CHECK="shipped", GK_KERNELS=kernels)
+def probe(tmp, stmts, kernels, **env):
+    rc, err = gk(tmp, stmts, GK_NVRTC_CHECK="shipped", GK_KERNELS=kernels, **env)
     return rc, [l.split(": ", 1)[1].rsplit(" ", 1)[0] for l in err.splitlines() if "shipped gk_" in l], err
 
 
@@ -70,6 +70,11 @@ def main():
     check("the global sort found", rc == 0 and got == ["shipped"], err)
     rc, got, err = probe(tmp, small + ['print(sum(x * y + 1))', 'save("o.npy", sort(x))'], out)
     check("a fused statement and another size class are not shipped", rc == 0 and got == ["not shipped"] * 2, err)
+    # NVRTC options are part of the key, but --no-cache (NVRTC's own cache off) changes no binary
+    rc, got, err = probe(tmp, small + std[:1], out, GK_NVRTC_OPTS="--no-cache")
+    check("GK_NVRTC_OPTS=--no-cache finds them", rc == 0 and got == ["shipped"], err)
+    rc, got, err = probe(tmp, small + std[:1], out, GK_NVRTC_OPTS="--no-cache -Xptxas=-O1")
+    check("GK_NVRTC_OPTS=-Xptxas=-O1 does not", rc == 0 and got == ["not shipped"], err)
     rc, got, err = probe(tmp, small + std[:1], "0")
     check("GK_KERNELS=0 finds nothing", rc == 0 and got == ["not shipped"], err)
     rc, got, err = probe(tmp, small + std[:1], os.path.join(tmp, "nope"))
