@@ -24,7 +24,13 @@
 **     void row_out(Idx row, const typename OpA::A &a, const typename OpB::A &b) const;
 **   };
 ** N is Policy::PACK (1, 2 or 4); when N > 1 cols % N == 0 and the host
-** guarantees alignment of every row start.
+** guarantees alignment of every row start -- except under Policy::ALIGN
+** (gk_row_stream, gk_row_split): the arrays are aligned but a row may start
+** anywhere; the program then also has
+**     Idx phase(Idx row) const;   // (row * cols) % PACK: where row's element 0 sits in its pack
+** and the kernels read and write packs from the row's first aligned element,
+** the < PACK elements before it and after the last full pack one by one
+** (gk_row_span).
 **
 ** Kernels (the host picks one with gk_rows_plan() in launch.h):
 **   gk_row_cached<P>  row held in registers by a group of P::WIDTH threads
@@ -49,8 +55,9 @@ struct gk_op_nop {
   template <class X, class I> GK_DEV A lift(X, I) const { return A(); }
 };
 
-template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1> struct gk_rows_policy {
+template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1, int ALIGN_ = 0> struct gk_rows_policy {
   enum { THREADS = THREADS_,   /* block size */
+         ALIGN = ALIGN_,       /* stream / split: rows need not start aligned (gk_row_span) */
          WIDTH = WIDTH_,       /* threads per row: 1..32 (power of 2) or THREADS */
          PACKS = PACKS_,       /* packs per thread (cached) / packs in flight (stream) */
          PACK = PACK_,         /* elements per pack: 1, 2, 4 */
@@ -126,6 +133,24 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
   }
 }
 
+/* The packed part of a row for a block-per-row kernel: packs of PK at
+** columns lead + j * PK, j * PK < body; the rest (lead elements before, at
+** most PK - 1 after) one by one: extra e < cols - body is column
+** e < lead ? e : body + e.  Without P::ALIGN lead = 0 and body = cols. */
+template <class Idx> struct gk_row_span { Idx lead, body; };
+template <class P, class Prog, class Idx>
+GK_DEV gk_row_span<Idx> gk_row_span_of(Idx row, Idx cols, const Prog &pg) {
+  gk_row_span<Idx> s = {0, cols};
+  if constexpr (P::ALIGN) {
+    const Idx ph = pg.phase(row) % P::PACK;
+    s.lead = ph ? (Idx)P::PACK - ph : 0;
+    if (s.lead > cols) s.lead = cols;
+    s.body = (cols - s.lead) / P::PACK * P::PACK;
+  }
+  return s;
+}
+template <class Idx> GK_DEV Idx gk_row_extra_col(const gk_row_span<Idx> &s, Idx e) { return e < s.lead ? e : s.body + e; }
+
 /* Fold one pass over [0, cols) of `row` with the block; result in all threads. */
 template <class P, int PASS, class Prog, class Op, class Idx, class AA>
 GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, const Op &op, const AA &a,
@@ -136,18 +161,28 @@ GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, cons
   R acc[NP];
 #pragma unroll
   for (int p = 0; p < NP; ++p) acc[p] = op.identity();
+  const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+  if constexpr (P::ALIGN) {
+    if ((Idx)threadIdx.x < cols - sp.body) {   /* the unaligned head and tail */
+      const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+      X x1[1];
+      pg.template load<1>(x1, row, col);
+      if constexpr (PASS == 0) acc[0] = op(acc[0], pg.lift_a(x1[0], col));
+      else acc[0] = op(acc[0], pg.lift_b(x1[0], col, a));
+    }
+  }
   const Idx step = (Idx)T * PK * NP;
-  for (Idx base = 0; base < cols; base += step) {
+  for (Idx base = 0; base < sp.body; base += step) {
     X x[NP][PK];
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols) pg.template load<PK>(x[p], row, col);
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
     }
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols)
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK, col = sp.lead + off;
+      if (off < sp.body)
 #pragma unroll
         for (int k = 0; k < PK; ++k) {
           if constexpr (PASS == 0) acc[p] = op(acc[p], pg.lift_a(x[p][k], col + k));
@@ -175,18 +210,27 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
     B b = pg.opb.identity();
     if constexpr (Prog::PASSES == 2) b = gk_row_stream_pass<P, 1>(row, cols, pg, pg.opb, a, tsb);
     if constexpr (Prog::HAS_STORE) {
+      const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+      if constexpr (P::ALIGN) {
+        if ((Idx)threadIdx.x < cols - sp.body) {
+          const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+          X x1[1];
+          pg.template load<1>(x1, row, col);
+          pg.template store<1>(row, col, x1, a, b);
+        }
+      }
       const Idx step = (Idx)T * PK * NP;
-      for (Idx base = 0; base < cols; base += step) {
+      for (Idx base = 0; base < sp.body; base += step) {
         X x[NP][PK];
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) pg.template load<PK>(x[p], row, col);
+          const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
         }
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
+          const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (off < sp.body) pg.template store<PK>(row, sp.lead + off, x[p], a, b);
         }
       }
     }
@@ -199,6 +243,7 @@ template <class Prog, class Idx> struct gk_row_shift_ {
   const Prog &pg; Idx c0;
   typedef typename Prog::X X;
   template <int N> GK_DEV void load(X *d, Idx r, Idx c) const { pg.template load<N>(d, r, c + c0); }
+  GK_DEV Idx phase(Idx r) const { return pg.phase(r) + c0; }   /* gk_row_span_of takes it % PACK */
   GK_DEV typename Prog::OpA::A lift_a(X x, Idx c) const { return pg.lift_a(x, c + c0); }
   template <class AA> GK_DEV typename Prog::OpB::A lift_b(X, Idx, const AA &) const { return typename Prog::OpB::A(); }
 };
