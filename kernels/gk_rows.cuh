@@ -40,6 +40,8 @@
 **   gk_row_stream<P>  block per row, the row re-read from global memory for
 **                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
 **                     L2).  Any length.
+**   gk_row_cluster<P, CS>  long rows over a cluster of CS blocks, each with
+**                     its share in registers: one global read (sm_90).
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -236,6 +238,105 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
     }
     if (threadIdx.x == 0) pg.row_out(row, a, b);
   }
+}
+
+/* ---- a row over a thread-block cluster (sm_90) -----------------------------
+** gk_row_cluster<P, CS>: a cluster of CS blocks per row, each holding its
+** share of the row's packs in registers (packs of P::PACK from the row's
+** aligned element, the elements around them in block 0: gk_row_span, so P
+** has ALIGN and the program phase()), so a long row is read from memory
+** once whatever the program's passes.  A pass: each block folds its share,
+** thread 0 publishes the block's partial in its shared memory, a cluster
+** barrier, and thread 0 of every block folds the CS partials from
+** distributed shared memory in rank order 0..CS-1 (the same value in every
+** block; fixed order).  Partials alternate between two slots by row
+** parity: a slot is written again only after the next barrier, which every
+** block reaches after reading it.  Launch: __cluster_dims__(CS, 1, 1), grid
+** a multiple of CS; cluster i takes rows i, i + gridDim.x / CS, ... */
+GK_DEV unsigned gk_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+/* every thread of every block of the cluster; arrive releases, wait acquires */
+GK_DEV void gk_cluster_sync() { asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory"); }
+template <class T> GK_DEV const T *gk_cluster_map(const T *p, unsigned rank) {
+  const T *r;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+  return r;
+}
+template <int CS, int T, class Op>
+GK_DEV typename Op::A gk_cluster_allreduce(typename Op::A v, const Op &op, typename gk_block_reduce<T, Op>::TempStorage &ts,
+                                           typename Op::A *slot, typename Op::A &all) {
+  typedef typename Op::A A;
+  v = gk_block_reduce<T, Op>(ts).reduce(v, op);
+  if (threadIdx.x == 0) *slot = v;
+  gk_cluster_sync();
+  if (threadIdx.x == 0) {
+    A t = *gk_cluster_map(slot, 0);
+#pragma unroll
+    for (int r = 1; r < CS; ++r) t = op(t, *gk_cluster_map(slot, (unsigned)r));
+    all = t;
+  }
+  __syncthreads();
+  return all;
+}
+template <class P, int CS, class Prog, class Idx>
+GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
+  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  __shared__ A sa[2], ca;
+  __shared__ B sb[2], cb;
+  const unsigned rank = gk_cluster_rank();
+  const Idx nc = (Idx)gridDim.x / CS;
+  int par = 0;
+  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += nc, par ^= 1) {
+    const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+    const Idx npk = sp.body / PK, ppb = gk_cdiv(npk, (Idx)CS), q0 = (Idx)rank * ppb;
+    const Idx qn = npk - q0 < ppb ? (npk > q0 ? npk - q0 : 0) : ppb;   /* this block's packs */
+    const bool ev = rank == 0 && (Idx)threadIdx.x < cols - sp.body;
+    const Idx ec = gk_row_extra_col(sp, (Idx)threadIdx.x);
+    X x[NP][PK], xe[1];
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx q = (Idx)p * T + threadIdx.x;
+      if (q < qn) pg.template load<PK>(x[p], row, sp.lead + (q0 + q) * PK);
+    }
+    if (ev) pg.template load<1>(xe, row, ec);
+    A a = pg.opa.identity();
+    if (ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+      if (q < qn)
+#pragma unroll
+        for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[p][k], col + k));
+    }
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+      if (ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        if (q < qn)
+#pragma unroll
+          for (int k = 0; k < PK; ++k) b = pg.opb(b, pg.lift_b(x[p][k], col + k, a));
+      }
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
+    }
+    if constexpr (Prog::HAS_STORE) {
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x;
+        if (q < qn) pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x[p], a, b);
+      }
+      if (ev) pg.template store<1>(row, ec, xe, a, b);
+    }
+    if (rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+  }
+  gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
 
 /* A column chunk of a row program seen as a row of its own (gk_row_split). */

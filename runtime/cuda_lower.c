@@ -52,7 +52,7 @@ static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt)
 #undef KN
   };
   const char *e = getenv("GK_ROWS_VARIANT");
@@ -1673,7 +1673,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) if (L->varm[i]) light = 0;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
                 : gk_rows_plan_store(R, C, vec, L->sms, light, &env_rows);
-  /* long rows of an odd (or 2 mod 4) length: packs of 4 from each row's aligned element */
+  /* long rows: over clusters of blocks (GK_ROWS_VARIANT kc=2|4|8 only: an sm_90 experiment), or,
+  ** of an odd (or 2 mod 4) length, packs of 4 from each row's aligned element */
+  if (!L->nvf && (has_store || ns == 2)) pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, env_rows.kc, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
@@ -1706,16 +1708,21 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n};\n");
-  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
+  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
+                 : pl.mode == GK_ROWS_CLUSTER ? "gk_row_cluster" : "gk_row_cached";
   if (pl.batch > 1 || pl.align)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack,
                pl.batch > 1 ? pl.batch : 1, pl.align);
   else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
-  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+  if (pl.mode == GK_ROWS_CLUSTER)
+    fmt_printf(src, "extern \"C\" __global__ void __cluster_dims__(%d, 1, 1) __launch_bounds__(%d) gk_0000000000000000(",
+               pl.cluster, threads);
+  else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  if (pl.mode == GK_ROWS_SPLIT)
+  if (pl.mode == GK_ROWS_CLUSTER) fmt_printf(src, "  %s<POL, %d>((I)%s, (I)%s, k);\n}\n", fn, pl.cluster, pR, pC);
+  else if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
