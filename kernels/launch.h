@@ -155,7 +155,7 @@ typedef struct gk_rows_knobs {
   int cs;   /* col reduce: most splits (8) */
   int cw;   /* col reduce: blocks an SM wanted (32) */
   int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
-  int vp;   /* stream mode under va: packs of 4 in flight (4) */
+  int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
   int kc;   /* long rows with a store over a cluster of kc blocks (2, 4, 8; 0 = off): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
 } gk_rows_knobs;
@@ -263,9 +263,10 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** picked scalar or pair loads, the kernels take packs of 4 from each row's
 ** first aligned element instead (policy ALIGN, gk_row_span in gk_rows.cuh)
 ** with the pack-4 geometry: a split plan as gk_row_reduce_plan_k plans
-** pack 4, a stream keeps its threads with `vp` packs of 4 in flight.
-** reduce: the pure one-pass row reduction (gk_row_reduce_plan_k), else a
-** program with a store (gk_rows_plan_store).  aligned: every array is
+** pack 4, a stream keeps its threads with `vp` packs of 4 in flight (4 for
+** a light program, else 2: layernorm spilled at 4).  reduce: the pure
+** one-pass row reduction (gk_row_reduce_plan_k), else a program with a
+** store (gk_rows_plan_store; light as there).  aligned: every array is
 ** 16-byte aligned.  The values change (another order of the fold), not
 ** their determinism. */
 /* A streamed row program (a store or two passes) over thread-block
@@ -290,7 +291,7 @@ static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t 
   return L;
 }
 static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,
-                                             int64_t acc_bytes, int reduce, const gk_rows_knobs *k) {
+                                             int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
   if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) != 2) return L;
   if (reduce && L.mode == GK_ROWS_SPLIT) {
     gk_launch L4 = gk_row_reduce_plan_k(rows, cols, 4, sms, acc_bytes, k);
@@ -299,7 +300,7 @@ static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t 
     return L4;
   }
   if (!reduce && L.mode == GK_ROWS_STREAM) {
-    L.pack = 4; L.packs = GK_KNOB(k, vp, 4); L.align = 1;
+    L.pack = 4; L.packs = GK_KNOB(k, vp, light ? 4 : 2); L.align = 1;
   }
   return L;
 }

@@ -1676,7 +1676,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   /* long rows: over clusters of blocks (GK_ROWS_VARIANT kc=2|4|8 only: an sm_90 experiment), or,
   ** of an odd (or 2 mod 4) length, packs of 4 from each row's aligned element */
   if (!L->nvf && (has_store || ns == 2)) pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, env_rows.kc, &env_rows);
-  if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, &env_rows);
+  if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
+                                              &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
