@@ -57,9 +57,11 @@ struct gk_op_nop {
   template <class X, class I> GK_DEV A lift(X, I) const { return A(); }
 };
 
-template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1, int ALIGN_ = 0> struct gk_rows_policy {
+template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1, int ALIGN_ = 0, int FULL_ = 0>
+struct gk_rows_policy {
   enum { THREADS = THREADS_,   /* block size */
          ALIGN = ALIGN_,       /* stream / split: rows need not start aligned (gk_row_span) */
+         FULL = FULL_,         /* gk_row_cached: cols == WIDTH * PACKS * PACK (no column test; see there) */
          WIDTH = WIDTH_,       /* threads per row: 1..32 (power of 2) or THREADS */
          PACKS = PACKS_,       /* packs per thread (cached) / packs in flight (stream) */
          PACK = PACK_,         /* elements per pack: 1, 2, 4 */
@@ -76,6 +78,11 @@ GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
   else return gk_block_reduce<THREADS, Op>(ts).reduce_all(v, op);   /* not instantiated in warp mode */
 }
 
+/* P::FULL (the row fills the group's packs exactly): no column tests, and
+** a group past the last row reads and folds the last row (its result is
+** never stored), so the loads, lifts and folds run unconditionally: the
+** compiler may then reuse the lift_b values in store (softmax's exp(x - m),
+** computed once instead of twice). */
 template <class P, class Prog, class Idx>
 GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -92,10 +99,11 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
     for (int b = 0; b < RB; ++b) {
       const Idx row = row0 + (Idx)b * G + g;
+      const Idx lr = P::FULL && row >= rows ? rows - 1 : row;   /* FULL: a real row for every group */
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
-        if (row < rows && col < cols) pg.template load<PK>(x[b][p], row, col);
+        if (P::FULL || (row < rows && col < cols)) pg.template load<PK>(x[b][p], lr, col);
       }
     }
 #pragma unroll
@@ -106,7 +114,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
-        if (rv && col < cols)
+        if (P::FULL || (rv && col < cols))
 #pragma unroll
           for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[b][p][k], col + k));
       }
@@ -116,7 +124,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (rv && col < cols)
+          if (P::FULL || (rv && col < cols))
 #pragma unroll
             for (int k = 0; k < PK; ++k) bb = pg.opb(bb, pg.lift_b(x[b][p][k], col + k, a));
         }
@@ -127,7 +135,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (col < cols) pg.template store<PK>(row, col, x[b][p], a, bb);
+          if (P::FULL || col < cols) pg.template store<PK>(row, col, x[b][p], a, bb);
         }
       }
       if (t == 0) pg.row_out(row, a, bb);

@@ -25,6 +25,7 @@ typedef struct gk_launch {
   int batch;              /* rows, warp mode: rows a group holds at once (0 or 1: one) */
   int align;              /* rows, stream / split: policy ALIGN (rows start anywhere, packs from the aligned element) */
   int cluster;            /* rows, GK_ROWS_CLUSTER: blocks a cluster (a row) */
+  int full;               /* rows, warp / block mode: policy FULL (cols == width * packs * pack) */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -61,7 +62,7 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 ** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
 ** counter must be zero when first allocated (temp_zero_once). */
 static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
@@ -83,21 +84,21 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -108,7 +109,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -158,12 +159,14 @@ typedef struct gk_rows_knobs {
   int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
   int kc;   /* long rows with a store over a cluster of kc blocks (2, 4, 8; 0 = off): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
+  int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
+            ** for light programs only (gk_rows_plan_store), 1 not (default) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
 
 static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
   int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
   if (cols <= 32 * wx * pack) {
@@ -186,6 +189,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     ** lose 4-30% that way, 2000000x10 / 262144x32) */
     int64_t cap = k && k->wg > 0 ? (int64_t)sms * k->wg : width >= 16 ? ((int64_t)1 << 31) - 1 : (int64_t)sms * 32;
     L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), cap));
+    L.full = GK_KNOB(k, wf, 1) >= 2 && cols == (int64_t)width * p2 * pack;
     return L;
   }
   for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
@@ -200,6 +204,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
       L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
+      L.full = GK_KNOB(k, wf, 1) >= 2 && cols == (int64_t)threads * p2 * pack;
       return L;
     }
   }
@@ -220,6 +225,7 @@ static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, 
                                            const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
+  if (GK_KNOB(k, wf, 1) == 3 && !light) L.full = 0;
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
@@ -310,7 +316,7 @@ static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p 
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
-  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
@@ -327,7 +333,7 @@ static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, in
 ** gk_u32 counter per strip, zero before the launch. */
 static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
   /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
   int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
@@ -354,7 +360,7 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -364,12 +370,12 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

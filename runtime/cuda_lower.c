@@ -52,7 +52,7 @@ static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf)
 #undef KN
   };
   const char *e = getenv("GK_ROWS_VARIANT");
@@ -1711,7 +1711,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_CLUSTER ? "gk_row_cluster" : "gk_row_cached";
-  if (pl.batch > 1 || pl.align)
+  if (pl.full)
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
+               pl.batch > 1 ? pl.batch : 1);
+  else if (pl.batch > 1 || pl.align)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack,
                pl.batch > 1 ? pl.batch : 1, pl.align);
   else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
