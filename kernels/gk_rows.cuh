@@ -259,8 +259,15 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
 ** distributed shared memory in rank order 0..CS-1 (the same value in every
 ** block; fixed order).  Partials alternate between two slots by row
 ** parity: a slot is written again only after the next barrier, which every
-** block reaches after reading it.  Launch: __cluster_dims__(CS, 1, 1), grid
-** a multiple of CS; cluster i takes rows i, i + gridDim.x / CS, ... */
+** block reaches after reading it.  Launch: GK_CLUSTER_DIMS(CS) on the
+** kernel, grid a multiple of CS; cluster i takes rows i, i + gridDim.x / CS,
+** ...  Below sm_90 the attribute is empty and the generated kernel calls
+** gk_row_stream with the same policy instead (ALIGN works there too). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GK_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)
+#else
+#define GK_CLUSTER_DIMS(n)   /* no clusters: the kernel text streams the row instead */
+#endif
 GK_DEV unsigned gk_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
 /* every thread of every block of the cluster; arrive releases, wait acquires */
 GK_DEV void gk_cluster_sync() { asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory"); }

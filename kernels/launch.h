@@ -157,10 +157,10 @@ typedef struct gk_rows_knobs {
   int cw;   /* col reduce: blocks an SM wanted (32) */
   int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
   int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
-  int kc;   /* long rows with a store over a cluster of kc blocks (2, 4, 8; 0 = off): GK_ROWS_CLUSTER */
+  int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
   int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
-            ** for light programs only (gk_rows_plan_store), 1 not (default) */
+            ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -189,7 +189,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     ** lose 4-30% that way, 2000000x10 / 262144x32) */
     int64_t cap = k && k->wg > 0 ? (int64_t)sms * k->wg : width >= 16 ? ((int64_t)1 << 31) - 1 : (int64_t)sms * 32;
     L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), cap));
-    L.full = GK_KNOB(k, wf, 1) >= 2 && cols == (int64_t)width * p2 * pack;
+    L.full = GK_KNOB(k, wf, 3) >= 2 && cols == (int64_t)width * p2 * pack;
     return L;
   }
   for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
@@ -204,7 +204,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
       L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
-      L.full = GK_KNOB(k, wf, 1) >= 2 && cols == (int64_t)threads * p2 * pack;
+      L.full = GK_KNOB(k, wf, 3) >= 2 && cols == (int64_t)threads * p2 * pack;
       return L;
     }
   }
@@ -225,7 +225,10 @@ static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, 
                                            const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
-  if (GK_KNOB(k, wf, 1) == 3 && !light) L.full = 0;
+  /* FULL keeps lift_b's values live into store: layernorm 65536x1024 took
+  ** 118 registers (64 without), so light programs only (softmax 1048576x128
+  ** 1.05x, 65536x1024 1.03-1.11x; session 8) */
+  if (GK_KNOB(k, wf, 3) == 3 && !light) L.full = 0;
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
@@ -252,7 +255,7 @@ static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec
   int64_t per = (int64_t)xt * xp * (int64_t)vec;          /* columns per block step */
   if (!splits)
     splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / xt, rows)));
-  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec;
+  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec; L.full = 0;
   L.block[0] = xt;
   L.grid[0] = splits;
   L.grid[1] = gk_min64(rows, 65535);
@@ -269,21 +272,29 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** picked scalar or pair loads, the kernels take packs of 4 from each row's
 ** first aligned element instead (policy ALIGN, gk_row_span in gk_rows.cuh)
 ** with the pack-4 geometry: a split plan as gk_row_reduce_plan_k plans
-** pack 4, a stream keeps its threads with `vp` packs of 4 in flight (4 for
+** pack 4 (with 8 packs of 256 threads), a stream keeps its threads with `vp` packs of 4 in flight (4 for
 ** a light program, else 2: layernorm spilled at 4).  reduce: the pure
 ** one-pass row reduction (gk_row_reduce_plan_k), else a program with a
 ** store (gk_rows_plan_store; light as there).  aligned: every array is
 ** 16-byte aligned.  The values change (another order of the fold), not
 ** their determinism. */
 /* A streamed row program (a store or two passes) over thread-block
-** clusters (gk_row_cluster, sm_90: the caller checks): cs blocks a row,
-** each holding its share of the row's packs of 4 in registers (policy
-** <threads, threads, packs, 4, 1, ALIGN 1>), so the row is read once.  The
-** share must fit 8 packs a thread of at most 1024 threads, else the plan
-** stays.  Grid: as many clusters as 2048 threads an SM allow (rows
-** beyond, cluster-strided). */
-static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int cs,
+** clusters (gk_row_cluster; the kernel text falls back to gk_row_stream
+** with the same policy below sm_90): cs blocks a row, each holding its
+** share of the row's packs of 4 in registers (policy <threads, threads,
+** packs, 4, 1, ALIGN 1>), so the row is read once.  The share must fit 8
+** packs a thread of at most 1024 threads, else the plan stays.  Grid: as
+** many clusters as 2048 threads an SM allow (rows beyond, cluster-strided).
+** `eligible` (the caller): a light program of one input of at most 4 bytes
+** (session 8, 4096x50257 / 1024x65536: softmax 1.02x / 1.09x faster than
+** the stream, logsoftmax 1.02x / 1.20x, rmsnorm 1.09x / 1.26x; layernorm,
+** heavier, spilled and lost 0.68x / 0.73x; 4 or 8 blocks a cluster lost
+** everywhere).  By default cs = 2 for eligible rows of 32768 or more
+** (measured at 50257 and 65536); knob kc: 1 never, 2 / 4 / 8 for any row
+** the stream would take. */
+static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
                                              const gk_rows_knobs *k) {
+  int cs = k && k->kc > 0 ? k->kc : eligible && cols >= 32768 ? 2 : 0;
   if (!aligned || L.mode != GK_ROWS_STREAM || (cs != 2 && cs != 4 && cs != 8)) return L;
   int64_t ppb = gk_cdiv64(gk_cdiv64(cols, 4), cs);          /* packs a block, at most */
   int t = GK_KNOB(k, kt, 0);
@@ -300,7 +311,13 @@ static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t 
                                              int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
   if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) != 2) return L;
   if (reduce && L.mode == GK_ROWS_SPLIT) {
-    gk_launch L4 = gk_row_reduce_plan_k(rows, cols, 4, sms, acc_bytes, k);
+    /* <256, 256, 8, 4> where the pack-4 plan would take 16 packs (4096x50257
+    ** sum 1.14x, max 1.19x faster than the scalar <512, 512, 8, 1>; 16 packs
+    ** gained nothing on sum) */
+    gk_rows_knobs k8 = {0};
+    if (k) k8 = *k;
+    if (!k8.xt && !k8.xp) { k8.xt = 256; k8.xp = 8; }
+    gk_launch L4 = gk_row_reduce_plan_k(rows, cols, 4, sms, acc_bytes, &k8);
     if (L4.mode != GK_ROWS_SPLIT) return L;
     L4.align = 1;
     return L4;

@@ -1673,9 +1673,13 @@ static int lower_rows(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) if (L->varm[i]) light = 0;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
                 : gk_rows_plan_store(R, C, vec, L->sms, light, &env_rows);
-  /* long rows: over clusters of blocks (GK_ROWS_VARIANT kc=2|4|8 only: an sm_90 experiment), or,
-  ** of an odd (or 2 mod 4) length, packs of 4 from each row's aligned element */
-  if (!L->nvf && (has_store || ns == 2)) pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, env_rows.kc, &env_rows);
+  /* long rows: over clusters of blocks (a light program of one input of <= 4 bytes), or, of an odd
+  ** (or 2 mod 4) length, packs of 4 from each row's aligned element */
+  int nin1 = 0, small = 1;
+  for (int k = 0; k < g->nin && k < 64; k++)
+    if (L->used_field[k]) { nin1++; if (rt_dtype_size(g->ins[k]->t) > 4) small = 0; }
+  if (!L->nvf && (has_store || ns == 2))
+    pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
                                               &env_rows);
   int threads = pl.block[0];
@@ -1719,13 +1723,16 @@ static int lower_rows(lw *L, fmt_buf *src) {
                pl.batch > 1 ? pl.batch : 1, pl.align);
   else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
   if (pl.mode == GK_ROWS_CLUSTER)
-    fmt_printf(src, "extern \"C\" __global__ void __cluster_dims__(%d, 1, 1) __launch_bounds__(%d) gk_0000000000000000(",
+    fmt_printf(src, "extern \"C\" __global__ void GK_CLUSTER_DIMS(%d) __launch_bounds__(%d) gk_0000000000000000(",
                pl.cluster, threads);
   else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  if (pl.mode == GK_ROWS_CLUSTER) fmt_printf(src, "  %s<POL, %d>((I)%s, (I)%s, k);\n}\n", fn, pl.cluster, pR, pC);
+  if (pl.mode == GK_ROWS_CLUSTER)   /* below sm_90: streamed, 4 packs of 4 in flight (8 spilled) */
+    fmt_printf(src, "#if __CUDA_ARCH__ >= 900\n  %s<POL, %d>((I)%s, (I)%s, k);\n#else\n"
+                    "  gk_row_stream<gk_rows_policy<%d, %d, 4, 4, 1, 1> >((I)%s, (I)%s, k);\n#endif\n}\n",
+               fn, pl.cluster, pR, pC, threads, threads, pR, pC);
   else if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
