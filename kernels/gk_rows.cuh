@@ -24,7 +24,13 @@
 **     void row_out(Idx row, const typename OpA::A &a, const typename OpB::A &b) const;
 **   };
 ** N is Policy::PACK (1, 2 or 4); when N > 1 cols % N == 0 and the host
-** guarantees alignment of every row start.
+** guarantees alignment of every row start -- except under Policy::ALIGN
+** (gk_row_stream, gk_row_split): the arrays are aligned but a row may start
+** anywhere; the program then also has
+**     Idx phase(Idx row) const;   // (row * cols) % PACK: where row's element 0 sits in its pack
+** and the kernels read and write packs from the row's first aligned element,
+** the < PACK elements before it and after the last full pack one by one
+** (gk_row_span).
 **
 ** Kernels (the host picks one with gk_rows_plan() in launch.h):
 **   gk_row_cached<P>  row held in registers by a group of P::WIDTH threads
@@ -34,6 +40,8 @@
 **   gk_row_stream<P>  block per row, the row re-read from global memory for
 **                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
 **                     L2).  Any length.
+**   gk_row_cluster<P, CS>  long rows over a cluster of CS blocks, each with
+**                     its share in registers: one global read (sm_90).
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -49,8 +57,11 @@ struct gk_op_nop {
   template <class X, class I> GK_DEV A lift(X, I) const { return A(); }
 };
 
-template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1> struct gk_rows_policy {
+template <int THREADS_, int WIDTH_, int PACKS_, int PACK_, int BATCH_ = 1, int ALIGN_ = 0, int FULL_ = 0>
+struct gk_rows_policy {
   enum { THREADS = THREADS_,   /* block size */
+         ALIGN = ALIGN_,       /* stream / split: rows need not start aligned (gk_row_span) */
+         FULL = FULL_,         /* gk_row_cached: cols == WIDTH * PACKS * PACK (no column test; see there) */
          WIDTH = WIDTH_,       /* threads per row: 1..32 (power of 2) or THREADS */
          PACKS = PACKS_,       /* packs per thread (cached) / packs in flight (stream) */
          PACK = PACK_,         /* elements per pack: 1, 2, 4 */
@@ -67,6 +78,11 @@ GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
   else return gk_block_reduce<THREADS, Op>(ts).reduce_all(v, op);   /* not instantiated in warp mode */
 }
 
+/* P::FULL (the row fills the group's packs exactly): no column tests, and
+** a group past the last row reads and folds the last row (its result is
+** never stored), so the loads, lifts and folds run unconditionally: the
+** compiler may then reuse the lift_b values in store (softmax's exp(x - m),
+** computed once instead of twice). */
 template <class P, class Prog, class Idx>
 GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -83,10 +99,11 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
     for (int b = 0; b < RB; ++b) {
       const Idx row = row0 + (Idx)b * G + g;
+      const Idx lr = P::FULL && row >= rows ? rows - 1 : row;   /* FULL: a real row for every group */
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
-        if (row < rows && col < cols) pg.template load<PK>(x[b][p], row, col);
+        if (P::FULL || (row < rows && col < cols)) pg.template load<PK>(x[b][p], lr, col);
       }
     }
 #pragma unroll
@@ -97,7 +114,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
-        if (rv && col < cols)
+        if (P::FULL || (rv && col < cols))
 #pragma unroll
           for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[b][p][k], col + k));
       }
@@ -107,7 +124,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (rv && col < cols)
+          if (P::FULL || (rv && col < cols))
 #pragma unroll
             for (int k = 0; k < PK; ++k) bb = pg.opb(bb, pg.lift_b(x[b][p][k], col + k, a));
         }
@@ -118,13 +135,31 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (col < cols) pg.template store<PK>(row, col, x[b][p], a, bb);
+          if (P::FULL || col < cols) pg.template store<PK>(row, col, x[b][p], a, bb);
         }
       }
       if (t == 0) pg.row_out(row, a, bb);
     }
   }
 }
+
+/* The packed part of a row for a block-per-row kernel: packs of PK at
+** columns lead + j * PK, j * PK < body; the rest (lead elements before, at
+** most PK - 1 after) one by one: extra e < cols - body is column
+** e < lead ? e : body + e.  Without P::ALIGN lead = 0 and body = cols. */
+template <class Idx> struct gk_row_span { Idx lead, body; };
+template <class P, class Prog, class Idx>
+GK_DEV gk_row_span<Idx> gk_row_span_of(Idx row, Idx cols, const Prog &pg) {
+  gk_row_span<Idx> s = {0, cols};
+  if constexpr (P::ALIGN) {
+    const Idx ph = pg.phase(row) % P::PACK;
+    s.lead = ph ? (Idx)P::PACK - ph : 0;
+    if (s.lead > cols) s.lead = cols;
+    s.body = (cols - s.lead) / P::PACK * P::PACK;
+  }
+  return s;
+}
+template <class Idx> GK_DEV Idx gk_row_extra_col(const gk_row_span<Idx> &s, Idx e) { return e < s.lead ? e : s.body + e; }
 
 /* Fold one pass over [0, cols) of `row` with the block; result in all threads. */
 template <class P, int PASS, class Prog, class Op, class Idx, class AA>
@@ -136,18 +171,28 @@ GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, cons
   R acc[NP];
 #pragma unroll
   for (int p = 0; p < NP; ++p) acc[p] = op.identity();
+  const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+  if constexpr (P::ALIGN) {
+    if ((Idx)threadIdx.x < cols - sp.body) {   /* the unaligned head and tail */
+      const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+      X x1[1];
+      pg.template load<1>(x1, row, col);
+      if constexpr (PASS == 0) acc[0] = op(acc[0], pg.lift_a(x1[0], col));
+      else acc[0] = op(acc[0], pg.lift_b(x1[0], col, a));
+    }
+  }
   const Idx step = (Idx)T * PK * NP;
-  for (Idx base = 0; base < cols; base += step) {
+  for (Idx base = 0; base < sp.body; base += step) {
     X x[NP][PK];
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols) pg.template load<PK>(x[p], row, col);
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
     }
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
-      const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (col < cols)
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK, col = sp.lead + off;
+      if (off < sp.body)
 #pragma unroll
         for (int k = 0; k < PK; ++k) {
           if constexpr (PASS == 0) acc[p] = op(acc[p], pg.lift_a(x[p][k], col + k));
@@ -175,18 +220,27 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
     B b = pg.opb.identity();
     if constexpr (Prog::PASSES == 2) b = gk_row_stream_pass<P, 1>(row, cols, pg, pg.opb, a, tsb);
     if constexpr (Prog::HAS_STORE) {
+      const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+      if constexpr (P::ALIGN) {
+        if ((Idx)threadIdx.x < cols - sp.body) {
+          const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+          X x1[1];
+          pg.template load<1>(x1, row, col);
+          pg.template store<1>(row, col, x1, a, b);
+        }
+      }
       const Idx step = (Idx)T * PK * NP;
-      for (Idx base = 0; base < cols; base += step) {
+      for (Idx base = 0; base < sp.body; base += step) {
         X x[NP][PK];
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) pg.template load<PK>(x[p], row, col);
+          const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
         }
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
-          const Idx col = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (col < cols) pg.template store<PK>(row, col, x[p], a, b);
+          const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+          if (off < sp.body) pg.template store<PK>(row, sp.lead + off, x[p], a, b);
         }
       }
     }
@@ -194,11 +248,118 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
   }
 }
 
+/* ---- a row over a thread-block cluster (sm_90) -----------------------------
+** gk_row_cluster<P, CS>: a cluster of CS blocks per row, each holding its
+** share of the row's packs in registers (packs of P::PACK from the row's
+** aligned element, the elements around them in block 0: gk_row_span, so P
+** has ALIGN and the program phase()), so a long row is read from memory
+** once whatever the program's passes.  A pass: each block folds its share,
+** thread 0 publishes the block's partial in its shared memory, a cluster
+** barrier, and thread 0 of every block folds the CS partials from
+** distributed shared memory in rank order 0..CS-1 (the same value in every
+** block; fixed order).  Partials alternate between two slots by row
+** parity: a slot is written again only after the next barrier, which every
+** block reaches after reading it.  Launch: GK_CLUSTER_DIMS(CS) on the
+** kernel, grid a multiple of CS; cluster i takes rows i, i + gridDim.x / CS,
+** ...  Below sm_90 the attribute is empty and the generated kernel calls
+** gk_row_stream with the same policy instead (ALIGN works there too). */
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define GK_CLUSTER_DIMS(n) __cluster_dims__(n, 1, 1)
+#else
+#define GK_CLUSTER_DIMS(n)   /* no clusters: the kernel text streams the row instead */
+#endif
+GK_DEV unsigned gk_cluster_rank() { unsigned r; asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r)); return r; }
+/* every thread of every block of the cluster; arrive releases, wait acquires */
+GK_DEV void gk_cluster_sync() { asm volatile("barrier.cluster.arrive.aligned;\n\tbarrier.cluster.wait.aligned;" ::: "memory"); }
+template <class T> GK_DEV const T *gk_cluster_map(const T *p, unsigned rank) {
+  const T *r;
+  asm volatile("mapa.u64 %0, %1, %2;" : "=l"(r) : "l"(p), "r"(rank));
+  return r;
+}
+template <int CS, int T, class Op>
+GK_DEV typename Op::A gk_cluster_allreduce(typename Op::A v, const Op &op, typename gk_block_reduce<T, Op>::TempStorage &ts,
+                                           typename Op::A *slot, typename Op::A &all) {
+  typedef typename Op::A A;
+  v = gk_block_reduce<T, Op>(ts).reduce(v, op);
+  if (threadIdx.x == 0) *slot = v;
+  gk_cluster_sync();
+  if (threadIdx.x == 0) {
+    A t = *gk_cluster_map(slot, 0);
+#pragma unroll
+    for (int r = 1; r < CS; ++r) t = op(t, *gk_cluster_map(slot, (unsigned)r));
+    all = t;
+  }
+  __syncthreads();
+  return all;
+}
+template <class P, int CS, class Prog, class Idx>
+GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
+  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  __shared__ A sa[2], ca;
+  __shared__ B sb[2], cb;
+  const unsigned rank = gk_cluster_rank();
+  const Idx nc = (Idx)gridDim.x / CS;
+  int par = 0;
+  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += nc, par ^= 1) {
+    const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+    const Idx npk = sp.body / PK, ppb = gk_cdiv(npk, (Idx)CS), q0 = (Idx)rank * ppb;
+    const Idx qn = npk - q0 < ppb ? (npk > q0 ? npk - q0 : 0) : ppb;   /* this block's packs */
+    const bool ev = rank == 0 && (Idx)threadIdx.x < cols - sp.body;
+    const Idx ec = gk_row_extra_col(sp, (Idx)threadIdx.x);
+    X x[NP][PK], xe[1];
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx q = (Idx)p * T + threadIdx.x;
+      if (q < qn) pg.template load<PK>(x[p], row, sp.lead + (q0 + q) * PK);
+    }
+    if (ev) pg.template load<1>(xe, row, ec);
+    A a = pg.opa.identity();
+    if (ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+      if (q < qn)
+#pragma unroll
+        for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[p][k], col + k));
+    }
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+      if (ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        if (q < qn)
+#pragma unroll
+          for (int k = 0; k < PK; ++k) b = pg.opb(b, pg.lift_b(x[p][k], col + k, a));
+      }
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
+    }
+    if constexpr (Prog::HAS_STORE) {
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x;
+        if (q < qn) pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x[p], a, b);
+      }
+      if (ev) pg.template store<1>(row, ec, xe, a, b);
+    }
+    if (rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+  }
+  gk_cluster_sync();   /* no block leaves while another may read its partials */
+}
+
 /* A column chunk of a row program seen as a row of its own (gk_row_split). */
 template <class Prog, class Idx> struct gk_row_shift_ {
   const Prog &pg; Idx c0;
   typedef typename Prog::X X;
   template <int N> GK_DEV void load(X *d, Idx r, Idx c) const { pg.template load<N>(d, r, c + c0); }
+  GK_DEV Idx phase(Idx r) const { return pg.phase(r) + c0; }   /* gk_row_span_of takes it % PACK */
   GK_DEV typename Prog::OpA::A lift_a(X x, Idx c) const { return pg.lift_a(x, c + c0); }
   template <class AA> GK_DEV typename Prog::OpB::A lift_b(X, Idx, const AA &) const { return typename Prog::OpB::A(); }
 };

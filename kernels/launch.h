@@ -23,6 +23,9 @@ typedef struct gk_launch {
   int mode;               /* primitive-specific variant (rows: GK_ROWS_*) */
   int width, packs, pack; /* rows: policy template arguments */
   int batch;              /* rows, warp mode: rows a group holds at once (0 or 1: one) */
+  int align;              /* rows, stream / split: policy ALIGN (rows start anywhere, packs from the aligned element) */
+  int cluster;            /* rows, GK_ROWS_CLUSTER: blocks a cluster (a row) */
+  int full;               /* rows, warp / block mode: policy FULL (cols == width * packs * pack) */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -59,7 +62,7 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 ** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
 ** counter must be zero when first allocated (temp_zero_once). */
 static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
@@ -81,21 +84,21 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -106,7 +109,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -124,6 +127,7 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_BLOCK 1
 #define GK_ROWS_STREAM 2
 #define GK_ROWS_SPLIT 3
+#define GK_ROWS_CLUSTER 4
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
 /* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
@@ -151,12 +155,18 @@ typedef struct gk_rows_knobs {
   int cu;   /* col reduce: rows in flight a thread x pack (16; 4 at PACK 1) */
   int cs;   /* col reduce: most splits (8) */
   int cw;   /* col reduce: blocks an SM wanted (32) */
+  int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
+  int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
+  int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
+  int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
+  int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
+            ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
 
 static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
   int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
   if (cols <= 32 * wx * pack) {
@@ -179,6 +189,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     ** lose 4-30% that way, 2000000x10 / 262144x32) */
     int64_t cap = k && k->wg > 0 ? (int64_t)sms * k->wg : width >= 16 ? ((int64_t)1 << 31) - 1 : (int64_t)sms * 32;
     L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, rows_per_block), cap));
+    L.full = GK_KNOB(k, wf, 3) >= 2 && cols == (int64_t)width * p2 * pack;
     return L;
   }
   for (int threads = GK_KNOB(k, bt, 128); threads <= 1024; threads *= 2) {
@@ -193,6 +204,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
       L.mode = GK_ROWS_BLOCK; L.width = threads; L.packs = p2; L.pack = pack;
       L.block[0] = threads;
       L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / threads) * GK_KNOB(k, bg, 4)));
+      L.full = GK_KNOB(k, wf, 3) >= 2 && cols == (int64_t)threads * p2 * pack;
       return L;
     }
   }
@@ -213,6 +225,10 @@ static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, 
                                            const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
+  /* FULL keeps lift_b's values live into store: layernorm 65536x1024 took
+  ** 118 registers (64 without), so light programs only (softmax 1048576x128
+  ** 1.05x, 65536x1024 1.03-1.11x; session 8) */
+  if (GK_KNOB(k, wf, 3) == 3 && !light) L.full = 0;
   return L;
 }
 /* Pure one-pass row reduction (no per-element store): like gk_rows_plan, but
@@ -239,7 +255,7 @@ static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec
   int64_t per = (int64_t)xt * xp * (int64_t)vec;          /* columns per block step */
   if (!splits)
     splits = gk_max64(1, gk_min64(gk_cdiv64(cols, per * 4), gk_cdiv64((int64_t)sms * xs * 256 / xt, rows)));
-  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec;
+  L.mode = GK_ROWS_SPLIT; L.width = xt; L.packs = xp; L.pack = vec; L.full = 0;
   L.block[0] = xt;
   L.grid[0] = splits;
   L.grid[1] = gk_min64(rows, 65535);
@@ -250,13 +266,74 @@ static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec
 static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes) {
   return gk_row_reduce_plan_k(rows, cols, vec, sms, acc_bytes, 0);
 }
+/* Long rows whose arrays are 16-byte aligned but whose length is not a
+** multiple of 4 (4096x50257: every row starts elsewhere in its 16 bytes):
+** where the plan above gives a row one block or more (stream, split) and
+** picked scalar or pair loads, the kernels take packs of 4 from each row's
+** first aligned element instead (policy ALIGN, gk_row_span in gk_rows.cuh)
+** with the pack-4 geometry: a split plan as gk_row_reduce_plan_k plans
+** pack 4 (with 8 packs of 256 threads), a stream keeps its threads with `vp` packs of 4 in flight (4 for
+** a light program, else 2: layernorm spilled at 4).  reduce: the pure
+** one-pass row reduction (gk_row_reduce_plan_k), else a program with a
+** store (gk_rows_plan_store; light as there).  aligned: every array is
+** 16-byte aligned.  The values change (another order of the fold), not
+** their determinism. */
+/* A streamed row program (a store or two passes) over thread-block
+** clusters (gk_row_cluster; the kernel text falls back to gk_row_stream
+** with the same policy below sm_90): cs blocks a row, each holding its
+** share of the row's packs of 4 in registers (policy <threads, threads,
+** packs, 4, 1, ALIGN 1>), so the row is read once.  The share must fit 8
+** packs a thread of at most 1024 threads, else the plan stays.  Grid: as
+** many clusters as 2048 threads an SM allow (rows beyond, cluster-strided).
+** `eligible` (the caller): a light program of one input of at most 4 bytes
+** (session 8, 4096x50257 / 1024x65536: softmax 1.02x / 1.09x faster than
+** the stream, logsoftmax 1.02x / 1.20x, rmsnorm 1.09x / 1.26x; layernorm,
+** heavier, spilled and lost 0.68x / 0.73x; 4 or 8 blocks a cluster lost
+** everywhere).  By default cs = 2 for eligible rows of 32768 or more
+** (measured at 50257 and 65536); knob kc: 1 never, 2 / 4 / 8 for any row
+** the stream would take. */
+static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
+                                             const gk_rows_knobs *k) {
+  int cs = k && k->kc > 0 ? k->kc : eligible && cols >= 32768 ? 2 : 0;
+  if (!aligned || L.mode != GK_ROWS_STREAM || (cs != 2 && cs != 4 && cs != 8)) return L;
+  int64_t ppb = gk_cdiv64(gk_cdiv64(cols, 4), cs);          /* packs a block, at most */
+  int t = GK_KNOB(k, kt, 0);
+  if (!t) for (t = 128; t < 1024 && (int64_t)t * 4 < ppb; t *= 2) {}
+  int64_t np = gk_cdiv64(ppb, t), p2 = 1;
+  while (p2 < np) p2 *= 2;
+  if (p2 > 8) return L;
+  L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = (int)p2; L.pack = 4; L.align = 1; L.cluster = cs;
+  L.block[0] = t;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / t) / cs)) * cs;
+  return L;
+}
+static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,
+                                             int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
+  if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) != 2) return L;
+  if (reduce && L.mode == GK_ROWS_SPLIT) {
+    /* <256, 256, 8, 4> where the pack-4 plan would take 16 packs (4096x50257
+    ** sum 1.14x, max 1.19x faster than the scalar <512, 512, 8, 1>; 16 packs
+    ** gained nothing on sum) */
+    gk_rows_knobs k8 = {0};
+    if (k) k8 = *k;
+    if (!k8.xt && !k8.xp) { k8.xt = 256; k8.xp = 8; }
+    gk_launch L4 = gk_row_reduce_plan_k(rows, cols, 4, sms, acc_bytes, &k8);
+    if (L4.mode != GK_ROWS_SPLIT) return L;
+    L4.align = 1;
+    return L4;
+  }
+  if (!reduce && L.mode == GK_ROWS_STREAM) {
+    L.pack = 4; L.packs = GK_KNOB(k, vp, light ? 4 : 2); L.align = 1;
+  }
+  return L;
+}
 static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p *= 2; return p; }
 /* ---- gk_row_scan: groups of `width` lanes (<= 32) per row, each lane
 ** scanning packs * pack consecutive elements (<= 16) in registers; 128
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
-  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
@@ -273,7 +350,7 @@ static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, in
 ** gk_u32 counter per strip, zero before the launch. */
 static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
   /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
   int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
@@ -300,7 +377,7 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -310,12 +387,12 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

@@ -52,7 +52,7 @@ static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf)
 #undef KN
   };
   const char *e = getenv("GK_ROWS_VARIANT");
@@ -1676,6 +1676,15 @@ static int lower_rows(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) if (L->varm[i]) light = 0;
   gk_launch pl = (!has_store && ns == 1) ? gk_row_reduce_plan_k(R, C, vec, L->sms, acc_bound(nper[1]), &env_rows)
                 : gk_rows_plan_store(R, C, vec, L->sms, light, &env_rows);
+  /* long rows: over clusters of blocks (a light program of one input of <= 4 bytes), or, of an odd
+  ** (or 2 mod 4) length, packs of 4 from each row's aligned element */
+  int nin1 = 0, small = 1;
+  for (int k = 0; k < g->nin && k < 64; k++)
+    if (L->used_field[k]) { nin1++; if (rt_dtype_size(g->ins[k]->t) > 4) small = 0; }
+  if (!L->nvf && (has_store || ns == 2))
+    pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, &env_rows);
+  if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
+                                              &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
@@ -1686,6 +1695,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_printf(src, "  enum { PASSES = %d, HAS_STORE = %d };\n  OpA opa;\n  OpB opb;\n", ns, has_store);
   members(L, src);
   xf_load(L, src, pC, L->lift_row);
+  if (pl.align) fmt_printf(src, "  }\n  __device__ I phase(I row) const {\n    return row * (I)%s %% 4;\n", pC);
   fmt_printf(src, "  }\n  __device__ %sOpA::A lift_a(const X &x, I col) const {\n", noinl(cla));
   fmt_puts(src, la.data ? la.data : "");
   fmt_printf(src, "    return r;\n  }\n  __device__ %sOpB::A lift_b(const X &x, I col, const OpA::A &a) const {\n", noinl(clb));
@@ -1706,15 +1716,27 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n};\n");
-  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split" : "gk_row_cached";
-  if (pl.batch > 1)
-    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack, pl.batch);
+  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
+                 : pl.mode == GK_ROWS_CLUSTER ? "gk_row_cluster" : "gk_row_cached";
+  if (pl.full)
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
+               pl.batch > 1 ? pl.batch : 1);
+  else if (pl.batch > 1 || pl.align)
+    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack,
+               pl.batch > 1 ? pl.batch : 1, pl.align);
   else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, pl.width, pl.packs, pl.pack);
-  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+  if (pl.mode == GK_ROWS_CLUSTER)
+    fmt_printf(src, "extern \"C\" __global__ void GK_CLUSTER_DIMS(%d) __launch_bounds__(%d) gk_0000000000000000(",
+               pl.cluster, threads);
+  else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  if (pl.mode == GK_ROWS_SPLIT)
+  if (pl.mode == GK_ROWS_CLUSTER)   /* below sm_90: streamed, 4 packs of 4 in flight (8 spilled) */
+    fmt_printf(src, "#if __CUDA_ARCH__ >= 900\n  %s<POL, %d>((I)%s, (I)%s, k);\n#else\n"
+                    "  gk_row_stream<gk_rows_policy<%d, %d, 4, 4, 1, 1> >((I)%s, (I)%s, k);\n#endif\n}\n",
+               fn, pl.cluster, pR, pC, threads, threads, pR, pC);
+  else if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);

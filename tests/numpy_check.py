@@ -498,6 +498,9 @@ def longrows_group(D, r, c, dt):
     add("softmax_pending_two", "softmax(rows(m * 2 - y))", lambda e: softmax(2 * f64(e["m"]) - f64(e["y"]), 1))
     add("minus_max_times_sum", "(rows(m) - max(rows(m))) * sum(rows(y))",
         lambda e: (f64(e["m"]) - np.max(f64(e["m"]), 1, keepdims=True)) * np.sum(f64(e["y"]), 1, keepdims=True))
+    add("sum", "sum(rows(m))", lambda e: np.sum(f64(e["m"]), 1))
+    add("max_pending", "max(rows(m - y))", lambda e: np.max(f64(e["m"]) - f64(e["y"]), 1))
+    add("var", "var(rows(m))", lambda e: np.var(f64(e["m"]), 1))
     return ("longrows %s %dx%d" % (dn, r, c), inp, C)
 
 
@@ -1124,7 +1127,11 @@ def main():
             groups.append(lambda n=n, dt=dt: online_group(D, n, dt))
         for dt in DTYPES.values():
             groups.append(lambda n=n, dt=dt: filter_group(D, n, dt))
-    for r, c in [(3, 50257)] + ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
+    # 5 x 20003 and 4 x 16386: rows starting at every offset in their 16 bytes (the aligned packs of a
+    # streamed row, gk_row_span) with the odd and the 2-mod-4 length; 37 x 128, 3 x 1024, 5 x 8192: rows
+    # that fill a warp's or block's packs exactly, the last block short of rows (policy FULL)
+    for r, c in [(3, 50257), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192)] + \
+            ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in shapes:
