@@ -314,6 +314,19 @@ static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch)
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
+/* ---- gk_transpose_al: TC = 64 (4-byte) or 32 (8-byte) columns by a segment of
+** seg input rows (a multiple of GK_TAL_STEP = 64); block 32 x 8; batch in grid z.
+** steps = 64-row steps a segment (0: 4). */
+static inline int64_t gk_transpose_al_seg(int64_t R, int steps) {
+  int64_t tiles = gk_cdiv64(R, 64);
+  int64_t k = steps > 0 ? steps : 4;
+  return 64 * gk_min64(k, gk_max64(1, tiles));
+}
+static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg) {
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_cdiv64(C, elem_bytes == 8 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
+  return L;
+}
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));

@@ -2081,6 +2081,13 @@ static int lower_hist(lw *L, fmt_buf *src) {
   head(L, src, "gk_hist.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);
+  /* the data an input of the group: one 16-byte load a pack (gk_hist's packs
+  ** start at multiples of VEC elements); GK_HIST=old: element by element */
+  const char *hv = getenv("GK_HIST");
+  int din = in_index(g, x->in[0]);
+  if (din >= 0 && L->vec_ok && !(hv && !strcmp(hv, "old")))
+    fmt_printf(src, "  template <int N> __device__ void load(X *d, I i) const { gk_ld<N>(d, in%d + i); }\n};\n", din);
+  else {
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n#pragma unroll\n  for (int kk = 0; kk < N; ++kk) {\n    const I ii = i + kk;\n");
   {
     /* per element of the pack: re-emit with index ii */
@@ -2093,6 +2100,7 @@ static int lower_hist(lw *L, fmt_buf *src) {
     fmt_free(&l2);
   }
   fmt_puts(src, "  }\n  }\n};\n");
+  }
   int shared = gk_hist_smem(nb) <= HIST_SMEM_MAX;
   gk_launch gl = gk_hist_launch(n, nb, 1, L->sms);
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_HIST_THREADS);
@@ -2138,7 +2146,22 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     if (m == 2 && ms[0] == 1 && ms[1] == md[0]) { B = 1; Rin = md[1]; Cin = md[0]; }
     if (m == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) { B = md[0]; Rin = md[2]; Cin = md[1]; }
   }
-  if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
+  /* an output row pitch of whole 128-byte lines: gk_transpose; else
+  ** gk_transpose_al, whose stores start on a line (GK_TRANSPOSE=old / al
+  ** picks one whenever both apply, GK_TRANSPOSE_STEPS its segment) */
+  const char *tv = getenv("GK_TRANSPOSE"), *ts = getenv("GK_TRANSPOSE_STEPS");
+  int esz = rt_dtype_size(x->t);
+  int al = (esz == 4 || esz == 8) && (tv && !strcmp(tv, "al") ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0);
+  int64_t seg = gk_transpose_al_seg(Rin, ts ? atoi(ts) : 0);
+  if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
+    const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
+    /* 6 blocks of 33 KB shared a SM; 40 registers (80 unbounded) */
+    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256, 6) gk_0000000000000000(");
+    params(L, src);
+    fmt_printf(src, ") {\n  gk_transpose_al<%s>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, pR, pC, pS);
+    gk_launch gl = gk_transpose_al_launch(Rin, Cin, B, esz, seg);
+    set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
+  } else if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
     params(L, src);
