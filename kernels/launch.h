@@ -316,11 +316,22 @@ static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch)
 }
 /* ---- gk_transpose_al: TC = 64 (4-byte) or 32 (8-byte) columns by a segment of
 ** seg input rows (a multiple of GK_TAL_STEP = 64); block 32 x 8; batch in grid z.
-** steps = 64-row steps a segment (0: 4). */
-static inline int64_t gk_transpose_al_seg(int64_t R, int steps) {
-  int64_t tiles = gk_cdiv64(R, 64);
-  int64_t k = steps > 0 ? steps : 4;
-  return 64 * gk_min64(k, gk_max64(1, tiles));
+** The segment: 2..8 steps of 64 rows (each segment end cuts one line of every
+** output row in two), the most steps that keep the last wave of blocks (6 a
+** SM: 33 KB shared each) >= 90% full, else the fullest; steps > 0 forces it. */
+#define GK_TAL_BLOCKS_PER_SM 6
+static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, int elem_bytes, int sms, int steps) {
+  int64_t tiles = gk_max64(1, gk_cdiv64(R, 64));
+  if (steps > 0) return 64 * gk_min64(steps, tiles);
+  int64_t cx = gk_cdiv64(C, elem_bytes == 8 ? 32 : 64), res = (int64_t)gk_max64(1, sms) * GK_TAL_BLOCKS_PER_SM;
+  int64_t best = 2, bestf = -1;
+  for (int64_t k = 8; k >= 2; k--) {
+    int64_t blocks = cx * gk_cdiv64(tiles, k) * batch;
+    int64_t f = 1000 * blocks / (gk_cdiv64(blocks, res) * res);   /* per mille of the last wave's slots used, overall */
+    if (f >= 900) { best = k; break; }
+    if (f > bestf) { bestf = f; best = k; }
+  }
+  return 64 * gk_min64(best, tiles);
 }
 static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg) {
   gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -2152,7 +2152,7 @@ static int lower_transpose(lw *L, fmt_buf *src) {
   const char *tv = getenv("GK_TRANSPOSE"), *ts = getenv("GK_TRANSPOSE_STEPS");
   int esz = rt_dtype_size(x->t);
   int al = (esz == 4 || esz == 8) && (tv && !strcmp(tv, "al") ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0);
-  int64_t seg = gk_transpose_al_seg(Rin, ts ? atoi(ts) : 0);
+  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : 0);
   if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
     /* 6 blocks of 33 KB shared a SM; 40 registers (80 unbounded) */
