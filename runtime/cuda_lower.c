@@ -2082,7 +2082,8 @@ static int lower_hist(lw *L, fmt_buf *src) {
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);
   /* the data an input of the group: one 16-byte load a pack (gk_hist's packs
-  ** start at multiples of VEC elements); GK_HIST=old: element by element */
+  ** start at multiples of VEC elements); GK_HIST=old: element by element and
+  ** the tile loop of gk_hist_bin_fast (gk_hist_policy_v4_old) */
   const char *hv = getenv("GK_HIST");
   int din = in_index(g, x->in[0]);
   if (din >= 0 && L->vec_ok && !(hv && !strcmp(hv, "old")))
@@ -2109,7 +2110,7 @@ static int lower_hist(lw *L, fmt_buf *src) {
   init_k(L, src);
   fmt_puts(src, lh.data ? lh.data : "");
   if (shared)
-    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%s, k, r, out0);\n}\n", pN);
+    fmt_printf(src, "  gk_hist<gk_hist_policy_v4%s>((I)%s, k, r, out0);\n}\n", hv && !strcmp(hv, "old") ? "_old" : "", pN);
   else
     fmt_printf(src,
       "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%s; i += (I)gridDim.x * blockDim.x) {\n"
