@@ -326,7 +326,7 @@ static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, i
   int64_t cx = gk_cdiv64(C, elem_bytes == 8 ? 32 : 64), res = (int64_t)gk_max64(1, sms) * GK_TAL_BLOCKS_PER_SM;
   int64_t best = 2, bestf = -1;
   for (int64_t k = 8; k >= 2; k--) {
-    int64_t blocks = cx * gk_cdiv64(tiles, k) * batch;
+    int64_t blocks = gk_max64(1, cx * gk_cdiv64(tiles, k) * batch);   /* empty arrays: no launch */
     int64_t f = 1000 * blocks / (gk_cdiv64(blocks, res) * res);   /* per mille of the last wave's slots used, overall */
     if (f >= 900) { best = k; break; }
     if (f > bestf) { bestf = f; best = k; }

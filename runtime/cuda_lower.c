@@ -2102,15 +2102,26 @@ static int lower_hist(lw *L, fmt_buf *src) {
   }
   fmt_puts(src, "  }\n  }\n};\n");
   }
-  int shared = gk_hist_smem(nb) <= HIST_SMEM_MAX;
+  /* testing (device sweeps): GK_HIST_SUB copies of the bins (1, 2, 4, 8) and
+  ** GK_HIST_ITEMS packs a thread a tile (2, 4, 8) for the shared-bin kernel */
+  const char *hsub = getenv("GK_HIST_SUB"), *hitems = getenv("GK_HIST_ITEMS");
+  int sub = hsub ? atoi(hsub) : GK_HIST_SUB, items = hitems ? atoi(hitems) : 4;
+  if (sub != 1 && sub != 2 && sub != 4 && sub != 8) sub = GK_HIST_SUB;
+  if (items != 2 && items != 4 && items != 8) items = 4;
+  int64_t hsmem = (int64_t)sub * (nb + 1) * 4;
+  int shared = hsmem <= HIST_SMEM_MAX;
   gk_launch gl = gk_hist_launch(n, nb, 1, L->sms);
+  gl.smem = hsmem;
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_HIST_THREADS);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
   fmt_puts(src, lh.data ? lh.data : "");
-  if (shared)
+  if (shared && sub == GK_HIST_SUB && items == 4)
     fmt_printf(src, "  gk_hist<gk_hist_policy_v4%s>((I)%s, k, r, out0);\n}\n", hv && !strcmp(hv, "old") ? "_old" : "", pN);
+  else if (shared)
+    fmt_printf(src, "  gk_hist<gk_hist_policy<%d, %d, 4, %d, %d>>((I)%s, k, r, out0);\n}\n", GK_HIST_THREADS, items, sub,
+               !(hv && !strcmp(hv, "old")), pN);
   else
     fmt_printf(src,
       "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%s; i += (I)gridDim.x * blockDim.x) {\n"
