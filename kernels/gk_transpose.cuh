@@ -13,7 +13,8 @@
 ** output row pitch R is not a whole number of 128-byte lines (R odd: every
 ** 32-element store of gk_transpose straddles two lines, half written by
 ** another warp).  A block takes TC input columns (= output rows; 64 for
-** 4-byte, 32 for 8-byte elements) and a segment of seg input rows, and walks
+** 4-byte, 32 for 8-byte elements by default; 32 halves the shared ring for
+** twice the blocks an SM) and a segment of seg input rows, and walks
 ** it 64 rows a step through a shared ring of two steps (128 rows).  Output
 ** row c is written in windows that start on a line: the step at input row
 ** r_lo writes [r_lo - s_c, r_lo - s_c + 64), s_c = the elements of
@@ -66,10 +67,11 @@ GK_DEV void gk_transpose(const T *in, T *out, Idx R, Idx C) {
 #define GK_TAL_STEP 64    /* input rows a step of gk_transpose_al */
 #define GK_TAL_RING 128   /* rows of its shared ring: two steps */
 
-template <class T, class Idx>
+template <class T, int TC_ = (sizeof(T) == 8 ? 32 : 64), class Idx>
 GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "gk_transpose_al: 4- or 8-byte elements");
-  constexpr int TC = sizeof(T) == 8 ? 32 : 64;      /* input columns (output rows) of a block */
+  static_assert(TC_ == 32 || TC_ == 64, "gk_transpose_al: 32 or 64 columns");
+  constexpr int TC = TC_;                             /* input columns (output rows) of a block */
   constexpr int E = 128 / (int)sizeof(T);             /* elements of a 128-byte line */
   constexpr int LR = GK_TAL_STEP / GK_TILE_ROWS;      /* rows a thread loads in a step */
   constexpr int LC = TC / 32;                         /* columns a thread loads in a row */

@@ -2158,20 +2158,24 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     if (m == 2 && ms[0] == 1 && ms[1] == md[0]) { B = 1; Rin = md[1]; Cin = md[0]; }
     if (m == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) { B = md[0]; Rin = md[2]; Cin = md[1]; }
   }
-  /* an output row pitch of whole 128-byte lines: gk_transpose; else
-  ** gk_transpose_al, whose stores start on a line (GK_TRANSPOSE=old / al
-  ** picks one whenever both apply, GK_TRANSPOSE_STEPS its segment) */
+  /* an output row pitch of whole 128-byte lines, or fewer than 256 input
+  ** columns (a ragged column block is a third of 129: measured slower):
+  ** gk_transpose; else gk_transpose_al, whose stores start on a line
+  ** (GK_TRANSPOSE=old / al / al32 picks one whenever both apply, al32 with
+  ** 32 columns a block for f32; GK_TRANSPOSE_STEPS its segment) */
   const char *tv = getenv("GK_TRANSPOSE"), *ts = getenv("GK_TRANSPOSE_STEPS");
-  int esz = rt_dtype_size(x->t);
-  int al = (esz == 4 || esz == 8) && (tv && !strcmp(tv, "al") ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0);
-  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : 0);
+  int esz = rt_dtype_size(x->t), tc32 = tv && !strcmp(tv, "al32") && esz == 4;
+  int al = (esz == 4 || esz == 8) &&
+           (tv && !strncmp(tv, "al", 2) ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0 && Cin >= 256);
+  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : 0, tc32);
   if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
-    /* 6 blocks of 33 KB shared a SM; 40 registers (80 unbounded) */
-    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256, 6) gk_0000000000000000(");
+    /* 6 blocks of 33 KB shared a SM, 40 registers (80 unbounded); tc32: 8 of 17 KB */
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000(", tc32 ? 8 : 6);
     params(L, src);
-    fmt_printf(src, ") {\n  gk_transpose_al<%s>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, pR, pC, pS);
-    gk_launch gl = gk_transpose_al_launch(Rin, Cin, B, esz, seg);
+    fmt_printf(src, ") {\n  gk_transpose_al<%s, %d>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, esz == 8 || tc32 ? 32 : 64,
+               pR, pC, pS);
+    gk_launch gl = gk_transpose_al_launch(Rin, Cin, B, esz, seg, tc32);
     set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
   } else if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);

@@ -799,8 +799,9 @@ static void test_select() {
 /* ---- transpose / permute ---- */
 __global__ void k_transpose(const float *in, float *out, gk_i64 R, gk_i64 C) { gk_transpose(in, out, R, C); }
 __global__ void k_permute(const float *in, float *out, gk_i64 total, gk_permute_args a) { gk_permute(in, out, total, a); }
-template <class T> __global__ void __launch_bounds__(256, 6) k_transpose_al(const T *in, T *out, gk_i64 R, gk_i64 C, gk_i64 seg) {
-  gk_transpose_al(in, out, R, C, seg);
+template <class T, int TC = (sizeof(T) == 8 ? 32 : 64)>
+__global__ void __launch_bounds__(256, 6) k_transpose_al(const T *in, T *out, gk_i64 R, gk_i64 C, gk_i64 seg) {
+  gk_transpose_al<T, TC>(in, out, R, C, seg);
 }
 static void test_transpose() {
   struct TS { gk_i64 b, r, c; };
@@ -824,19 +825,26 @@ static void test_transpose() {
     std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n + 32); y.poison();
     std::vector<double> hd(n); for (gk_i64 i = 0; i < n; ++i) hd[i] = hx[i] * 3.0 + 1e-9 * (double)i;
     DBuf<double> xd(hd), yd(n + 16); yd.poison();
-    gk_i64 seg = gk_transpose_al_seg(s.r, s.c, s.b, 4, g_sms, s.steps), segd = gk_transpose_al_seg(s.r, s.c, s.b, 8, g_sms, s.steps);
-    gk_launch L = gk_transpose_al_launch(s.r, s.c, s.b, 4, seg), Ld = gk_transpose_al_launch(s.r, s.c, s.b, 8, segd);
+    gk_i64 seg = gk_transpose_al_seg(s.r, s.c, s.b, 4, g_sms, s.steps, 0), segd = gk_transpose_al_seg(s.r, s.c, s.b, 8, g_sms, s.steps, 0);
+    gk_launch L = gk_transpose_al_launch(s.r, s.c, s.b, 4, seg, 0), Ld = gk_transpose_al_launch(s.r, s.c, s.b, 8, segd, 0);
     k_transpose_al<float><<<dim3((unsigned)L.grid[0], (unsigned)L.grid[1], (unsigned)L.grid[2]), dim3(32, 8)>>>(x.p, y.p + s.off, s.r, s.c, seg);
     LAUNCHED();
     k_transpose_al<double><<<dim3((unsigned)Ld.grid[0], (unsigned)Ld.grid[1], (unsigned)Ld.grid[2]), dim3(32, 8)>>>(xd.p, yd.p + s.off % 16, s.r, s.c, segd);
     LAUNCHED();
     std::vector<float> h = y.get(); std::vector<double> hy = yd.get(); bool ok = true;
+    DBuf<float> y32(n + 32); y32.poison();   /* 32 columns a block (GK_TRANSPOSE=al32) */
+    gk_i64 seg32 = gk_transpose_al_seg(s.r, s.c, s.b, 4, g_sms, s.steps, 1);
+    gk_launch L32 = gk_transpose_al_launch(s.r, s.c, s.b, 4, seg32, 1);
+    k_transpose_al<float, 32><<<dim3((unsigned)L32.grid[0], (unsigned)L32.grid[1], (unsigned)L32.grid[2]), dim3(32, 8)>>>(x.p, y32.p + s.off, s.r, s.c, seg32);
+    LAUNCHED();
+    std::vector<float> h32 = y32.get();
     for (gk_i64 b = 0; b < s.b; ++b) for (gk_i64 r = 0; r < s.r; ++r) for (gk_i64 c = 0; c < s.c; ++c) {
+      ok &= h32[s.off + b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
       ok &= h[s.off + b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
       ok &= hy[s.off % 16 + b * s.r * s.c + c * s.r + r] == hd[b * s.r * s.c + r * s.c + c];
     }
-    for (int k = 0; k < s.off; ++k) ok &= std::isnan(h[k]);               /* nothing written before or after */
-    for (int k = 0; k < 32 - s.off; ++k) ok &= std::isnan(h[s.off + n + k]);
+    for (int k = 0; k < s.off; ++k) ok &= std::isnan(h[k]) && std::isnan(h32[k]);   /* nothing written before or after */
+    for (int k = 0; k < 32 - s.off; ++k) ok &= std::isnan(h[s.off + n + k]) && std::isnan(h32[s.off + n + k]);
     result(ok, fmt("transpose_al %lldx%lldx%lld steps %d off %d", s.b, s.r, s.c, s.steps, s.off));
   }
   /* permute: dims d[0..nd), axes perm; out dim k = d[perm[k]] */
