@@ -67,7 +67,7 @@ GK_DEV void gk_transpose(const T *in, T *out, Idx R, Idx C) {
 #define GK_TAL_STEP 64    /* input rows a step of gk_transpose_al */
 #define GK_TAL_RING 128   /* rows of its shared ring: two steps */
 
-template <class T, int TC_ = (sizeof(T) == 8 ? 32 : 64), class Idx>
+template <class T, int TC_ = (sizeof(T) == 8 ? 32 : 64), bool EARLY = true, class Idx>
 GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
   static_assert(sizeof(T) == 4 || sizeof(T) == 8, "gk_transpose_al: 4- or 8-byte elements");
   static_assert(TC_ == 32 || TC_ == 64, "gk_transpose_al: 32 or 64 columns");
@@ -104,8 +104,8 @@ GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
 #pragma unroll
         for (int h = 0; h < LC; ++h) ring[(int)((r_lo + ty + j * GK_TILE_ROWS) & (GK_TAL_RING - 1))][tx + h * 32] = v[j][h];
     }
-    __syncthreads();
-    if (r_lo + GK_TAL_STEP < s1) {
+    if (!EARLY) __syncthreads();
+    if (r_lo + GK_TAL_STEP < s1) {                    /* the next step's loads (EARLY: before the barrier) */
 #pragma unroll
       for (int j = 0; j < LR; ++j)
 #pragma unroll
@@ -114,6 +114,7 @@ GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
           if (r < s1 && c < C) v[j][h] = in[r * C + c];
         }
     }
+    if (EARLY) __syncthreads();
 #pragma unroll
     for (int q = 0; q < WQ; ++q) {
       const int jj = ty + q * GK_TILE_ROWS;

@@ -2173,8 +2173,9 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     /* 6 blocks of 33 KB shared a SM, 40 registers (80 unbounded); tc32: 8 of 17 KB */
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000(", tc32 ? 8 : 6);
     params(L, src);
-    fmt_printf(src, ") {\n  gk_transpose_al<%s, %d>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, esz == 8 || tc32 ? 32 : 64,
-               pR, pC, pS);
+    const char *te = getenv("GK_TRANSPOSE_EARLY");   /* 0: the next step's loads after the barrier (to measure) */
+    fmt_printf(src, ") {\n  gk_transpose_al<%s, %d, %s>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, esz == 8 || tc32 ? 32 : 64,
+               te && !strcmp(te, "0") ? "false" : "true", pR, pC, pS);
     gk_launch gl = gk_transpose_al_launch(Rin, Cin, B, esz, seg, tc32);
     set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
   } else if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
