@@ -12,9 +12,10 @@
 ** gk_transpose_al: the same transpose for 4- and 8-byte elements when the
 ** output row pitch R is not a whole number of 128-byte lines (R odd: every
 ** 32-element store of gk_transpose straddles two lines, half written by
-** another warp).  A block takes TC input columns (= output rows; 64 for
-** 4-byte, 32 for 8-byte elements by default; 32 halves the shared ring for
-** twice the blocks an SM) and a segment of seg input rows, and walks
+** another warp).  A block takes TC input columns (= output rows; the
+** template's default 64 for 4-byte, 32 for 8-byte elements; TC = 32 halves
+** the shared ring, and the lowering uses it for f32: 8 blocks an SM) and a
+** segment of seg input rows, and walks
 ** it 64 rows a step through a shared ring of two steps (128 rows).  Output
 ** row c is written in windows that start on a line: the step at input row
 ** r_lo writes [r_lo - s_c, r_lo - s_c + 64), s_c = the elements of

@@ -314,8 +314,8 @@ static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch)
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
-/* ---- gk_transpose_al: TC = 64 (4-byte) or 32 (8-byte) columns by a segment of
-** seg input rows (a multiple of GK_TAL_STEP = 64); block 32 x 8; batch in grid z.
+/* ---- gk_transpose_al: TC = 64 (4-byte; tc32: 32) or 32 (8-byte) columns by a segment
+** of seg input rows (a multiple of GK_TAL_STEP = 64); block 32 x 8; batch in grid z.
 ** The segment: 2..8 steps of 64 rows (each segment end cuts one line of every
 ** output row in two), the most steps that keep the last wave of blocks (6 a
 ** SM: 33 KB shared each) >= 90% full, else the fullest; steps > 0 forces it. */
