@@ -54,12 +54,14 @@
 #define GK_HIST_CUH
 #include "gk_common.cuh"
 
-template <int THREADS_, int ITEMS_, int VEC_, int SUB_> struct gk_hist_policy {
-  enum { THREADS = THREADS_, ITEMS = ITEMS_, VEC = VEC_, SUB = SUB_, TILE = THREADS_ * ITEMS_ * VEC_ };
+/* LEAN: the tile loop bins with gk_hist_lean (0: gk_hist_bin_fast, as before) */
+template <int THREADS_, int ITEMS_, int VEC_, int SUB_, int LEAN_ = 1> struct gk_hist_policy {
+  enum { THREADS = THREADS_, ITEMS = ITEMS_, VEC = VEC_, SUB = SUB_, TILE = THREADS_ * ITEMS_ * VEC_, LEAN = LEAN_ };
 };
 /* launch.h GK_HIST_THREADS, GK_HIST_SUB, GK_HIST_TILE_V4/_V1 must match (ORDER) */
 typedef gk_hist_policy<1024, 4, 4, 2> gk_hist_policy_v4;
 typedef gk_hist_policy<1024, 8, 1, 2> gk_hist_policy_v1;
+typedef gk_hist_policy<1024, 4, 4, 2, 0> gk_hist_policy_v4_old;
 
 #define GK_HIST_FAST_MAX_BINS (1 << 20)   /* g < 2^22 for the float rounding constant */
 
@@ -201,6 +203,31 @@ GK_DEV int gk_hist_bin_fast(const gk_hist_range &r, float v) {
   return v >= r.flo && v <= r.fhi ? c : -1;
 }
 
+/* The tile loop's binning (the same decisions as gk_hist_bin_fast, fewer
+** instructions): bin = the bin of a decided in-range value, else the spare
+** bin nbins; und = in range but undecided (the exact path bins it).  floor(g)
+** is k plus the sign bit of d = g - k (d's rounding keeps its sign; d == 0 is
+** undecided).  A decided in-range g lies in (B, nbins - B), so its floor is
+** in [0, nbins - 1]; the unsigned min only keeps a wrong margin in bounds. */
+GK_DEV void gk_hist_lean(const gk_hist_range &r, float v, int &bin, bool &und) {
+  const float C = 0x1.8p23f;
+  const float g = __fmul_rn(__fsub_rn(v, r.flo), r.frs);
+  const float t = __fadd_rn(g, C), k = __fsub_rn(t, C), d = __fsub_rn(g, k);
+  const unsigned i = (unsigned)(__float_as_int(t) - 0x4B400000 + (__float_as_int(d) >> 31));
+  const bool in = v >= r.flo && v <= r.fhi, dec = fabsf(d) > r.fB;
+  bin = in && dec ? (int)min(i, (unsigned)r.nbins - 1u) : r.nbins;
+  und = in && !dec;
+}
+GK_DEV void gk_hist_lean(const gk_hist_range &r, double v, int &bin, bool &und) {
+  const double C = 0x1.8p52;
+  const double g = __dmul_rn(__dsub_rn(v, r.lo), r.drs);
+  const double t = __dadd_rn(g, C), k = __dsub_rn(t, C), d = __dsub_rn(g, k);
+  const unsigned i = (unsigned)((int)(__double_as_longlong(t) - 0x4338000000000000LL) + (int)(__double_as_longlong(d) >> 63));
+  const bool in = v >= r.lo && v <= r.hi, dec = fabs(d) > r.dB;
+  bin = in && dec ? (int)min(i, (unsigned)r.nbins - 1u) : r.nbins;
+  und = in && !dec;
+}
+
 /* Bin of a value (double: mode 0; float: modes 1, 2), or -1 when ignored. */
 template <class V> GK_DEV int gk_hist_bin(const gk_hist_range &r, V v) {
   const int b = gk_hist_bin_fast(r, v);
@@ -221,6 +248,9 @@ GK_DEV void gk_hist(Idx n, const Load &load, const gk_hist_range &r, gk_i64 *cou
   for (int k = threadIdx.x; k < P::SUB * stride; k += T) gk_hist_bins_[k] = 0;
   __syncthreads();
   gk_u32 *mine = gk_hist_bins_ + (threadIdx.x / 32 % P::SUB) * stride;
+  /* the tile loop counts through the copy's 32-bit shared address: one
+  ** instruction for an item's address (the generic pointer costs two) */
+  const unsigned mine_s = (unsigned)__cvta_generic_to_shared(mine);
   const Idx tile = (Idx)T * U * V;
   static_assert(P::ITEMS * P::VEC <= 32, "gk_hist: one bit per item in a 32-bit mask");
   const Idx ntiles = n / tile;
@@ -234,9 +264,17 @@ GK_DEV void gk_hist(Idx n, const Load &load, const gk_hist_range &r, gk_i64 *cou
     for (int u = 0; u < U; ++u)
 #pragma unroll
       for (int v = 0; v < V; ++v) {
-        const int b = gk_hist_bin_fast(r, gk_hist_val(x[u][v]));
-        atomicAdd(mine + (b >= 0 ? b : nbins), 1u);   /* no branch: ignored items go to the spare bin */
-        pend |= (b == -2 ? 1u : 0u) << (u * V + v);
+        if (P::LEAN) {
+          int b; bool und;
+          gk_hist_lean(r, gk_hist_val(x[u][v]), b, und);
+          /* ignored and undecided items: the spare bin */
+          asm volatile("red.shared.add.u32 [%0], 1;" :: "r"(mine_s + 4u * (unsigned)b) : "memory");
+          if (und) pend |= 1u << (u * V + v);
+        } else {
+          const int b = gk_hist_bin_fast(r, gk_hist_val(x[u][v]));
+          atomicAdd(mine + (b >= 0 ? b : nbins), 1u);   /* no branch: ignored items go to the spare bin */
+          pend |= (b == -2 ? 1u : 0u) << (u * V + v);
+        }
       }
     while (pend) {                                 /* rare: one copy of the exact path */
       const int j = __ffs(pend) - 1;

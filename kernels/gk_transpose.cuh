@@ -9,6 +9,23 @@
 ** column reads hit 32 distinct banks.
 ** Grid: (ceil(C/64), ceil(R/64), batch) with gridDim.y <= 65535 (launch.h).
 **
+** gk_transpose_al: the same transpose for 4- and 8-byte elements when the
+** output row pitch R is not a whole number of 128-byte lines (R odd: every
+** 32-element store of gk_transpose straddles two lines, half written by
+** another warp).  A block takes TC input columns (= output rows; the
+** template's default 64 for 4-byte, 32 for 8-byte elements; TC = 32 halves
+** the shared ring, and the lowering uses it for f32: 8 blocks an SM) and a
+** segment of seg input rows, and walks
+** it 64 rows a step through a shared ring of two steps (128 rows).  Output
+** row c is written in windows that start on a line: the step at input row
+** r_lo writes [r_lo - s_c, r_lo - s_c + 64), s_c = the elements of
+** out[c, r_lo]'s line before it (< 32), which the ring still holds from the
+** step before.  Every warp store is one whole line (two for 8-byte) except
+** at the ends of a segment, where the window is cut to [s0, s1); one extra
+** step after the last load writes the segment's last s_c columns.  The next
+** step's loads are in registers while a step's window is written.
+** Grid: (ceil(C/TC), ceil(R/seg), batch), block 32 x 8, seg a multiple of 64.
+**
 ** gk_permute: out has dims odims[0..nd); out element (o_0..o_{nd-1}) comes
 ** from in at sum_k o_k * istride[k], where istride[k] is the input stride
 ** (in elements) of the input axis that becomes output axis k.  One element
@@ -46,6 +63,75 @@ GK_DEV void gk_transpose(const T *in, T *out, Idx R, Idx C) {
       const Idx c = c0 + ty + j, r = r0 + tx + h;     /* output row c, column r */
       if (r < R && c < C) out[c * R + r] = tile[tx + h][ty + j];
     }
+}
+
+#define GK_TAL_STEP 64    /* input rows a step of gk_transpose_al */
+#define GK_TAL_RING 128   /* rows of its shared ring: two steps */
+
+template <class T, int TC_ = (sizeof(T) == 8 ? 32 : 64), bool EARLY = true, class Idx>
+GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
+  static_assert(sizeof(T) == 4 || sizeof(T) == 8, "gk_transpose_al: 4- or 8-byte elements");
+  static_assert(TC_ == 32 || TC_ == 64, "gk_transpose_al: 32 or 64 columns");
+  constexpr int TC = TC_;                             /* input columns (output rows) of a block */
+  constexpr int E = 128 / (int)sizeof(T);             /* elements of a 128-byte line */
+  constexpr int LR = GK_TAL_STEP / GK_TILE_ROWS;      /* rows a thread loads in a step */
+  constexpr int LC = TC / 32;                         /* columns a thread loads in a row */
+  constexpr int WQ = TC / GK_TILE_ROWS;               /* output rows a warp writes in a step */
+  __shared__ T ring[GK_TAL_RING][TC + 1];
+  const Idx b = blockIdx.z;
+  in += b * R * C; out += b * R * C;
+  const Idx c0 = (Idx)blockIdx.x * TC, s0 = (Idx)blockIdx.y * seg;
+  const Idx s1 = s0 + seg < R ? s0 + seg : R;
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  int skew[WQ];                                       /* s_c of the output rows this warp writes */
+#pragma unroll
+  for (int q = 0; q < WQ; ++q) {
+    const Idx c = c0 + ty + q * GK_TILE_ROWS;
+    skew[q] = (int)(((unsigned long long)(size_t)(out + (c < C ? c : 0) * R + s0) / sizeof(T)) & (E - 1));
+  }
+  T v[LR][LC];
+#pragma unroll
+  for (int j = 0; j < LR; ++j)
+#pragma unroll
+    for (int h = 0; h < LC; ++h) {
+      const Idx r = s0 + ty + j * GK_TILE_ROWS, c = c0 + tx + h * 32;
+      if (r < s1 && c < C) v[j][h] = in[r * C + c];
+    }
+  for (Idx r_lo = s0;; r_lo += GK_TAL_STEP) {
+    const bool more = r_lo < s1;                      /* a step with rows to load (else: the last window) */
+    if (more) {
+#pragma unroll
+      for (int j = 0; j < LR; ++j)
+#pragma unroll
+        for (int h = 0; h < LC; ++h) ring[(int)((r_lo + ty + j * GK_TILE_ROWS) & (GK_TAL_RING - 1))][tx + h * 32] = v[j][h];
+    }
+    if (!EARLY) __syncthreads();
+    if (r_lo + GK_TAL_STEP < s1) {                    /* the next step's loads (EARLY: before the barrier) */
+#pragma unroll
+      for (int j = 0; j < LR; ++j)
+#pragma unroll
+        for (int h = 0; h < LC; ++h) {
+          const Idx r = r_lo + GK_TAL_STEP + ty + j * GK_TILE_ROWS, c = c0 + tx + h * 32;
+          if (r < s1 && c < C) v[j][h] = in[r * C + c];
+        }
+    }
+    if (EARLY) __syncthreads();
+#pragma unroll
+    for (int q = 0; q < WQ; ++q) {
+      const int jj = ty + q * GK_TILE_ROWS;
+      const Idx c = c0 + jj;
+      if (c < C) {
+        T *orow = out + c * R;
+#pragma unroll
+        for (int h = 0; h < GK_TAL_STEP; h += 32) {
+          const Idx r = r_lo - skew[q] + h + tx;
+          if (r >= s0 && r < s1) orow[r] = ring[(int)(r & (GK_TAL_RING - 1))][jj];
+        }
+      }
+    }
+    if (!more) break;
+    __syncthreads();
+  }
 }
 
 struct gk_permute_args {

@@ -391,6 +391,31 @@ static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch)
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
+/* ---- gk_transpose_al: TC = 64 (4-byte; tc32: 32) or 32 (8-byte) columns by a segment
+** of seg input rows (a multiple of GK_TAL_STEP = 64); block 32 x 8; batch in grid z.
+** The segment: 2..8 steps of 64 rows (each segment end cuts one line of every
+** output row in two), the most steps that keep the last wave of blocks (6 a
+** SM: 33 KB shared each) >= 90% full, else the fullest; steps > 0 forces it. */
+#define GK_TAL_BLOCKS_PER_SM 6   /* TC = 64 f32 / 32 f64: 33 KB; TC = 32 f32 (tc32): 17 KB, 8 an SM */
+static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, int elem_bytes, int sms, int steps, int tc32) {
+  int64_t tiles = gk_max64(1, gk_cdiv64(R, 64));
+  if (steps > 0) return 64 * gk_min64(steps, tiles);
+  int64_t cx = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64);
+  int64_t res = (int64_t)gk_max64(1, sms) * (tc32 && elem_bytes == 4 ? 8 : GK_TAL_BLOCKS_PER_SM);
+  int64_t best = 2, bestf = -1;
+  for (int64_t k = 8; k >= 2; k--) {
+    int64_t blocks = gk_max64(1, cx * gk_cdiv64(tiles, k) * batch);   /* empty arrays: no launch */
+    int64_t f = 1000 * blocks / (gk_cdiv64(blocks, res) * res);   /* per mille of the last wave's slots used, overall */
+    if (f >= 900) { best = k; break; }
+    if (f > bestf) { bestf = f; best = k; }
+  }
+  return 64 * gk_min64(best, tiles);
+}
+static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg, int tc32) {
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
+  return L;
+}
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));

@@ -2106,6 +2106,14 @@ static int lower_hist(lw *L, fmt_buf *src) {
   head(L, src, "gk_hist.cuh", 0);
   fmt_printf(src, "struct K {\n  typedef %s X;\n", ctype(dt));
   members(L, src);
+  /* the data an input of the group: one 16-byte load a pack (gk_hist's packs
+  ** start at multiples of VEC elements); GK_HIST=old: element by element and
+  ** the tile loop of gk_hist_bin_fast (gk_hist_policy_v4_old) */
+  const char *hv = getenv("GK_HIST");
+  int din = in_index(g, x->in[0]);
+  if (din >= 0 && L->vec_ok && !(hv && !strcmp(hv, "old")))
+    fmt_printf(src, "  template <int N> __device__ void load(X *d, I i) const { gk_ld<N>(d, in%d + i); }\n};\n", din);
+  else {
   fmt_puts(src, "  template <int N> __device__ void load(X *d, I i) const {\n#pragma unroll\n  for (int kk = 0; kk < N; ++kk) {\n    const I ii = i + kk;\n");
   {
     /* per element of the pack: re-emit with index ii */
@@ -2118,15 +2126,27 @@ static int lower_hist(lw *L, fmt_buf *src) {
     fmt_free(&l2);
   }
   fmt_puts(src, "  }\n  }\n};\n");
-  int shared = gk_hist_smem(nb) <= HIST_SMEM_MAX;
+  }
+  /* testing (device sweeps): GK_HIST_SUB copies of the bins (1, 2, 4, 8) and
+  ** GK_HIST_ITEMS packs a thread a tile (2, 4, 8) for the shared-bin kernel */
+  const char *hsub = getenv("GK_HIST_SUB"), *hitems = getenv("GK_HIST_ITEMS");
+  int sub = hsub ? atoi(hsub) : GK_HIST_SUB, items = hitems ? atoi(hitems) : 4;
+  if (sub != 1 && sub != 2 && sub != 4 && sub != 8) sub = GK_HIST_SUB;
+  if (items != 2 && items != 4 && items != 8) items = 4;
+  int64_t hsmem = (int64_t)sub * (nb + 1) * 4;
+  int shared = hsmem <= HIST_SMEM_MAX;
   gk_launch gl = gk_hist_launch(n, nb, 1, L->sms);
+  gl.smem = hsmem;
   fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_HIST_THREADS);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
   fmt_puts(src, lh.data ? lh.data : "");
-  if (shared)
-    fmt_printf(src, "  gk_hist<gk_hist_policy_v4>((I)%s, k, r, out0);\n}\n", pN);
+  if (shared && sub == GK_HIST_SUB && items == 4)
+    fmt_printf(src, "  gk_hist<gk_hist_policy_v4%s>((I)%s, k, r, out0);\n}\n", hv && !strcmp(hv, "old") ? "_old" : "", pN);
+  else if (shared)
+    fmt_printf(src, "  gk_hist<gk_hist_policy<%d, %d, 4, %d, %d>>((I)%s, k, r, out0);\n}\n", GK_HIST_THREADS, items, sub,
+               !(hv && !strcmp(hv, "old")), pN);
   else
     fmt_printf(src,
       "  for (I i = (I)blockIdx.x * blockDim.x + threadIdx.x; i < (I)%s; i += (I)gridDim.x * blockDim.x) {\n"
@@ -2163,7 +2183,29 @@ static int lower_transpose(lw *L, fmt_buf *src) {
     if (m == 2 && ms[0] == 1 && ms[1] == md[0]) { B = 1; Rin = md[1]; Cin = md[0]; }
     if (m == 3 && ms[1] == 1 && ms[2] == md[1] && ms[0] == md[1] * md[2]) { B = md[0]; Rin = md[2]; Cin = md[1]; }
   }
-  if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
+  /* an output row pitch of whole 128-byte lines, or fewer than 256 input
+  ** columns (a ragged column block is a third of 129: measured slower):
+  ** gk_transpose; else gk_transpose_al, whose stores start on a line, for
+  ** f32 with 32 columns a block and segments of 4 steps (the fastest of the
+  ** variants timed on 8191x8193).  GK_TRANSPOSE=old / al / al64 picks one
+  ** whenever both apply (al64: 64 f32 columns a block, segments by the wave
+  ** rule); GK_TRANSPOSE_STEPS the segment */
+  const char *tv = getenv("GK_TRANSPOSE"), *ts = getenv("GK_TRANSPOSE_STEPS");
+  int esz = rt_dtype_size(x->t), tc32 = esz == 4 && !(tv && !strcmp(tv, "al64"));
+  int al = (esz == 4 || esz == 8) &&
+           (tv && !strncmp(tv, "al", 2) ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0 && Cin >= 256);
+  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : tc32 ? 4 : 0, tc32);
+  if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
+    const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
+    /* 6 blocks of 33 KB shared a SM, 40 registers (80 unbounded); tc32: 8 of 17 KB */
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000(", tc32 ? 8 : 6);
+    params(L, src);
+    const char *te = getenv("GK_TRANSPOSE_EARLY");   /* 0: the next step's loads after the barrier (to measure) */
+    fmt_printf(src, ") {\n  gk_transpose_al<%s, %d, %s>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, esz == 8 || tc32 ? 32 : 64,
+               te && !strcmp(te, "0") ? "false" : "true", pR, pC, pS);
+    gk_launch gl = gk_transpose_al_launch(Rin, Cin, B, esz, seg, tc32);
+    set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], 32, 8, 0);
+  } else if (B > 0 && B <= 65535 && gk_cdiv64(Rin, 64) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin);
     fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
     params(L, src);

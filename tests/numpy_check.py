@@ -605,6 +605,33 @@ def matrix_group(D, r, c, dt):
     return ("matrix %s %dx%d" % (dn, r, c), inp, C)
 
 
+def moves_group(D, shape, dt):
+    """Transposes and permutes whose output rows are not whole 128-byte lines
+    (cuda: gk_transpose_al) or are, several tiles and segments each way, of
+    inputs and of pending values."""
+    dn, sh = NAME[dt], "x".join(map(str, shape))
+    t = D.signed(shape, dt)
+    C = []
+
+    pd = I64 if dt == B_ else dt           # gk's type of t * 2 and t + t
+
+    def add(name, expr, ref, rdt=dt):
+        C.append(Check("move/%s/%s/%s" % (dn, sh, name), expr, ref, rdt))
+
+    if len(shape) == 2:
+        add("transpose", "transpose(t)", lambda e: e["t"].T)
+        add("permute10", "permute(t, 1, 0)", lambda e: e["t"].T)
+        add("transpose_pending", "transpose(t * 2)", lambda e: (e["t"].astype(pd) * 2).T, pd)
+        add("transpose_slice", "transpose(t)[1:, ::2]", lambda e: e["t"].T[1:, ::2])
+    else:
+        for axes in ((0, 2, 1), (2, 0, 1), (1, 2, 0)):
+            add("permute" + "".join(map(str, axes)), "permute(t, %s)" % ", ".join(map(str, axes)),
+                lambda e, axes=axes: np.transpose(e["t"], axes))
+        add("permute021_pending", "permute(t + t, 0, 2, 1)",
+            lambda e: np.transpose(e["t"].astype(pd) + e["t"], (0, 2, 1)), pd)
+    return ("moves %s %s" % (dn, sh), {"t": t}, C)
+
+
 def tensor_group(D, shape, dt):
     dn = NAME[dt]
     t = D.signed(shape, dt)
@@ -1101,7 +1128,7 @@ def main():
     ap.add_argument("--backend")
     ap.add_argument("--quick", action="store_true", help="skip the 1000003-element sizes")
     ap.add_argument("--seed", type=int)
-    ap.add_argument("-k", default="", help="only checks whose name contains this")
+    ap.add_argument("-k", action="append", default=[], help="only checks whose name contains this (repeat: any of them)")
     ap.add_argument("-v", action="store_true")
     ap.add_argument("--timeout", type=float, default=300)
     ap.add_argument("-j", "--jobs", type=int, default=1, help="groups run at once (data is drawn first, in order)")
@@ -1140,6 +1167,9 @@ def main():
     for shape in [(2, 3, 4), (31, 33, 5)] + ([] if args.quick else [(100, 101, 99)]):
         for dt in (F32, I64, B_):
             groups.append(lambda shape=shape, dt=dt: tensor_group(D, shape, dt))
+    for shape in [(257, 1031), (33, 4099), (3, 130, 67)] + ([] if args.quick else [(4099, 33), (2 ** 20 + 1, 3)]):
+        for dt in DTYPES.values():
+            groups.append(lambda shape=shape, dt=dt: moves_group(D, shape, dt))
     for n in [1, 33, 1000] + ([] if args.quick else [1000003]):
         groups.append(lambda n=n: promotion_group(D, n))
     ashapes = [(1,), (31,), (33,), (1, 1), (31, 33), (33, 1), (1, 31), (0, 3), (2, 3, 4), (31, 1, 33),
@@ -1168,7 +1198,7 @@ def main():
     runners = []
     def job(i):
         label, inp, checks = built[i]
-        checks = [c for c in checks if args.k in c.name]
+        checks = [c for c in checks if not args.k or any(k in c.name for k in args.k)]
         d = os.path.join(tmp, str(i))
         os.makedirs(d, exist_ok=True)
         r = Runner(gk, args.backend, d, args.timeout, args.v)

@@ -799,6 +799,10 @@ static void test_select() {
 /* ---- transpose / permute ---- */
 __global__ void k_transpose(const float *in, float *out, gk_i64 R, gk_i64 C) { gk_transpose(in, out, R, C); }
 __global__ void k_permute(const float *in, float *out, gk_i64 total, gk_permute_args a) { gk_permute(in, out, total, a); }
+template <class T, int TC = (sizeof(T) == 8 ? 32 : 64)>
+__global__ void __launch_bounds__(256, 6) k_transpose_al(const T *in, T *out, gk_i64 R, gk_i64 C, gk_i64 seg) {
+  gk_transpose_al<T, TC>(in, out, R, C, seg);
+}
 static void test_transpose() {
   struct TS { gk_i64 b, r, c; };
   for (TS s : {TS{1, 1, 1}, TS{1, 3, 1000}, TS{1, 1000, 3}, TS{1, 33, 4097}, TS{2, 1024, 1024}, TS{3, 70, 33}}) {
@@ -811,6 +815,37 @@ static void test_transpose() {
     for (gk_i64 b = 0; b < s.b; ++b) for (gk_i64 r = 0; r < s.r; ++r) for (gk_i64 c = 0; c < s.c; ++c)
       ok &= h[b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
     result(ok, fmt("transpose %lldx%lldx%lld", s.b, s.r, s.c));
+  }
+  /* gk_transpose_al: output rows that are not whole lines, segments of 1, 2 and
+  ** the planned steps, an output that starts off a line (off elements in) */
+  struct AS { gk_i64 b, r, c; int steps, off; };
+  for (AS s : {AS{1, 1, 1, 0, 0}, AS{1, 31, 33, 0, 0}, AS{1, 1000, 3, 1, 5}, AS{1, 1031, 257, 2, 0}, AS{2, 257, 130, 0, 31},
+               AS{1, 4097, 33, 0, 3}, AS{3, 70, 1000, 1, 1}}) {
+    gk_i64 n = s.b * s.r * s.c;
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n + 32); y.poison();
+    std::vector<double> hd(n); for (gk_i64 i = 0; i < n; ++i) hd[i] = hx[i] * 3.0 + 1e-9 * (double)i;
+    DBuf<double> xd(hd), yd(n + 16); yd.poison();
+    gk_i64 seg = gk_transpose_al_seg(s.r, s.c, s.b, 4, g_sms, s.steps, 0), segd = gk_transpose_al_seg(s.r, s.c, s.b, 8, g_sms, s.steps, 0);
+    gk_launch L = gk_transpose_al_launch(s.r, s.c, s.b, 4, seg, 0), Ld = gk_transpose_al_launch(s.r, s.c, s.b, 8, segd, 0);
+    k_transpose_al<float><<<dim3((unsigned)L.grid[0], (unsigned)L.grid[1], (unsigned)L.grid[2]), dim3(32, 8)>>>(x.p, y.p + s.off, s.r, s.c, seg);
+    LAUNCHED();
+    k_transpose_al<double><<<dim3((unsigned)Ld.grid[0], (unsigned)Ld.grid[1], (unsigned)Ld.grid[2]), dim3(32, 8)>>>(xd.p, yd.p + s.off % 16, s.r, s.c, segd);
+    LAUNCHED();
+    std::vector<float> h = y.get(); std::vector<double> hy = yd.get(); bool ok = true;
+    DBuf<float> y32(n + 32); y32.poison();   /* 32 columns a block (GK_TRANSPOSE=al32) */
+    gk_i64 seg32 = gk_transpose_al_seg(s.r, s.c, s.b, 4, g_sms, s.steps, 1);
+    gk_launch L32 = gk_transpose_al_launch(s.r, s.c, s.b, 4, seg32, 1);
+    k_transpose_al<float, 32><<<dim3((unsigned)L32.grid[0], (unsigned)L32.grid[1], (unsigned)L32.grid[2]), dim3(32, 8)>>>(x.p, y32.p + s.off, s.r, s.c, seg32);
+    LAUNCHED();
+    std::vector<float> h32 = y32.get();
+    for (gk_i64 b = 0; b < s.b; ++b) for (gk_i64 r = 0; r < s.r; ++r) for (gk_i64 c = 0; c < s.c; ++c) {
+      ok &= h32[s.off + b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
+      ok &= h[s.off + b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
+      ok &= hy[s.off % 16 + b * s.r * s.c + c * s.r + r] == hd[b * s.r * s.c + r * s.c + c];
+    }
+    for (int k = 0; k < s.off; ++k) ok &= std::isnan(h[k]) && std::isnan(h32[k]);   /* nothing written before or after */
+    for (int k = 0; k < 32 - s.off; ++k) ok &= std::isnan(h[s.off + n + k]) && std::isnan(h32[s.off + n + k]);
+    result(ok, fmt("transpose_al %lldx%lldx%lld steps %d off %d", s.b, s.r, s.c, s.steps, s.off));
   }
   /* permute: dims d[0..nd), axes perm; out dim k = d[perm[k]] */
   struct PS { int nd; gk_i64 d[8]; int p[8]; };
