@@ -412,7 +412,7 @@ static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, i
   return 64 * gk_min64(best, tiles);
 }
 static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg, int tc32) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
   return L;
 }
