@@ -506,6 +506,23 @@ template <class KT, class I, bool IDX> struct gk_sort_sw { typedef KT T; };
 template <class KT, class I> struct gk_sort_sw<KT, I, true> { typedef gk_u64 T; };
 template <> struct gk_sort_sw<gk_u32, int, true> { typedef gk_u32 T; };
 
+/* PACK (IDX, 4-byte keys, a 4-byte index): the carried word is key << 32 |
+** index, one 8-byte load, stage and store an element a pass instead of two
+** of each.  gk_sort_pk<PACK> builds a word and takes key and index apart
+** (unpacked: the word is the key, the index its own register). */
+template <bool PACK> struct gk_sort_pk {
+  template <class KT, class W> static GK_DEV KT key(W w) { return (KT)w; }
+  template <class I, class W> static GK_DEV I ix(W, I i) { return i; }
+  template <class W, class KT> static GK_DEV W make(KT k, gk_u32) { return (W)k; }
+};
+template <> struct gk_sort_pk<true> {
+  template <class KT, class W> static GK_DEV KT key(W w) { return (KT)(w >> 32); }
+  template <class I, class W> static GK_DEV I ix(W w, I) { return (I)(gk_u32)w; }
+  template <class W, class KT> static GK_DEV W make(KT k, gk_u32 i) { return (W)k << 32 | (W)i; }
+};
+template <class KT, bool PACK> struct gk_sort_cw { typedef KT T; };
+template <class KT> struct gk_sort_cw<KT, true> { typedef gk_u64 T; };
+
 /* The last pass of the keys-only mode writes value o (never called IDX). */
 template <bool IDX> struct gk_sort_wv {
   template <class F, class I, class KT> static GK_DEV void put(const F &f, I o, KT w) { f.putv(o, gk_sort_unbits<typename F::X>::get(w)); }
@@ -548,7 +565,7 @@ GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
 /* Every pass's digit totals, from one read of the input.  Counts in
 ** PARTS copies (lane % PARTS; bins[digit][part], so a warp's equal digits
 ** hit different banks and addresses). */
-template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP>
+template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP, int HU = 1>
 GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   typedef typename gk_sort_kt<typename F::X>::T KT;
   enum { PARTS = NP <= 4 ? 8 : NP <= 8 ? 4 : 2 };
@@ -559,14 +576,26 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
 #pragma unroll
     for (int q = 0; q < PARTS; q++) h[p][t][q] = 0;
   __syncthreads();
-  for (I e = (I)blockIdx.x * GK_SORT_THREADS + t; e < n; e += (I)gridDim.x * GK_SORT_THREADS) {
-    const KT k = gk_sort_load_key<F, DESC>(f, (long long)e);
+  const I step = (I)gridDim.x * GK_SORT_THREADS;
+  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; e0 < n; e0 += step * (I)HU) {
+    KT kk[HU];   /* HU loads in flight before the counts */
 #pragma unroll
-    for (int p = 0; p < KP; p++) atomicAdd(&h[p][(int)((k >> (8 * p)) & 255)][part], 1);
-    if (NP > KP) {
-      const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
+    for (int u = 0; u < HU; u++) {
+      const I e = e0 + step * (I)u;
+      kk[u] = e < n ? gk_sort_load_key<F, DESC>(f, (long long)e) : (KT)0;
+    }
 #pragma unroll
-      for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);
+    for (int u = 0; u < HU; u++) {
+      const I e = e0 + step * (I)u;
+      if (HU > 1 && e >= n) break;
+      const KT k = kk[u];
+#pragma unroll
+      for (int p = 0; p < KP; p++) atomicAdd(&h[p][(int)((k >> (8 * p)) & 255)][part], 1);
+      if (NP > KP) {
+        const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
+#pragma unroll
+        for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);
+      }
     }
   }
   __syncthreads();
@@ -578,15 +607,18 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   }
 }
 
-template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS>
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS,
+          bool PACK = false, bool EARLY = false>
 GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
-  typedef typename gk_sort_sw<KT, I, IDX>::T SW;
+  typedef typename gk_sort_cw<KT, PACK>::T CW;   /* the carried word */
+  typedef typename gk_sort_cw<typename gk_sort_sw<KT, I, IDX>::T, PACK>::T SW;
+  typedef gk_sort_pk<PACK> PK;
   enum { TILE = GK_SORT_THREADS * IT, SH = 8 * (int)sizeof(ST) - 2 };
   const bool LAST = PASS == NP - 1;
   const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
-  gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
+  gk_sort_obufs<CW, I, ST> b(tmp, n, nb, NP);
   __shared__ int wh[GK_SORT_WARPS][256];   /* per warp digit counts, then the warp's offset in the tile's digit */
   __shared__ SW stage[TILE];
   __shared__ unsigned char sd[TILE];
@@ -601,7 +633,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   const I dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* digit t's first output position; syncs */
   const I blk = (I)s_tile;
   const I e0 = blk * (I)TILE + (I)(w * GK_WARP * IT + lane);
-  KT k[IT];
+  CW k[IT];
   I ix[IT];
   int dp[IT];   /* digit | position << 8: the rank in the warp's digit, then the place in the tile */
 #pragma unroll
@@ -611,18 +643,19 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
     if (e < n) {
       if (PASS == 0) {
         const X v = f.load(e);
-        k[r] = IDX ? gk_sort_vkey<X, DESC>(v) : (KT)gk_sort_bits(v);
+        if (PACK) k[r] = PK::template make<CW>(gk_sort_vkey<X, DESC>(v), (gk_u32)e);
+        else k[r] = IDX ? (CW)gk_sort_vkey<X, DESC>(v) : (CW)gk_sort_bits(v);
         ix[r] = e;
       } else {
         k[r] = b.k[PASS & 1][e];
-        if (IDX) ix[r] = b.ix[PASS & 1][e];
+        if (IDX && !PACK) ix[r] = b.ix[PASS & 1][e];
       }
     }
   }
 #pragma unroll
   for (int r = 0; r < IT; r++) {
     const bool ok = e0 + (I)(r * GK_WARP) < n;
-    const int d = ok ? gk_sort_odigit<X, I, DESC, COLS, IDX, PASS, KP>(k[r], ix[r], L, nseg) : 0;
+    const int d = ok ? gk_sort_odigit<X, I, DESC, COLS, IDX, PASS, KP>(PK::template key<KT>(k[r]), PK::ix(k[r], ix[r]), L, nseg) : 0;
     const unsigned peers = gk_sort_match(d, ok);
     const int leader = __ffs(peers) - 1;
     int c0 = 0;
@@ -635,13 +668,31 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   int c = 0;   /* the tile's count of digit t; wh becomes each warp's offset within it */
 #pragma unroll
   for (int q = 0; q < GK_SORT_WARPS; q++) { const int v = wh[q][t]; wh[q][t] = c; c += v; }
+  ST *sts = b.st + (long long)PASS * nb * 256;
+  if (EARLY) gk_sort_st(&sts[(long long)blk * 256 + t], (blk == 0 ? PRE : AGG) | (ST)c);   /* before the scan */
   int ctot;
   const int lst = gk_sort_bscan<int>(c, &ctot);
-  ST *sts = b.st + (long long)PASS * nb * 256;
+  /* the tile's stage in digit order; EARLY: before the look-back, so that
+  ** nothing but the write waits for the earlier tiles */
+  auto scatter = [&] {
+#pragma unroll
+    for (int r = 0; r < IT; r++)
+      if (e0 + (I)(r * GK_WARP) < n) {
+        const int d = dp[r] & 255, p = ls[d] + wh[w][d] + (dp[r] >> 8);
+        stage[p] = (SW)k[r];
+        sd[p] = (unsigned char)d;
+        dp[r] = p;
+      }
+  };
+  if (EARLY) {
+    ls[t] = lst;
+    __syncthreads();
+    scatter();
+  }
   I excl = 0;
-  if (blk == 0) gk_sort_st(&sts[t], PRE | (ST)c);
+  if (blk == 0) { if (!EARLY) gk_sort_st(&sts[t], PRE | (ST)c); }
   else {
-    gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
+    if (!EARLY) gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
     for (I j = blk - 1;;) {
       const ST v = gk_sort_ld(&sts[(long long)j * 256 + t]);
       if (!(v & (AGG | PRE))) continue;   /* tile j has not published yet */
@@ -651,27 +702,26 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
     }
     gk_sort_st(&sts[(long long)blk * 256 + t], PRE | (ST)(excl + (I)c));
   }
-  ls[t] = lst;
+  if (!EARLY) ls[t] = lst;
   gb[t] = dbase + excl - (I)lst;
   __syncthreads();
-#pragma unroll
-  for (int r = 0; r < IT; r++)
-    if (e0 + (I)(r * GK_WARP) < n) {
-      const int d = dp[r] & 255, p = ls[d] + wh[w][d] + (dp[r] >> 8);
-      stage[p] = (SW)k[r];
-      sd[p] = (unsigned char)d;
-      dp[r] = p;
-    }
-  __syncthreads();
+  if (!EARLY) {
+    scatter();
+    __syncthreads();
+  }
   const I left = n - blk * (I)TILE;
   const int ntile = left < (I)TILE ? (int)left : (int)TILE;
-  if (!IDX || !LAST)
+  if (!IDX || !LAST || PACK)
     for (int j = t; j < ntile; j += GK_SORT_THREADS) {
       const I o = gb[sd[j]] + (I)j;
-      if (!LAST) b.k[(PASS + 1) & 1][o] = (KT)stage[j];
-      else if (o < m) gk_sort_wv<IDX>::put(f, o, (KT)stage[j]);
+      if (!LAST) b.k[(PASS + 1) & 1][o] = (CW)stage[j];
+      else if (PACK) {   /* the index in the word's low half */
+        const I src = PK::ix((CW)stage[j], (I)0);
+        const I sg = nseg == 1 ? (I)0 : o / L, rr = o - sg * L;
+        if (rr < m) f.put(COLS ? rr * nseg + sg : sg * m + rr, src, nseg == 1 ? src : gk_sort_pos<I, COLS>(src, L, nseg));
+      } else if (o < m) gk_sort_wv<IDX>::put(f, o, (KT)stage[j]);
     }
-  if (IDX) {
+  if (IDX && !PACK) {
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < IT; r++)

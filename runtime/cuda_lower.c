@@ -2292,6 +2292,16 @@ static int sort_env_int(const char *name, int lo, int hi, int dflt) {
 }
 static int sort_items(int wide) { int it = sort_env_int("GK_SORT_OITEMS", 8, 24, 16); return wide && it > 16 ? 16 : it; }
 static int sort_minb(int idx) { return sort_env_int("GK_SORT_OMINB", 1, 4, idx ? 2 : 3); }
+/* (key, index) pairs of 4-byte keys and a 4-byte index travel as one 8-byte
+** word, key << 32 | index (gk_sort_sweep's PACK); GK_SORT_PACK=0 keeps them
+** apart (two loads and stores an element a pass; kept to time the two). */
+static int sort_pack(int kp, int idx, int i64) { return idx && kp < 8 && !i64 && sort_env_int("GK_SORT_PACK", 0, 1, 1); }
+/* GK_SORT_EARLY=1: a pass's block publishes its counts before its scan and
+** stages its tile before the look-back (gk_sort_sweep's EARLY; not yet the
+** default: untimed); the histogram keeps GK_SORT_HU loads of a thread in
+** flight (1 .. 8, 4; 1 as before). */
+static int sort_early(void) { return sort_env_int("GK_SORT_EARLY", 0, 1, 0); }
+static int sort_hu(void) { return sort_env_int("GK_SORT_HU", 1, 8, 4); }
 
 static int sort_launches(const rt_node *x) {
   int kp, sp;
@@ -2321,6 +2331,7 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32", *ST = n < ((int64_t)1 << 30) ? "gk_u32" : "gk_u64";
   const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false", *Ix = idx ? "true" : "false";
+  int pack = sort_pack(kp, idx, L->i64);
   rt_prep *P = L->p;
   fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_z(");
   params(L, src);
@@ -2329,18 +2340,18 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
-             pN, pL, pS, pB);
+  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
+             sort_hu(), pN, pL, pS, pB);
   for (int p = 0; p < np; p++) {
     /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx), p);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST,
-               D, Cl, Ix, p, kp, np, items, pN, pL, pS, pM, pB);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n",
+               ST, D, Cl, Ix, p, kp, np, items, pack ? "true" : "false", sort_early() ? "true" : "false", pN, pL, pS, pM, pB);
   }
-  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 ? 8 : 4;
+  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 || pack ? 8 : 4;
   int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;
   sort_step(P, "_z", gk_max64(1, gk_min64(gk_cdiv64(zb / 16, GK_SORT_THREADS), 4096)));
   sort_step(P, "_h", gk_max64(1, gk_min64(gk_cdiv64(n, GK_SORT_THREADS), (int64_t)L->sms * 8)));
@@ -2349,7 +2360,7 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
     snprintf(sfx, sizeof sfx, "_o%d", p);
     sort_step(P, sfx, nb);
   }
-  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx ? 2 * gk_align16(n * isz) : 0);
+  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx && !pack ? 2 * gk_align16(n * isz) : 0);
   return L->fail ? -1 : 0;
 }
 
@@ -2397,7 +2408,7 @@ static int lower_sort(lw *L, fmt_buf *src) {
   sort_passes(x, &kp, &sp);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
   int sweep = kp && sort_onesweep(), idx = arg || sp > 0 || !sort_env_int("GK_SORT_KEYS_ONLY", 0, 1, 1);
-  int items = sweep ? sort_items(kp == 8 || (idx && L->i64)) : 0;
+  int items = sweep ? sort_items(kp == 8 || (idx && L->i64) || sort_pack(kp, idx, L->i64)) : 0;
   int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_THREADS * items : GK_SORT_TILE);
   const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);

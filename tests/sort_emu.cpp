@@ -124,13 +124,14 @@ template <class T> struct Fn {
   void putv(long long o, T v) const { out[o] = v; }
 };
 
-template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP, int PASS> struct passes {
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP, int PASS, bool PACK, bool EARLY> struct passes {
   static void run(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
-    launch((unsigned)nb, [&] { gk_sort_sweep<F, I, ST, DESC, COLS, IDX, PASS, KP, NP>(f, n, L, nseg, m, nb, tmp); });
-    passes<F, I, ST, DESC, COLS, IDX, KP, NP, PASS + 1>::run(f, n, L, nseg, m, nb, tmp);
+    launch((unsigned)nb, [&] { gk_sort_sweep<F, I, ST, DESC, COLS, IDX, PASS, KP, NP, GK_SORT_OITEMS, PACK, EARLY>(f, n, L, nseg, m, nb, tmp); });
+    passes<F, I, ST, DESC, COLS, IDX, KP, NP, PASS + 1, PACK, EARLY>::run(f, n, L, nseg, m, nb, tmp);
   }
 };
-template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP> struct passes<F, I, ST, DESC, COLS, IDX, KP, NP, NP> {
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP, bool PACK, bool EARLY>
+struct passes<F, I, ST, DESC, COLS, IDX, KP, NP, NP, PACK, EARLY> {
   static void run(const F &, I, I, I, I, I, char *) {}
 };
 
@@ -141,22 +142,26 @@ template <class X, bool DESC, bool COLS>
 static void check(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg,
                   const std::vector<X> &out, const std::vector<gk_i64> &oix, long long n, long long nb);
 
-/* I: the index type (int below 2^31 elements, as the lowering picks); ST the tile state's word. */
-template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class ST = gk_u32>
+/* I: the index type (int below 2^31 elements, as the lowering picks); ST the tile state's word;
+** PACK: (key, index) in one 8-byte word (4-byte keys and index); EARLY: stage before the look-back;
+** HU: the histogram's loads in flight. */
+template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class ST = gk_u32, bool PACK = false, bool EARLY = false,
+          int HU = 4>
 static void one(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
   typedef typename gk_sort_kt<X>::T KT;
   const int KP = sizeof(KT) == 8 ? 8 : gk_sort_kt<X>::BITS == 8 ? 1 : 4;
   const long long n = (long long)x.size(), nb = (n + GK_SORT_THREADS * GK_SORT_OITEMS - 1) / (GK_SORT_THREADS * GK_SORT_OITEMS);
   const long long zb = NP * nb * 256 * (long long)sizeof(ST) + NP * 256 * (long long)sizeof(I) + 64;
-  const long long tb = zb + 2 * ((n * (long long)sizeof(KT) + 15) / 16 * 16) + (IDX ? 2 * ((n * (long long)sizeof(I) + 15) / 16 * 16) : 0);
+  const long long ksz = PACK ? 8 : (long long)sizeof(KT);
+  const long long tb = zb + 2 * ((n * ksz + 15) / 16 * 16) + (IDX && !PACK ? 2 * ((n * (long long)sizeof(I) + 15) / 16 * 16) : 0);
   std::vector<char> tmp(tb + 64, (char)0x5a);   /* garbage: _z must zero what needs it */
   std::vector<X> out(m * nseg, X(0));
   std::vector<gk_i64> oix(m * nseg, -1);
   Fn<X> f{x.data(), out.data(), oix.data(), arg};
   char *t = tmp.data();
   launch(4, [&] { gk_sort_zero<KT, I, ST>((I)n, (I)nb, NP, t); });
-  launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
-  passes<Fn<X>, I, ST, DESC, COLS, IDX, KP, NP, 0>::run(f, (I)n, (I)L, (I)nseg, (I)m, (I)nb, t);
+  launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP, HU>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
+  passes<Fn<X>, I, ST, DESC, COLS, IDX, KP, NP, 0, PACK, EARLY>::run(f, (I)n, (I)L, (I)nseg, (I)m, (I)nb, t);
   check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nb);
 }
 
@@ -221,11 +226,18 @@ int main(int argc, char **argv) {
   for (auto &v : xl) v = g() % 4 ? (gk_i64)g() : (gk_i64)(g() % 7) - 3;
   std::vector<gk_u8> xb(N);
   for (auto &v : xb) v = (gk_u8)(g() % 3 == 0 ? 0 : g() % 5);   /* nonzero bytes besides 1 */
-  one<float, false, false, false, 4>("sort f32 keys-only", xf, N, 1, N, false);
+  one<float, false, false, false, 4, int, gk_u32, false, false, 1>("sort f32 keys-only (histogram 1 load)", xf, N, 1, N, false);
+  one<float, false, false, false, 4, int, gk_u32, false, true>("sort f32 keys-only early", xf, N, 1, N, false);
+  one<float, false, false, true, 4, int, gk_u32, true, true>("argsort f32 packed early", xf, N, 1, N, true);
+  one<float, false, false, true, 4, int, gk_u32, false, true>("argsort f32 early", xf, N, 1, N, true);
   one<float, false, false, true, 4>("sort f32 pairs", xf, N, 1, N, false);
   one<float, false, false, false, 4, long long, gk_u64>("sort f32 keys-only (i64 index, u64 states)", xf, N, 1, N, false);
   one<float, false, false, true, 4, long long, gk_u64>("argsort f32 (i64 index, u64 states)", xf, N, 1, N, true);
   one<float, false, false, true, 4>("argsort f32", xf, N, 1, N, true);
+  one<float, false, false, true, 4, int, gk_u32, true>("argsort f32 packed", xf, N, 1, N, true);
+  one<float, true, false, true, 4, int, gk_u32, true>("argtopk f32 packed", xf, N, 1, N / 3, true);
+  one<int, false, false, true, 4, int, gk_u32, true>("argsort i32 packed", xi, N, 1, N, true);
+  one<gk_u8, true, false, true, 1, int, gk_u32, true>("argtopk bool packed", xb, N, 1, N, true);
   one<float, true, false, false, 4>("topk f32 values", xf, N, 1, N / 2 + 1, false);
   one<float, true, false, true, 4>("argtopk f32", xf, N, 1, N / 3, true);
   one<double, false, false, false, 8>("sort f64 keys-only", xd, N, 1, N, false);
@@ -239,6 +251,9 @@ int main(int argc, char **argv) {
   std::vector<float> xr(xf.begin(), xf.begin() + R * C);
   one<float, false, false, true, 5>("sort rows f32", xr, C, R, C, false);
   one<float, false, true, true, 5>("argsort cols f32", xr, C, R, C, true);
+  one<float, false, false, true, 5, int, gk_u32, true>("sort rows f32 packed", xr, C, R, C, false);
+  one<float, false, true, true, 5, int, gk_u32, true>("argsort cols f32 packed", xr, C, R, C, true);
+  one<float, false, true, true, 5, int, gk_u32, true, true>("argsort cols f32 packed early", xr, C, R, C, true);
   one<int, true, false, true, 5>("topk rows i32", std::vector<int>(xi.begin(), xi.begin() + R * C), C, R, 2100, false);
   if (argc <= 3) {   /* gk_sort_big: rows of 8192 and of 3001 (256 threads), columns, topk, f64, bool */
     std::vector<float> x8(xf.begin(), xf.begin() + std::min<long long>(N, 3 * 8192));
