@@ -553,6 +553,31 @@ GK_DEV unsigned gk_sort_match(int d, bool ok) {
   return m;
 }
 
+/* The exclusive prefix of this thread's digit over the tiles before blk:
+** walk back over their states (sts[tile * 256 + t]) adding aggregates until
+** an inclusive prefix; LB states are loaded at a time (independent loads),
+** used in order up to the first one not yet published. */
+template <class I, class ST, int LB>
+GK_DEV I gk_sort_lookback(const ST *sts, I blk, int t) {
+  enum { SH = 8 * (int)sizeof(ST) - 2 };
+  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
+  I excl = 0;
+  for (I j = blk - 1;;) {
+    ST v[LB];
+#pragma unroll
+    for (int q = 0; q < LB; q++) v[q] = q == 0 || j >= (I)q ? gk_sort_ld(&sts[(long long)(j - (I)q) * 256 + t]) : (ST)0;
+    int q = 0;
+#pragma unroll
+    for (int u = 0; u < LB; u++) {   /* tile 0 holds an inclusive prefix: the walk stops there */
+      if (!(v[u] & (AGG | PRE))) break;
+      excl += (I)(v[u] & VAL);
+      if (v[u] & PRE) return excl;
+      q = u + 1;
+    }
+    j -= (I)q;   /* q == 0: tile j has not published yet */
+  }
+}
+
 template <class KT, class I, class ST>
 GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
   gk_sort_obufs<KT, I, ST> b(tmp, n, nb, np);
@@ -608,7 +633,7 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
 }
 
 template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS,
-          bool PACK = false, bool EARLY = false>
+          bool PACK = false, bool EARLY = false, int LB = 1>
 GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
@@ -617,7 +642,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef gk_sort_pk<PACK> PK;
   enum { TILE = GK_SORT_THREADS * IT, SH = 8 * (int)sizeof(ST) - 2 };
   const bool LAST = PASS == NP - 1;
-  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
+  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH;
   gk_sort_obufs<CW, I, ST> b(tmp, n, nb, NP);
   __shared__ int wh[GK_SORT_WARPS][256];   /* per warp digit counts, then the warp's offset in the tile's digit */
   __shared__ SW stage[TILE];
@@ -693,13 +718,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   if (blk == 0) { if (!EARLY) gk_sort_st(&sts[t], PRE | (ST)c); }
   else {
     if (!EARLY) gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
-    for (I j = blk - 1;;) {
-      const ST v = gk_sort_ld(&sts[(long long)j * 256 + t]);
-      if (!(v & (AGG | PRE))) continue;   /* tile j has not published yet */
-      excl += (I)(v & VAL);
-      if (v & PRE) break;
-      j--;
-    }
+    excl = gk_sort_lookback<I, ST, LB>(sts, blk, t);
     gk_sort_st(&sts[(long long)blk * 256 + t], PRE | (ST)(excl + (I)c));
   }
   if (!EARLY) ls[t] = lst;

@@ -2301,6 +2301,8 @@ static int sort_pack(int kp, int idx, int i64) { return idx && kp < 8 && !i64 &&
 ** default: untimed); the histogram keeps GK_SORT_HU loads of a thread in
 ** flight (1 .. 8, 4; 1 as before). */
 static int sort_early(void) { return sort_env_int("GK_SORT_EARLY", 0, 1, 0); }
+/* A look-back loads GK_SORT_LB earlier tiles' states at a time (1 .. 8, 4). */
+static int sort_lb(void) { return sort_env_int("GK_SORT_LB", 1, 8, 4); }
 static int sort_hu(void) { return sort_env_int("GK_SORT_HU", 1, 8, 4); }
 
 static int sort_launches(const rt_node *x) {
@@ -2348,8 +2350,9 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n",
-               ST, D, Cl, Ix, p, kp, np, items, pack ? "true" : "false", sort_early() ? "true" : "false", pN, pL, pS, pM, pB);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n",
+               ST, D, Cl, Ix, p, kp, np, items, pack ? "true" : "false", sort_early() ? "true" : "false", sort_lb(), pN, pL, pS,
+               pM, pB);
   }
   int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 || pack ? 8 : 4;
   int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;

@@ -126,7 +126,7 @@ template <class T> struct Fn {
 
 template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int KP, int NP, int PASS, bool PACK, bool EARLY> struct passes {
   static void run(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
-    launch((unsigned)nb, [&] { gk_sort_sweep<F, I, ST, DESC, COLS, IDX, PASS, KP, NP, GK_SORT_OITEMS, PACK, EARLY>(f, n, L, nseg, m, nb, tmp); });
+    launch((unsigned)nb, [&] { gk_sort_sweep<F, I, ST, DESC, COLS, IDX, PASS, KP, NP, GK_SORT_OITEMS, PACK, EARLY, 4>(f, n, L, nseg, m, nb, tmp); });
     passes<F, I, ST, DESC, COLS, IDX, KP, NP, PASS + 1, PACK, EARLY>::run(f, n, L, nseg, m, nb, tmp);
   }
 };
@@ -197,6 +197,33 @@ static void check(const char *name, const std::vector<X> &x, long long L, long l
 }
 
 
+/* gk_sort_lookback on published states (the passes above run one block at a
+** time, so their look-backs always stop at the tile before): random
+** aggregates and inclusive prefixes over nb tiles x 256 digits, every tile's
+** exclusive prefix against a plain walk. */
+template <class ST, int LB>
+static void lookback(const char *name, std::mt19937_64 &g, long long nb) {
+  const int SH = 8 * (int)sizeof(ST) - 2;
+  std::vector<ST> st(nb * 256);
+  for (long long j = 0; j < nb; j++)
+    for (int d = 0; d < 256; d++) st[j * 256 + d] = ((j == 0 || g() % 5 == 0 ? (ST)2 : (ST)1) << SH) | (ST)(g() % 100000);
+  int bad = 0;
+  for (long long blk = 1; blk < nb && !bad; blk++)
+    for (int d = 0; d < 256 && !bad; d++) {
+      long long want = 0;
+      for (long long j = blk - 1;; j--) {
+        const ST v = st[j * 256 + d];
+        want += (long long)(v & (((ST)1 << SH) - 1));
+        if (v >> SH == 2) break;
+      }
+      const long long got = gk_sort_lookback<long long, ST, LB>(st.data(), blk, d);
+      if (got != want) { printf("FAIL %s: tile %lld digit %d: %lld, expected %lld\n", name, blk, d, got, want); bad = 1; }
+    }
+  cases++;
+  fails += bad;
+  if (!bad) printf("ok %s (%lld tiles)\n", name, nb);
+}
+
 /* gk_sort_big: one block of T threads x 16 items a segment (grid 2: the loop over segments too). */
 template <class X, bool DESC, bool COLS, int T>
 static void big(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
@@ -247,6 +274,10 @@ int main(int argc, char **argv) {
   one<gk_i64, true, false, false, 8>("topk i64 values", xl, N, 1, 5000, false);
   one<gk_u8, false, false, false, 1>("sort bool keys-only", xb, N, 1, N, false);
   one<gk_u8, true, false, true, 1>("argtopk bool", xb, N, 1, N, true);
+  lookback<gk_u32, 1>("look-back 1 state at a time", g, 300);
+  lookback<gk_u32, 4>("look-back 4 states at a time", g, 300);
+  lookback<gk_u64, 3>("look-back 3 states at a time (u64 states)", g, 301);
+  lookback<gk_u32, 8>("look-back 8 states at a time", g, 37);
   const long long R = 3, C = N / 3;   /* 3 segments: 1 byte of segment number */
   std::vector<float> xr(xf.begin(), xf.begin() + R * C);
   one<float, false, false, true, 5>("sort rows f32", xr, C, R, C, false);
