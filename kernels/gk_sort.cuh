@@ -765,20 +765,25 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
 ** its place (stable), keys and indices go to shared memory there and come
 ** back in the warps' order.  Padding (positions >= L) has the largest key
 ** and a larger index than any element, so it stays last.  Dynamic shared
-** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem). */
+** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem).
+** KO (the sorted values: sort, topk): the values' bits travel, their key is
+** recomputed each pass and no index is kept; the values are written from
+** registers (no gather, payloads as they went in); the padding is last in
+** every pass's order, so it takes digit 255 by its position.  N keys and
+** the counts. */
 #define GK_SORT_BIG 8192
 #ifndef GK_SORT_HOST
 #define GK_SORT_DYN extern __shared__ __align__(16) unsigned char gk_sort_dyn[]
 #endif
 
-template <class F, class I, bool DESC, bool COLS, int T, int IT>
+template <class F, class I, bool DESC, bool COLS, int T, int IT, bool KO = false>
 GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
   enum { W = T / GK_WARP, N = T * IT, PASSES = (gk_sort_kt<X>::BITS + 7) / 8 };
   GK_SORT_DYN;
   KT *sk = (KT *)gk_sort_dyn;
-  int *si = (int *)(sk + N), *wh = si + N;   /* wh[d * W + w] */
+  int *si = (int *)(sk + N), *wh = KO ? (int *)(sk + N) : si + N;   /* wh[d * W + w] */
   __shared__ int ws[W];
   const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
   for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
@@ -788,7 +793,8 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
     for (int r = 0; r < IT; r++) {
       const int j = w * GK_WARP * IT + r * GK_WARP + lane;
       ix[r] = j;
-      k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
+      if (KO) k[r] = (I)j < L ? (KT)gk_sort_bits(f.load(gk_sort_in<I, COLS>(s, (I)j, L, nseg))) : (KT)0;
+      else k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
     }
     for (int pass = 0; pass < PASSES; pass++) {
       for (int q = t; q < 256 * W; q += T) wh[q] = 0;
@@ -796,7 +802,10 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
       int dp[IT];
 #pragma unroll
       for (int r = 0; r < IT; r++) {
-        const int d = (int)((k[r] >> (8 * pass)) & 255);
+        /* KO: the key from the value's bits; the padding (positions >= L, last in every pass's order) digit 255 */
+        const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+        const KT key = KO ? gk_sort_vkey<X, DESC>(gk_sort_unbits<X>::get(k[r])) : k[r];
+        const int d = KO && (I)j >= L ? 255 : (int)((key >> (8 * pass)) & 255);
         const unsigned peers = gk_sort_match(d, true);
         const int leader = __ffs(peers) - 1;
         int c0 = 0;
@@ -819,21 +828,25 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
       for (int r = 0; r < IT; r++) {
         const int d = dp[r] & 255, p = wh[d * W + w] + (dp[r] >> 8);
         sk[p] = k[r];
-        si[p] = ix[r];
+        if (!KO) si[p] = ix[r];
       }
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < IT; r++) {
         const int j = w * GK_WARP * IT + r * GK_WARP + lane;
         k[r] = sk[j];
-        ix[r] = si[j];
+        if (!KO) ix[r] = si[j];
       }
       __syncthreads();
     }
 #pragma unroll
     for (int r = 0; r < IT; r++) {
       const I j = (I)(w * GK_WARP * IT + r * GK_WARP + lane);
-      if (j < L && j < m) f.put(COLS ? j * nseg + s : s * m + j, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+      if (j < L && j < m) {
+        const I o = COLS ? j * nseg + s : s * m + j;
+        if (KO) gk_sort_wv<!KO>::put(f, o, k[r]);
+        else f.put(o, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+      }
     }
   }
 }

@@ -2292,6 +2292,9 @@ static int sort_env_int(const char *name, int lo, int hi, int dflt) {
 }
 static int sort_items(int wide) { int it = sort_env_int("GK_SORT_OITEMS", 8, 24, 16); return wide && it > 16 ? 16 : it; }
 static int sort_minb(int idx) { return sort_env_int("GK_SORT_OMINB", 1, 4, idx ? 2 : 3); }
+/* GK_SORT_BIGV=1: gk_sort_big carries the values' bits alone for sort and
+** topk (its KO; off until timed). */
+static int sort_bigv(void) { return sort_env_int("GK_SORT_BIGV", 0, 1, 0); }
 /* (key, index) pairs of 4-byte keys and a 4-byte index travel as one 8-byte
 ** word, key << 32 | index (gk_sort_sweep's PACK); GK_SORT_PACK=0 keeps them
 ** apart (two loads and stores an element a pass; kept to time the two). */
@@ -2429,20 +2432,21 @@ static int lower_sort(lw *L, fmt_buf *src) {
   P->multi = 1;
   if (n == 0 || m == 0) { fmt_puts(src, "/* nothing to sort */\n"); return L->fail ? -1 : 0; }
   if (!kp) {
-    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256;
+    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256, ko = !arg && sort_bigv();
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%s) gk_0000000000000000_b(", bt == 512 ? "512, 2" : "256");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
     if (sort_select(x))
       fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
-    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt, pL, pS, pM);
+    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt,
+                             ko ? "true" : "false", pL, pS, pM);
     else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
     sort_step(P, "_b", gk_min64(nseg, 1 << 20));
     if (big) {   /* N keys, N indices, 256 x warps counts */
       cu_step *st = &P->step[P->nstep - 1];
       st->block[0] = (uint32_t)bt;
-      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + bt * 16 * 4 + 256 * (bt / 32) * 4);
+      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + (ko ? 0 : bt * 16 * 4) + 256 * (bt / 32) * 4);
     }
     return L->fail ? -1 : 0;
   }

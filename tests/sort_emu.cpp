@@ -225,7 +225,7 @@ static void lookback(const char *name, std::mt19937_64 &g, long long nb) {
 }
 
 /* gk_sort_big: one block of T threads x 16 items a segment (grid 2: the loop over segments too). */
-template <class X, bool DESC, bool COLS, int T>
+template <class X, bool DESC, bool COLS, int T, bool KO = false>
 static void big(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
   typedef typename gk_sort_kt<X>::T KT;
   const long long n = (long long)x.size();
@@ -234,7 +234,7 @@ static void big(const char *name, const std::vector<X> &x, long long L, long lon
   std::vector<X> out(m * nseg, X(0));
   std::vector<gk_i64> oix(m * nseg, -1);
   Fn<X> f{x.data(), out.data(), oix.data(), arg};
-  launch(nseg < 2 ? 1 : 2, [&] { gk_sort_big<Fn<X>, int, DESC, COLS, T, 16>(f, (int)L, (int)nseg, (int)m); }, T);
+  launch(nseg < 2 ? 1 : 2, [&] { gk_sort_big<Fn<X>, int, DESC, COLS, T, 16, KO>(f, (int)L, (int)nseg, (int)m); }, T);
   check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nseg);
 }
 
@@ -298,6 +298,17 @@ int main(int argc, char **argv) {
     big<int, false, false, 256>("big sort rows 3 x 3001 i32", i3, 3001, 3, 3001, false);
     std::vector<gk_u8> b3(xb.begin(), xb.begin() + 3 * 3001);
     big<gk_u8, false, false, 256>("big argsort rows 3 x 3001 bool", b3, 3001, 3, 3001, true);
+    /* KO: the values' bits alone (sort, topk) */
+    big<float, false, false, 512, true>("big sort rows 3 x 8192 f32 values", x8, 8192, 3, 8192, false);
+    big<float, false, true, 512, true>("big sort cols 8192 x 3 f32 values", x8, 8192, 3, 8192, false);
+    big<float, true, false, 512, true>("big topk rows 3 x 8192 f32 values (m 5000)", x8, 8192, 3, 5000, false);
+    big<double, true, false, 512, true>("big topk rows 3 x 8192 f64 values (m 8192)", d8, 8192, 3, 8192, false);
+    big<int, false, false, 256, true>("big sort rows 3 x 3001 i32 values (padding)", i3, 3001, 3, 3001, false);
+    big<int, true, false, 256, true>("big topk rows 3 x 3001 i32 values (padding)", i3, 3001, 3, 3001, false);
+    big<gk_u8, true, false, 256, true>("big topk rows 3 x 3001 bool values (padding)", b3, 3001, 3, 2000, false);
+    std::vector<float> f5(xf.begin(), xf.begin() + 3 * 5003);
+    big<float, false, false, 512, true>("big sort rows 3 x 5003 f32 values (padding, NaN)", f5, 5003, 3, 5003, false);
+    big<float, true, false, 512, true>("big topk rows 3 x 5003 f32 values (padding, NaN)", f5, 5003, 3, 5003, false);
   }
   printf("%d passed, %d failed\n", cases - fails, fails);
   return fails != 0;
