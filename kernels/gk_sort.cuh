@@ -654,8 +654,9 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   if (t == 0) s_tile = atomicAdd(&b.ctr[PASS], 1u);
 #pragma unroll
   for (int q = 0; q < GK_SORT_WARPS; q++) wh[q][t] = 0;
-  I total;
-  const I dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* digit t's first output position; syncs */
+  I total, dbase = 0;   /* digit t's first output position (EARLY: scanned while the tile's loads are in flight) */
+  if (EARLY) __syncthreads();
+  else dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* syncs */
   const I blk = (I)s_tile;
   const I e0 = blk * (I)TILE + (I)(w * GK_WARP * IT + lane);
   CW k[IT];
@@ -677,6 +678,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
       }
     }
   }
+  if (EARLY) dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);
 #pragma unroll
   for (int r = 0; r < IT; r++) {
     const bool ok = e0 + (I)(r * GK_WARP) < n;

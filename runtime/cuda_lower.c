@@ -2299,9 +2299,9 @@ static int sort_bigv(void) { return sort_env_int("GK_SORT_BIGV", 0, 1, 0); }
 ** word, key << 32 | index (gk_sort_sweep's PACK); GK_SORT_PACK=0 keeps them
 ** apart (two loads and stores an element a pass; kept to time the two). */
 static int sort_pack(int kp, int idx, int i64) { return idx && kp < 8 && !i64 && sort_env_int("GK_SORT_PACK", 0, 1, 1); }
-/* GK_SORT_EARLY=1: a pass's block publishes its counts before its scan and
-** stages its tile before the look-back (gk_sort_sweep's EARLY; not yet the
-** default: untimed); the histogram keeps GK_SORT_HU loads of a thread in
+/* GK_SORT_EARLY=1: a pass's block loads its tile before it scans the digit
+** totals, publishes its counts before their scan and stages its tile before
+** the look-back (gk_sort_sweep's EARLY; not yet the default: untimed); the histogram keeps GK_SORT_HU loads of a thread in
 ** flight (1 .. 8, 4; 1 as before). */
 static int sort_early(void) { return sort_env_int("GK_SORT_EARLY", 0, 1, 0); }
 /* A look-back loads GK_SORT_LB earlier tiles' states at a time (1 .. 8, 4). */
