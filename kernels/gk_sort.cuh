@@ -767,7 +767,7 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
 ** its place (stable), keys and indices go to shared memory there and come
 ** back in the warps' order.  Padding (positions >= L) has the largest key
 ** and a larger index than any element, so it stays last.  Dynamic shared
-** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem).
+** memory: N keys, N indices, 256 x T/32 counts, T/32 scan words (lower_sort).
 ** KO (the sorted values: sort, topk): the values' bits travel, their key is
 ** recomputed each pass and no index is kept; the values are written from
 ** registers (no gather, payloads as they went in); the padding is last in
@@ -786,7 +786,7 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
   GK_SORT_DYN;
   KT *sk = (KT *)gk_sort_dyn;
   int *si = (int *)(sk + N), *wh = KO ? (int *)(sk + N) : si + N;   /* wh[d * W + w] */
-  __shared__ int ws[W];
+  int *ws = wh + 256 * W;   /* the block scan's words: dynamic too, so the launch's size is the block's whole use */
   const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
   for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
     KT k[IT];
