@@ -590,19 +590,21 @@ GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
 /* Every pass's digit totals, from one read of the input.  Counts in
 ** PARTS copies (lane % PARTS; bins[digit][part], so a warp's equal digits
 ** hit different banks and addresses). */
-template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP, int HU = 1>
+template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP, int HU = 1, int AGGP = 0>
 GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   typedef typename gk_sort_kt<typename F::X>::T KT;
   enum { PARTS = NP <= 4 ? 8 : NP <= 8 ? 4 : 2 };
   gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
   __shared__ int h[NP][256][PARTS];
-  const int t = threadIdx.x, part = t % PARTS;
+  const int t = threadIdx.x, part = t % PARTS, lane = t & (GK_WARP - 1);
   for (int p = 0; p < NP; p++)
 #pragma unroll
     for (int q = 0; q < PARTS; q++) h[p][t][q] = 0;
   __syncthreads();
   const I step = (I)gridDim.x * GK_SORT_THREADS;
-  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; e0 < n; e0 += step * (I)HU) {
+  /* a warp's lanes run the same iterations (the test is on lane 0's element): the top AGGP key
+  ** bytes' counts go through a match (one atomic a warp and digit: typical keys' top bytes collide) */
+  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; e0 - (I)lane < n; e0 += step * (I)HU) {
     KT kk[HU];   /* HU loads in flight before the counts */
 #pragma unroll
     for (int u = 0; u < HU; u++) {
@@ -612,11 +614,17 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
 #pragma unroll
     for (int u = 0; u < HU; u++) {
       const I e = e0 + step * (I)u;
-      if (HU > 1 && e >= n) break;
+      const bool ok = e < n;
       const KT k = kk[u];
 #pragma unroll
-      for (int p = 0; p < KP; p++) atomicAdd(&h[p][(int)((k >> (8 * p)) & 255)][part], 1);
-      if (NP > KP) {
+      for (int p = 0; p < KP; p++) {
+        const int d = (int)((k >> (8 * p)) & 255);
+        if (p >= KP - AGGP) {
+          const unsigned peers = __match_any_sync(GK_FULL_MASK, ok ? d : -1);
+          if (ok && lane == __ffs(peers) - 1) atomicAdd(&h[p][d][part], __popc(peers));
+        } else if (ok) atomicAdd(&h[p][d][part], 1);
+      }
+      if (NP > KP && ok) {
         const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
 #pragma unroll
         for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);

@@ -2313,6 +2313,9 @@ static int sort_early(void) { return sort_env_int("GK_SORT_EARLY", 0, 1, 1); }
 /* A look-back loads GK_SORT_LB earlier tiles' states at a time (1 .. 8, 4). */
 static int sort_lb(void) { return sort_env_int("GK_SORT_LB", 1, 8, 4); }
 static int sort_hu(void) { return sort_env_int("GK_SORT_HU", 1, 8, 1); }
+/* GK_SORT_HAGG=a: the histogram counts the top a key bytes a warp's match at
+** a time (gk_sort_hist's AGGP; 0 .. 8, 0 until timed). */
+static int sort_hagg(int kp) { int a = sort_env_int("GK_SORT_HAGG", 0, 8, 0); return a > kp ? kp : a; }
 
 static int sort_launches(const rt_node *x) {
   int kp, sp;
@@ -2351,8 +2354,8 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
-             sort_hu(), pN, pL, pS, pB);
+  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp,
+             np, sort_hu(), sort_hagg(kp), pN, pL, pS, pB);
   for (int p = 0; p < np; p++) {
     /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx, pack), p);

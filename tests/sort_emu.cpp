@@ -68,7 +68,15 @@ template <class T> static inline T __shfl_up_sync(unsigned, T v, int d) {
   const int l = threadIdx.x % 32;
   return xwarp(v, l >= d ? l - d : l);
 }
-static inline unsigned __match_any_sync(unsigned, int) { abort(); }   /* the older scatter only */
+static inline unsigned __match_any_sync(unsigned, int v) {
+  const int w = threadIdx.x / 32, l = threadIdx.x % 32;
+  cur->slot[w][l] = (uint64_t)(int64_t)v;
+  pthread_barrier_wait(&cur->warp[w]);
+  unsigned m = 0;
+  for (int i = 0; i < 32; i++) m |= cur->slot[w][i] == cur->slot[w][l] ? 1u << i : 0u;
+  pthread_barrier_wait(&cur->warp[w]);
+  return m;
+}
 static inline int __popc(unsigned x) { return __builtin_popcount(x); }
 static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 template <class T> static inline T atomicAdd(T *p, T v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
@@ -147,7 +155,7 @@ static void check(const char *name, const std::vector<X> &x, long long L, long l
 ** PACK: (key, index) in one 8-byte word (4-byte keys and index); EARLY: stage before the look-back;
 ** HU: the histogram's loads in flight; IT: a thread's items in a pass. */
 template <class X, bool DESC, bool COLS, bool IDX, int NP, class I = int, class ST = gk_u32, bool PACK = false, bool EARLY = false,
-          int HU = 4, int IT = GK_SORT_OITEMS>
+          int HU = 4, int IT = GK_SORT_OITEMS, int AGGP = 0>
 static void one(const char *name, const std::vector<X> &x, long long L, long long nseg, long long m, bool arg) {
   typedef typename gk_sort_kt<X>::T KT;
   const int KP = sizeof(KT) == 8 ? 8 : gk_sort_kt<X>::BITS == 8 ? 1 : 4;
@@ -161,7 +169,7 @@ static void one(const char *name, const std::vector<X> &x, long long L, long lon
   Fn<X> f{x.data(), out.data(), oix.data(), arg};
   char *t = tmp.data();
   launch(4, [&] { gk_sort_zero<KT, I, ST>((I)n, (I)nb, NP, t); });
-  launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP, HU>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
+  launch(3, [&] { gk_sort_hist<Fn<X>, I, ST, DESC, COLS, KP, NP, HU, AGGP>(f, (I)n, (I)L, (I)nseg, (I)nb, t); });
   passes<Fn<X>, I, ST, DESC, COLS, IDX, KP, NP, 0, PACK, EARLY, IT>::run(f, (I)n, (I)L, (I)nseg, (I)m, (I)nb, t);
   check<X, DESC, COLS>(name, x, L, nseg, m, arg, out, oix, n, nb);
 }
@@ -263,6 +271,12 @@ int main(int argc, char **argv) {
   one<int, true, false, true, 4, int, gk_u32, true, true, 1, 8>("argtopk i32 packed early 8 items", xi, N, 1, N / 2, true);
   one<float, false, true, true, 5, int, gk_u32, true, true, 1, 8>("argsort cols f32 packed early 8 items", xr, C, R, C, true);
   one<float, false, false, false, 4, int, gk_u32, false, true, 1>("sort f32 keys-only early", xf, N, 1, N, false);
+  one<float, false, false, true, 4, int, gk_u32, true, true, 1, 8, 2>("argsort f32 packed, histogram top 2 bytes matched", xf, N,
+                                                                       1, N, true);
+  one<double, false, false, false, 8, int, gk_u32, false, true, 4, 16, 8>("sort f64, histogram all bytes matched (4 loads)", xd, N,
+                                                                          1, N, false);
+  one<float, false, false, true, 5, int, gk_u32, true, true, 1, 8, 1>("argsort rows f32 packed, histogram top byte matched", xr,
+                                                                      C, R, C, true);
   one<double, false, false, true, 8, int, gk_u32, false, true, 1>("argsort f64 early", xd, N, 1, N, true);
   one<float, false, false, true, 4, int, gk_u32, false, true>("argsort f32 early", xf, N, 1, N, true);
   one<float, false, false, true, 4>("sort f32 pairs", xf, N, 1, N, false);
