@@ -602,9 +602,9 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
     for (int q = 0; q < PARTS; q++) h[p][t][q] = 0;
   __syncthreads();
   const I step = (I)gridDim.x * GK_SORT_THREADS;
-  /* a warp's lanes run the same iterations (the test is on lane 0's element): the top AGGP key
+  /* AGGP > 0: a warp's lanes run the same iterations (the test is on lane 0's element); the top AGGP key
   ** bytes' counts go through a match (one atomic a warp and digit: typical keys' top bytes collide) */
-  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; e0 - (I)lane < n; e0 += step * (I)HU) {
+  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; (AGGP > 0 ? e0 - (I)lane : e0) < n; e0 += step * (I)HU) {
     KT kk[HU];   /* HU loads in flight before the counts */
 #pragma unroll
     for (int u = 0; u < HU; u++) {

@@ -267,7 +267,7 @@ int main(int argc, char **argv) {
   one<float, false, false, false, 4, int, gk_u32, false, false, 1>("sort f32 keys-only (histogram 1 load)", xf, N, 1, N, false);
   one<float, false, false, true, 4, int, gk_u32, true, true>("argsort f32 packed early", xf, N, 1, N, true);
   /* the lowering's defaults: packed pairs 8 items a thread, keys only 16, both early, 1 histogram load */
-  one<float, false, false, true, 4, int, gk_u32, true, true, 1, 8>("argsort f32 packed early 8 items", xf, N, 1, N, true);
+  one<float, false, false, true, 4, int, gk_u32, true, true, 1, 12>("argsort f32 packed early 12 items", xf, N, 1, N, true);
   one<int, true, false, true, 4, int, gk_u32, true, true, 1, 8>("argtopk i32 packed early 8 items", xi, N, 1, N / 2, true);
   one<float, false, true, true, 5, int, gk_u32, true, true, 1, 8>("argsort cols f32 packed early 8 items", xr, C, R, C, true);
   one<float, false, false, false, 4, int, gk_u32, false, true, 1>("sort f32 keys-only early", xf, N, 1, N, false);
