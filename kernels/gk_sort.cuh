@@ -506,6 +506,23 @@ template <class KT, class I, bool IDX> struct gk_sort_sw { typedef KT T; };
 template <class KT, class I> struct gk_sort_sw<KT, I, true> { typedef gk_u64 T; };
 template <> struct gk_sort_sw<gk_u32, int, true> { typedef gk_u32 T; };
 
+/* PACK (IDX, 4-byte keys, a 4-byte index): the carried word is key << 32 |
+** index, one 8-byte load, stage and store an element a pass instead of two
+** of each.  gk_sort_pk<PACK> builds a word and takes key and index apart
+** (unpacked: the word is the key, the index its own register). */
+template <bool PACK> struct gk_sort_pk {
+  template <class KT, class W> static GK_DEV KT key(W w) { return (KT)w; }
+  template <class I, class W> static GK_DEV I ix(W, I i) { return i; }
+  template <class W, class KT> static GK_DEV W make(KT k, gk_u32) { return (W)k; }
+};
+template <> struct gk_sort_pk<true> {
+  template <class KT, class W> static GK_DEV KT key(W w) { return (KT)(w >> 32); }
+  template <class I, class W> static GK_DEV I ix(W w, I) { return (I)(gk_u32)w; }
+  template <class W, class KT> static GK_DEV W make(KT k, gk_u32 i) { return (W)k << 32 | (W)i; }
+};
+template <class KT, bool PACK> struct gk_sort_cw { typedef KT T; };
+template <class KT> struct gk_sort_cw<KT, true> { typedef gk_u64 T; };
+
 /* The last pass of the keys-only mode writes value o (never called IDX). */
 template <bool IDX> struct gk_sort_wv {
   template <class F, class I, class KT> static GK_DEV void put(const F &f, I o, KT w) { f.putv(o, gk_sort_unbits<typename F::X>::get(w)); }
@@ -536,6 +553,31 @@ GK_DEV unsigned gk_sort_match(int d, bool ok) {
   return m;
 }
 
+/* The exclusive prefix of this thread's digit over the tiles before blk:
+** walk back over their states (sts[tile * 256 + t]) adding aggregates until
+** an inclusive prefix; LB states are loaded at a time (independent loads),
+** used in order up to the first one not yet published. */
+template <class I, class ST, int LB>
+GK_DEV I gk_sort_lookback(const ST *sts, I blk, int t) {
+  enum { SH = 8 * (int)sizeof(ST) - 2 };
+  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
+  I excl = 0;
+  for (I j = blk - 1;;) {
+    ST v[LB];
+#pragma unroll
+    for (int q = 0; q < LB; q++) v[q] = q == 0 || j >= (I)q ? gk_sort_ld(&sts[(long long)(j - (I)q) * 256 + t]) : (ST)0;
+    int q = 0;
+#pragma unroll
+    for (int u = 0; u < LB; u++) {   /* tile 0 holds an inclusive prefix: the walk stops there */
+      if (!(v[u] & (AGG | PRE))) break;
+      excl += (I)(v[u] & VAL);
+      if (v[u] & PRE) return excl;
+      q = u + 1;
+    }
+    j -= (I)q;   /* q == 0: tile j has not published yet */
+  }
+}
+
 template <class KT, class I, class ST>
 GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
   gk_sort_obufs<KT, I, ST> b(tmp, n, nb, np);
@@ -548,25 +590,45 @@ GK_DEV void gk_sort_zero(I n, I nb, int np, char *tmp) {
 /* Every pass's digit totals, from one read of the input.  Counts in
 ** PARTS copies (lane % PARTS; bins[digit][part], so a warp's equal digits
 ** hit different banks and addresses). */
-template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP>
+template <class F, class I, class ST, bool DESC, bool COLS, int KP, int NP, int HU = 1, int AGGP = 0>
 GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   typedef typename gk_sort_kt<typename F::X>::T KT;
   enum { PARTS = NP <= 4 ? 8 : NP <= 8 ? 4 : 2 };
   gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
   __shared__ int h[NP][256][PARTS];
-  const int t = threadIdx.x, part = t % PARTS;
+  const int t = threadIdx.x, part = t % PARTS, lane = t & (GK_WARP - 1);
   for (int p = 0; p < NP; p++)
 #pragma unroll
     for (int q = 0; q < PARTS; q++) h[p][t][q] = 0;
   __syncthreads();
-  for (I e = (I)blockIdx.x * GK_SORT_THREADS + t; e < n; e += (I)gridDim.x * GK_SORT_THREADS) {
-    const KT k = gk_sort_load_key<F, DESC>(f, (long long)e);
+  const I step = (I)gridDim.x * GK_SORT_THREADS;
+  /* AGGP > 0: a warp's lanes run the same iterations (the test is on lane 0's element); the top AGGP key
+  ** bytes' counts go through a match (one atomic a warp and digit: typical keys' top bytes collide) */
+  for (I e0 = (I)blockIdx.x * GK_SORT_THREADS + t; (AGGP > 0 ? e0 - (I)lane : e0) < n; e0 += step * (I)HU) {
+    KT kk[HU];   /* HU loads in flight before the counts */
 #pragma unroll
-    for (int p = 0; p < KP; p++) atomicAdd(&h[p][(int)((k >> (8 * p)) & 255)][part], 1);
-    if (NP > KP) {
-      const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
+    for (int u = 0; u < HU; u++) {
+      const I e = e0 + step * (I)u;
+      kk[u] = e < n ? gk_sort_load_key<F, DESC>(f, (long long)e) : (KT)0;
+    }
 #pragma unroll
-      for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);
+    for (int u = 0; u < HU; u++) {
+      const I e = e0 + step * (I)u;
+      const bool ok = e < n;
+      const KT k = kk[u];
+#pragma unroll
+      for (int p = 0; p < KP; p++) {
+        const int d = (int)((k >> (8 * p)) & 255);
+        if (p >= KP - AGGP) {
+          const unsigned peers = __match_any_sync(GK_FULL_MASK, ok ? d : -1);
+          if (ok && lane == __ffs(peers) - 1) atomicAdd(&h[p][d][part], __popc(peers));
+        } else if (ok) atomicAdd(&h[p][d][part], 1);
+      }
+      if (NP > KP && ok) {
+        const gk_u64 sg = (gk_u64)gk_sort_seg<I, COLS>(e, L, nseg);
+#pragma unroll
+        for (int p = KP; p < NP; p++) atomicAdd(&h[p][(int)((sg >> (8 * ((p - KP) & 7))) & 255)][part], 1);
+      }
     }
   }
   __syncthreads();
@@ -578,15 +640,18 @@ GK_DEV void gk_sort_hist(const F &f, I n, I L, I nseg, I nb, char *tmp) {
   }
 }
 
-template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS>
+template <class F, class I, class ST, bool DESC, bool COLS, bool IDX, int PASS, int KP, int NP, int IT = GK_SORT_OITEMS,
+          bool PACK = false, bool EARLY = false, int LB = 1>
 GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
-  typedef typename gk_sort_sw<KT, I, IDX>::T SW;
+  typedef typename gk_sort_cw<KT, PACK>::T CW;   /* the carried word */
+  typedef typename gk_sort_cw<typename gk_sort_sw<KT, I, IDX>::T, PACK>::T SW;
+  typedef gk_sort_pk<PACK> PK;
   enum { TILE = GK_SORT_THREADS * IT, SH = 8 * (int)sizeof(ST) - 2 };
   const bool LAST = PASS == NP - 1;
-  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH, VAL = AGG - 1;
-  gk_sort_obufs<KT, I, ST> b(tmp, n, nb, NP);
+  const ST AGG = (ST)1 << SH, PRE = (ST)2 << SH;
+  gk_sort_obufs<CW, I, ST> b(tmp, n, nb, NP);
   __shared__ int wh[GK_SORT_WARPS][256];   /* per warp digit counts, then the warp's offset in the tile's digit */
   __shared__ SW stage[TILE];
   __shared__ unsigned char sd[TILE];
@@ -597,11 +662,12 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   if (t == 0) s_tile = atomicAdd(&b.ctr[PASS], 1u);
 #pragma unroll
   for (int q = 0; q < GK_SORT_WARPS; q++) wh[q][t] = 0;
-  I total;
-  const I dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* digit t's first output position; syncs */
+  I total, dbase = 0;   /* digit t's first output position (EARLY: scanned while the tile's loads are in flight) */
+  if (EARLY) __syncthreads();
+  else dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);   /* syncs */
   const I blk = (I)s_tile;
   const I e0 = blk * (I)TILE + (I)(w * GK_WARP * IT + lane);
-  KT k[IT];
+  CW k[IT];
   I ix[IT];
   int dp[IT];   /* digit | position << 8: the rank in the warp's digit, then the place in the tile */
 #pragma unroll
@@ -611,18 +677,20 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
     if (e < n) {
       if (PASS == 0) {
         const X v = f.load(e);
-        k[r] = IDX ? gk_sort_vkey<X, DESC>(v) : (KT)gk_sort_bits(v);
+        if (PACK) k[r] = PK::template make<CW>(gk_sort_vkey<X, DESC>(v), (gk_u32)e);
+        else k[r] = IDX ? (CW)gk_sort_vkey<X, DESC>(v) : (CW)gk_sort_bits(v);
         ix[r] = e;
       } else {
         k[r] = b.k[PASS & 1][e];
-        if (IDX) ix[r] = b.ix[PASS & 1][e];
+        if (IDX && !PACK) ix[r] = b.ix[PASS & 1][e];
       }
     }
   }
+  if (EARLY) dbase = gk_sort_bscan<I>(b.tot[PASS * 256 + t], &total);
 #pragma unroll
   for (int r = 0; r < IT; r++) {
     const bool ok = e0 + (I)(r * GK_WARP) < n;
-    const int d = ok ? gk_sort_odigit<X, I, DESC, COLS, IDX, PASS, KP>(k[r], ix[r], L, nseg) : 0;
+    const int d = ok ? gk_sort_odigit<X, I, DESC, COLS, IDX, PASS, KP>(PK::template key<KT>(k[r]), PK::ix(k[r], ix[r]), L, nseg) : 0;
     const unsigned peers = gk_sort_match(d, ok);
     const int leader = __ffs(peers) - 1;
     int c0 = 0;
@@ -635,43 +703,54 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
   int c = 0;   /* the tile's count of digit t; wh becomes each warp's offset within it */
 #pragma unroll
   for (int q = 0; q < GK_SORT_WARPS; q++) { const int v = wh[q][t]; wh[q][t] = c; c += v; }
+  ST *sts = b.st + (long long)PASS * nb * 256;
+  if (EARLY) gk_sort_st(&sts[(long long)blk * 256 + t], (blk == 0 ? PRE : AGG) | (ST)c);   /* before the scan */
   int ctot;
   const int lst = gk_sort_bscan<int>(c, &ctot);
-  ST *sts = b.st + (long long)PASS * nb * 256;
+  /* the tile's stage in digit order; EARLY: before the look-back, so that
+  ** nothing but the write waits for the earlier tiles */
+  auto scatter = [&] {
+#pragma unroll
+    for (int r = 0; r < IT; r++)
+      if (e0 + (I)(r * GK_WARP) < n) {
+        const int d = dp[r] & 255, p = ls[d] + wh[w][d] + (dp[r] >> 8);
+        stage[p] = (SW)k[r];
+        sd[p] = (unsigned char)d;
+        dp[r] = p;
+      }
+  };
+  if (EARLY) {
+    ls[t] = lst;
+    __syncthreads();
+    scatter();
+  }
   I excl = 0;
-  if (blk == 0) gk_sort_st(&sts[t], PRE | (ST)c);
+  if (blk == 0) { if (!EARLY) gk_sort_st(&sts[t], PRE | (ST)c); }
   else {
-    gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
-    for (I j = blk - 1;;) {
-      const ST v = gk_sort_ld(&sts[(long long)j * 256 + t]);
-      if (!(v & (AGG | PRE))) continue;   /* tile j has not published yet */
-      excl += (I)(v & VAL);
-      if (v & PRE) break;
-      j--;
-    }
+    if (!EARLY) gk_sort_st(&sts[(long long)blk * 256 + t], AGG | (ST)c);
+    excl = gk_sort_lookback<I, ST, LB>(sts, blk, t);
     gk_sort_st(&sts[(long long)blk * 256 + t], PRE | (ST)(excl + (I)c));
   }
-  ls[t] = lst;
+  if (!EARLY) ls[t] = lst;
   gb[t] = dbase + excl - (I)lst;
   __syncthreads();
-#pragma unroll
-  for (int r = 0; r < IT; r++)
-    if (e0 + (I)(r * GK_WARP) < n) {
-      const int d = dp[r] & 255, p = ls[d] + wh[w][d] + (dp[r] >> 8);
-      stage[p] = (SW)k[r];
-      sd[p] = (unsigned char)d;
-      dp[r] = p;
-    }
-  __syncthreads();
+  if (!EARLY) {
+    scatter();
+    __syncthreads();
+  }
   const I left = n - blk * (I)TILE;
   const int ntile = left < (I)TILE ? (int)left : (int)TILE;
-  if (!IDX || !LAST)
+  if (!IDX || !LAST || PACK)
     for (int j = t; j < ntile; j += GK_SORT_THREADS) {
       const I o = gb[sd[j]] + (I)j;
-      if (!LAST) b.k[(PASS + 1) & 1][o] = (KT)stage[j];
-      else if (o < m) gk_sort_wv<IDX>::put(f, o, (KT)stage[j]);
+      if (!LAST) b.k[(PASS + 1) & 1][o] = (CW)stage[j];
+      else if (PACK) {   /* the index in the word's low half */
+        const I src = PK::ix((CW)stage[j], (I)0);
+        const I sg = nseg == 1 ? (I)0 : o / L, rr = o - sg * L;
+        if (rr < m) f.put(COLS ? rr * nseg + sg : sg * m + rr, src, nseg == 1 ? src : gk_sort_pos<I, COLS>(src, L, nseg));
+      } else if (o < m) gk_sort_wv<IDX>::put(f, o, (KT)stage[j]);
     }
-  if (IDX) {
+  if (IDX && !PACK) {
     __syncthreads();
 #pragma unroll
     for (int r = 0; r < IT; r++)
@@ -696,21 +775,26 @@ GK_DEV void gk_sort_sweep(const F &f, I n, I L, I nseg, I m, I nb, char *tmp) {
 ** its place (stable), keys and indices go to shared memory there and come
 ** back in the warps' order.  Padding (positions >= L) has the largest key
 ** and a larger index than any element, so it stays last.  Dynamic shared
-** memory: N keys, N indices, 256 x T/32 counts (lower_sort's sort_big_smem). */
+** memory: N keys, N indices, 256 x T/32 counts, T/32 scan words (lower_sort).
+** KO (the sorted values: sort, topk): the values' bits travel, their key is
+** recomputed each pass and no index is kept; the values are written from
+** registers (no gather, payloads as they went in); the padding is last in
+** every pass's order, so it takes digit 255 by its position.  N keys and
+** the counts. */
 #define GK_SORT_BIG 8192
 #ifndef GK_SORT_HOST
 #define GK_SORT_DYN extern __shared__ __align__(16) unsigned char gk_sort_dyn[]
 #endif
 
-template <class F, class I, bool DESC, bool COLS, int T, int IT>
+template <class F, class I, bool DESC, bool COLS, int T, int IT, bool KO = false>
 GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
   typedef typename F::X X;
   typedef typename gk_sort_kt<X>::T KT;
   enum { W = T / GK_WARP, N = T * IT, PASSES = (gk_sort_kt<X>::BITS + 7) / 8 };
   GK_SORT_DYN;
   KT *sk = (KT *)gk_sort_dyn;
-  int *si = (int *)(sk + N), *wh = si + N;   /* wh[d * W + w] */
-  __shared__ int ws[W];
+  int *si = (int *)(sk + N), *wh = KO ? (int *)(sk + N) : si + N;   /* wh[d * W + w] */
+  int *ws = wh + 256 * W;   /* the block scan's words: dynamic too, so the launch's size is the block's whole use */
   const int t = threadIdx.x, lane = t & (GK_WARP - 1), w = t / GK_WARP;
   for (I s = blockIdx.x; s < nseg; s += gridDim.x) {
     KT k[IT];
@@ -719,7 +803,8 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
     for (int r = 0; r < IT; r++) {
       const int j = w * GK_WARP * IT + r * GK_WARP + lane;
       ix[r] = j;
-      k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
+      if (KO) k[r] = (I)j < L ? (KT)gk_sort_bits(f.load(gk_sort_in<I, COLS>(s, (I)j, L, nseg))) : (KT)0;
+      else k[r] = (I)j < L ? gk_sort_load_key<F, DESC>(f, (long long)gk_sort_in<I, COLS>(s, (I)j, L, nseg)) : (KT)~(KT)0;
     }
     for (int pass = 0; pass < PASSES; pass++) {
       for (int q = t; q < 256 * W; q += T) wh[q] = 0;
@@ -727,7 +812,10 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
       int dp[IT];
 #pragma unroll
       for (int r = 0; r < IT; r++) {
-        const int d = (int)((k[r] >> (8 * pass)) & 255);
+        /* KO: the key from the value's bits; the padding (positions >= L, last in every pass's order) digit 255 */
+        const int j = w * GK_WARP * IT + r * GK_WARP + lane;
+        const KT key = KO ? gk_sort_vkey<X, DESC>(gk_sort_unbits<X>::get(k[r])) : k[r];
+        const int d = KO && (I)j >= L ? 255 : (int)((key >> (8 * pass)) & 255);
         const unsigned peers = gk_sort_match(d, true);
         const int leader = __ffs(peers) - 1;
         int c0 = 0;
@@ -750,21 +838,25 @@ GK_DEV void gk_sort_big(const F &f, I L, I nseg, I m) {
       for (int r = 0; r < IT; r++) {
         const int d = dp[r] & 255, p = wh[d * W + w] + (dp[r] >> 8);
         sk[p] = k[r];
-        si[p] = ix[r];
+        if (!KO) si[p] = ix[r];
       }
       __syncthreads();
 #pragma unroll
       for (int r = 0; r < IT; r++) {
         const int j = w * GK_WARP * IT + r * GK_WARP + lane;
         k[r] = sk[j];
-        ix[r] = si[j];
+        if (!KO) ix[r] = si[j];
       }
       __syncthreads();
     }
 #pragma unroll
     for (int r = 0; r < IT; r++) {
       const I j = (I)(w * GK_WARP * IT + r * GK_WARP + lane);
-      if (j < L && j < m) f.put(COLS ? j * nseg + s : s * m + j, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+      if (j < L && j < m) {
+        const I o = COLS ? j * nseg + s : s * m + j;
+        if (KO) gk_sort_wv<!KO>::put(f, o, k[r]);
+        else f.put(o, gk_sort_in<I, COLS>(s, (I)ix[r], L, nseg), (I)ix[r]);
+      }
     }
   }
 }

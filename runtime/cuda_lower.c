@@ -2357,8 +2357,32 @@ static int sort_env_int(const char *name, int lo, int hi, int dflt) {
   int v = e && *e ? atoi(e) : dflt;
   return v < lo ? lo : v > hi ? hi : v;
 }
-static int sort_items(int wide) { int it = sort_env_int("GK_SORT_OITEMS", 8, 24, 16); return wide && it > 16 ? 16 : it; }
-static int sort_minb(int idx) { return sort_env_int("GK_SORT_OMINB", 1, 4, idx ? 2 : 3); }
+static int sort_items(int wide, int pack) {
+  int it = sort_env_int("GK_SORT_OITEMS", 8, 24, pack ? 12 : 16);
+  return wide && it > 16 ? 16 : it;
+}
+static int sort_minb(int idx, int pack) { return sort_env_int("GK_SORT_OMINB", 1, 4, pack ? 3 : idx ? 2 : 3); }
+/* gk_sort_big carries the values' bits alone for sort and topk (its KO;
+** GK_SORT_BIGV=0: (key, index) pairs and a gather, as in session 7). */
+static int sort_bigv(void) { return sort_env_int("GK_SORT_BIGV", 0, 1, 1); }
+/* (key, index) pairs of 4-byte keys and a 4-byte index travel as one 8-byte
+** word, key << 32 | index (gk_sort_sweep's PACK; 12 items a thread and 3
+** blocks an SM by default: the fastest on the H200, session 8);
+** GK_SORT_PACK=0 keeps them apart (two loads and stores an element a pass;
+** kept to time the two). */
+static int sort_pack(int kp, int idx, int i64) { return idx && kp < 8 && !i64 && sort_env_int("GK_SORT_PACK", 0, 1, 1); }
+/* A pass's block loads its tile before it scans the digit totals,
+** publishes its counts before their scan and stages its tile before the
+** look-back (gk_sort_sweep's EARLY; GK_SORT_EARLY=0: as in session 7, to
+** time the two); the histogram keeps GK_SORT_HU loads of a thread in flight
+** (1 .. 8, default 1: 4 was no faster). */
+static int sort_early(void) { return sort_env_int("GK_SORT_EARLY", 0, 1, 1); }
+/* A look-back loads GK_SORT_LB earlier tiles' states at a time (1 .. 8, 4). */
+static int sort_lb(void) { return sort_env_int("GK_SORT_LB", 1, 8, 4); }
+static int sort_hu(void) { return sort_env_int("GK_SORT_HU", 1, 8, 1); }
+/* GK_SORT_HAGG=a: the histogram counts the top a key bytes a warp's match at
+** a time (gk_sort_hist's AGGP; 0 .. 8, 0 until timed). */
+static int sort_hagg(int kp) { int a = sort_env_int("GK_SORT_HAGG", 0, 8, 0); return a > kp ? kp : a; }
 
 static int sort_launches(const rt_node *x) {
   int kp, sp;
@@ -2388,6 +2412,7 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
   const char *KT = kp == 8 ? "gk_u64" : "gk_u32", *ST = n < ((int64_t)1 << 30) ? "gk_u32" : "gk_u64";
   const char *D = desc ? "true" : "false", *Cl = cols ? "true" : "false", *Ix = idx ? "true" : "false";
+  int pack = sort_pack(kp, idx, L->i64);
   rt_prep *P = L->p;
   fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000_z(");
   params(L, src);
@@ -2396,18 +2421,19 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
-  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp, np,
-             pN, pL, pS, pB);
+  fmt_printf(src, "  gk_sort_hist<K, I, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST, D, Cl, kp,
+             np, sort_hu(), sort_hagg(kp), pN, pL, pS, pB);
   for (int p = 0; p < np; p++) {
     /* registers for 3 (keys only) or 2 (pairs) blocks an SM: no spills at 16 items */
-    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx), p);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000_o%d(", sort_minb(idx, pack), p);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n", ST,
-               D, Cl, Ix, p, kp, np, items, pN, pL, pS, pM, pB);
+    fmt_printf(src, "  gk_sort_sweep<K, I, %s, %s, %s, %s, %d, %d, %d, %d, %s, %s, %d>(k, (I)%s, (I)%s, (I)%s, (I)%s, (I)%s, tmp);\n}\n",
+               ST, D, Cl, Ix, p, kp, np, items, pack ? "true" : "false", sort_early() ? "true" : "false", sort_lb(), pN, pL, pS,
+               pM, pB);
   }
-  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 ? 8 : 4;
+  int64_t ssz = n < ((int64_t)1 << 30) ? 4 : 8, isz = L->i64 ? 8 : 4, ksz = kp == 8 || pack ? 8 : 4;
   int64_t zb = np * nb * 256 * ssz + np * 256 * isz + 64;
   sort_step(P, "_z", gk_max64(1, gk_min64(gk_cdiv64(zb / 16, GK_SORT_THREADS), 4096)));
   sort_step(P, "_h", gk_max64(1, gk_min64(gk_cdiv64(n, GK_SORT_THREADS), (int64_t)L->sms * 8)));
@@ -2416,7 +2442,7 @@ static int sort_sweep_steps(lw *L, fmt_buf *src, const rt_node *x, int kp, int n
     snprintf(sfx, sizeof sfx, "_o%d", p);
     sort_step(P, sfx, nb);
   }
-  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx ? 2 * gk_align16(n * isz) : 0);
+  P->temp_bytes = zb + 2 * gk_align16(n * ksz) + (idx && !pack ? 2 * gk_align16(n * isz) : 0);
   return L->fail ? -1 : 0;
 }
 
@@ -2464,7 +2490,7 @@ static int lower_sort(lw *L, fmt_buf *src) {
   sort_passes(x, &kp, &sp);
   int desc = x->op == RT_TOPK || x->op == RT_ARGTOPK, arg = x->op == RT_ARGSORT || x->op == RT_ARGTOPK;
   int sweep = kp && sort_onesweep(), idx = arg || sp > 0 || !sort_env_int("GK_SORT_KEYS_ONLY", 0, 1, 1);
-  int items = sweep ? sort_items(kp == 8 || (idx && L->i64)) : 0;
+  int items = sweep ? sort_items(kp == 8 || (idx && L->i64) || sort_pack(kp, idx, L->i64), sort_pack(kp, idx, L->i64)) : 0;
   int64_t n = in->n, nb = gk_cdiv64(n, sweep ? GK_SORT_THREADS * items : GK_SORT_TILE);
   const char *pN = prm(L, x, P_N, n), *pL = prm(L, x, P_LEN, len), *pS = prm(L, x, P_R, nseg),
              *pM = prm(L, x, P_C, m), *pB = prm(L, x, P_NB, nb);
@@ -2482,20 +2508,21 @@ static int lower_sort(lw *L, fmt_buf *src) {
   P->multi = 1;
   if (n == 0 || m == 0) { fmt_puts(src, "/* nothing to sort */\n"); return L->fail ? -1 : 0; }
   if (!kp) {
-    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256;
+    int big = !sort_select(x) && len > GK_SORT_TILE, bt = big && len > 4096 ? 512 : 256, ko = !arg && sort_bigv();
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%s) gk_0000000000000000_b(", bt == 512 ? "512, 2" : "256");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
     if (sort_select(x))
       fmt_printf(src, "  gk_topk_select<K, I, %s, %d>(k, (I)%s, (I)%s, (I)%s);\n}\n", Cl, m <= GK_SORT_THREADS ? 1 : 8, pL, pS, pM);
-    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt, pL, pS, pM);
+    else if (big) fmt_printf(src, "  gk_sort_big<K, I, %s, %s, %d, 16, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, bt,
+                             ko ? "true" : "false", pL, pS, pM);
     else fmt_printf(src, "  gk_sort_block<K, I, %s, %s>(k, (I)%s, (I)%s, (I)%s);\n}\n", D, Cl, pL, pS, pM);
     sort_step(P, "_b", gk_min64(nseg, 1 << 20));
-    if (big) {   /* N keys, N indices, 256 x warps counts */
+    if (big) {   /* N keys, N indices (not ko), 256 x warps counts, warps scan words: all of it dynamic */
       cu_step *st = &P->step[P->nstep - 1];
       st->block[0] = (uint32_t)bt;
-      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + bt * 16 * 4 + 256 * (bt / 32) * 4);
+      st->smem = (uint32_t)(bt * 16 * (rt_dtype_size(in->t) == 8 ? 8 : 4) + (ko ? 0 : bt * 16 * 4) + 257 * (bt / 32) * 4);
     }
     return L->fail ? -1 : 0;
   }
