@@ -188,7 +188,7 @@ def run_batches(gk, cs, env, jobs, progress):
     return res
 
 
-def failed(res, what):
+def failed(res):
     bad = [(i, rc, err) for i, rc, err in res
            if rc or "FAILED" in err or "could not write" in err or "cannot lower" in err]
     for i, rc, err in bad:
@@ -215,7 +215,7 @@ def main():
     t0 = time.time()
     if a.check:
         res = run_batches(gk, cs, dict(os.environ, GK_NVRTC_CHECK="lower"), a.jobs, None)
-        if failed(res, "check"): return 1
+        if failed(res): return 1
         print("ship.py: %d statements of %d batches lowered in %.0f s" % (sum(map(len, cs)), len(cs), time.time() - t0))
         return 0
     out = os.path.abspath(a.out)
@@ -238,7 +238,7 @@ def main():
         shutil.rmtree(stage, ignore_errors=True)
         return 0
     if sys.stdout.isatty(): print()
-    if failed(res, "ship"):
+    if failed(res):
         shutil.rmtree(stage, ignore_errors=True)
         return 1
     stale = [f for f in os.listdir(stage) if os.path.getmtime(os.path.join(stage, f)) < 2]

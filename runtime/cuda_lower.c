@@ -2777,56 +2777,59 @@ static void nvrtc_summary(void) {
   fprintf(stderr, "gk-nvrtc: %ld compiled, %ld failed\n", nv.ok, nv.bad);
 }
 
+/* What GK_NVRTC_CHECK=ship and =shipped compile for and key by: sm_<GK_SHIP_ARCH>
+** (default 90), the NVRTC found here and the key seed of both (once a process). */
+static struct { int arch, nvrtc; char opt[16]; uint64_t seed; } ship_tg;
+static pthread_once_t ship_once = PTHREAD_ONCE_INIT;
+static void ship_target_init(void) {
+  const char *a = getenv("GK_SHIP_ARCH");
+  ship_tg.arch = a && atoi(a) > 0 ? atoi(a) : 90;
+  snprintf(ship_tg.opt, sizeof ship_tg.opt, "sm_%d", ship_tg.arch);
+  ship_tg.nvrtc = cu_nvrtc_lib_version();
+  if (ship_tg.nvrtc > 0) ship_tg.seed = cu_key_seed(ship_tg.nvrtc, ship_tg.opt);
+}
+
 /* The key the cuda backend looks p up by in the shipped kernels: its first
 ** launch's kernel name (a later launch of the same source borrows the
 ** loaded module).  Returns that name, or NULL without NVRTC or without a
 ** kernel launch (a gemm alone). */
-static const char *ship_key(const rt_prep *p, int arch, const char *arch_opt, cu_cache_key *k) {
-  static int nvrtc;
-  if (!nvrtc && (nvrtc = cu_nvrtc_lib_version()) <= 0) return NULL;
+static const char *ship_key(const rt_prep *p, cu_cache_key *k) {
+  pthread_once(&ship_once, ship_target_init);
+  if (ship_tg.nvrtc <= 0) return NULL;
   const char *name = p->nstep ? NULL : p->kname;
   for (int i = 0; i < p->nstep && !name; i++)
     if (p->step[i].op == CU_STEP_KERNEL) name = p->step[i].kname;
-  if (name) cu_kernel_key(k, cu_key_seed(nvrtc, arch_opt), p->src, p->srclen, name, arch, nvrtc, 0);
+  if (name) cu_kernel_key(k, ship_tg.seed, p->src, p->srclen, name, ship_tg.arch, ship_tg.nvrtc, 0);
   return name;
 }
 
-/* GK_NVRTC_CHECK=ship: the cubin of p becomes a shipped-kernel entry (cu_ship_dir). */
-static void ship_write(const rt_prep *p, int arch, const char *arch_opt, const void *bin, size_t len) {
-  const char *dir = getenv("GK_KERNELS_OUT"), *name;
-  cu_cache_key k;
-  if (!dir || !*dir || !(name = ship_key(p, arch, arch_opt, &k))) return;
-  if (cu_cache_write(dir, &k, bin, len))
-    fprintf(stderr, "gk-nvrtc: could not write kernel %s into %s\n", name, dir);
-}
-
-/* GK_NVRTC_CHECK=ship: does GK_KERNELS_OUT hold p already (its mtime then says it is in use)? */
-static int ship_have(const rt_prep *p) {
-  const char *dir = getenv("GK_KERNELS_OUT");
-  int arch = getenv("GK_SHIP_ARCH") ? atoi(getenv("GK_SHIP_ARCH")) : 90;
-  char arch_opt[16];
+/* Does dir hold p's shipped kernel?  A hit marks the entry used (its mtime). */
+static int ship_in(const char *dir, const rt_prep *p, const char **name) {
   cu_cache_key k;
   void *bin = NULL;
   size_t len = 0;
-  snprintf(arch_opt, sizeof arch_opt, "sm_%d", arch);
-  if (!dir || !*dir || !ship_key(p, arch, arch_opt, &k)) return 0;
+  if (!(*name = ship_key(p, &k)) || !dir || !*dir) return 0;
   int hit = cu_cache_read(dir, &k, &bin, &len);
   free(bin);
   return hit;
 }
 
-/* GK_NVRTC_CHECK=shipped: does the shipped-kernel directory hold p for sm_90? */
+/* GK_NVRTC_CHECK=ship: the cubin of p becomes a shipped-kernel entry (cu_ship_dir). */
+static void ship_write(const rt_prep *p, const void *bin, size_t len) {
+  const char *dir = getenv("GK_KERNELS_OUT"), *name;
+  cu_cache_key k;
+  if (!dir || !*dir || !(name = ship_key(p, &k))) return;
+  if (cu_cache_write(dir, &k, bin, len))
+    fprintf(stderr, "gk-nvrtc: could not write kernel %s into %s\n", name, dir);
+}
+
+/* GK_NVRTC_CHECK=shipped: does the shipped-kernel directory hold p? */
 static void ship_probe(const rt_prep *p) {
   char dir[CU_PATH_MAX];
-  cu_cache_key k;
-  void *bin = NULL;
-  size_t len = 0;
-  if (cu_nvrtc_lib_version() <= 0) { fprintf(stderr, "gk-nvrtc: skipped: NVRTC not found\n"); return; }
-  const char *name = ship_key(p, 90, "sm_90", &k);
-  if (!name) return;
-  int hit = cu_ship_dir(dir, sizeof dir) && cu_cache_read(dir, &k, &bin, &len);
-  fprintf(stderr, "gk-nvrtc: %s %s\n", hit ? "shipped" : "not shipped", name);
-  free(bin);
+  const char *name;
+  int hit = ship_in(cu_ship_dir(dir, sizeof dir) ? dir : NULL, p, &name);
+  if (ship_tg.nvrtc <= 0) fprintf(stderr, "gk-nvrtc: skipped: NVRTC not found\n");
+  else if (name) fprintf(stderr, "gk-nvrtc: %s %s\n", hit ? "shipped" : "not shipped", name);
 }
 
 static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
@@ -2836,7 +2839,8 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   if (show == 2 || show == 5) fprintf(stderr, "gk-nvrtc: kernel %s (%s group)\n", p->kname, rt_group_name[g->kind]);
   if (show == 5) return;
   if (show == 7) { ship_probe(p); return; }
-  if (show == 6 && ship_have(p)) { nv.ok++; return; }   /* shipped by an earlier run: not compiled again */
+  const char *shipped;
+  if (show == 6 && ship_in(getenv("GK_KERNELS_OUT"), p, &shipped)) { nv.ok++; return; }   /* by an earlier run */
   uint64_t h = fnv64(p->src, p->srclen);
   for (int i = 0; i < nv.nseen; i++) if (nv.seen[i] == h) return;
   if (nv.nseen < NVRTC_SEEN) nv.seen[nv.nseen++] = h;
@@ -2845,13 +2849,10 @@ static void nvrtc_check(const rt_backend *be, const rt_group *g, int show) {
   struct timespec t0, t1;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   /* the compile hook hears of a slow compile here too: the REPL's status line works without a GPU */
-  int arch = 90;
-  if (show == 6 && getenv("GK_SHIP_ARCH")) arch = atoi(getenv("GK_SHIP_ARCH"));
-  char arch_opt[16];
-  snprintf(arch_opt, sizeof arch_opt, "sm_%d", arch);
-  int rc = cu_nvrtc_build_noted(p->src, p->kname, arch_opt, -1, be->compile_note, be->compile_ud, &bin, &len, &log,
-                                NULL);
-  if (rc == GK_OK && show == 6) ship_write(p, arch, arch_opt, bin, len);
+  if (show == 6) pthread_once(&ship_once, ship_target_init);
+  int rc = cu_nvrtc_build_noted(p->src, p->kname, show == 6 ? ship_tg.opt : "sm_90", -1, be->compile_note,
+                                be->compile_ud, &bin, &len, &log, NULL);
+  if (rc == GK_OK && show == 6) ship_write(p, bin, len);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   if (show == 4)
     fprintf(stderr, "gk-nvrtc: kernel %s (%s group) compiled in %.1f ms, %zu bytes of cubin\n", p->kname,
