@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gk against its peers on the same device tensors (tests/bench/bench_gk.py).
 
-    python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile]
+    python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile] [--part I/N]
     python3 tests/bench/bench_gk.py --latency [latency.py options]   (first-run latency: tests/bench/latency.py)
     (make bench builds libgk.so, libgkbench.so and the CUB peer, then runs this)
 
@@ -487,7 +487,16 @@ def main():
     ap.add_argument("--budget", type=float, default=None, help="seconds: start no case after this")
     ap.add_argument("--no-compile", action="store_true", help="leave torch.compile out")
     ap.add_argument("--local", action="store_true", help="cpu backend, numpy peer, shrunk shapes (no GPU)")
+    ap.add_argument("--part", help="I/N: only every N-th case from the I-th (1-based), for a run split over "
+                    "several calls; report.py joins the parts' bench.json files")
     a = ap.parse_args()
+    part = (1, 1)
+    if a.part:
+        try:
+            part = tuple(int(v) for v in a.part.split("/"))
+            if len(part) != 2 or not 1 <= part[0] <= part[1]: raise ValueError
+        except ValueError:
+            sys.exit("bench: --part takes I/N with 1 <= I <= N, got %r" % a.part)
     if a.budget is None: a.budget = 150 if a.quick else 420
     a.reps = max(a.reps, 20)
     cx = Ctx(a)
@@ -549,13 +558,15 @@ def main():
         seen = set(c.key for c in cs)
         cs += [c for c in cases(False) if c.key not in seen]
     if a.only: cs = [c for c in cs if any(s in c.key for s in a.only)]
+    cs = cs[part[0] - 1::part[1]]
+    meta["part"] = "%d/%d" % part
     rows = []
     out = os.environ.get("OUT") or "."
     def save():
         finish(rows, copy_gbs)
         with open(os.path.join(out, "bench.json"), "w") as fh:
             json.dump({"meta": meta, "rows": rows}, fh, indent=1, default=str)
-    if not a.only or any("sum_e2e".startswith(s) for s in a.only):
+    if (not a.only or any("sum_e2e".startswith(s) for s in a.only)) and part[0] == 1:
         try:
             rows.append(latency_case(cx))
         except Exception as e:

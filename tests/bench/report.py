@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Markdown tables from a bench.json that bench_gk.py wrote (tests/bench/report.py).
 
-    python3 tests/bench/report.py bench.json [--summary]
+    python3 tests/bench/report.py bench.json [more.json ...] [--summary]
 
 Prints the whole table (every case: gk kernel time and GB/s, each peer's
 time, the ratio the target is stated in, the target, met?), or with
 --summary the few rows per family that README's speed table carries.
+Several files (the parts of a run split with bench_gk.py --part) are joined:
+their rows in the order of the files, each part's date and commit listed.
 """
 import json, sys
 
@@ -53,8 +55,12 @@ SUMMARY = [("sum_e2e", None, "f32"), ("map", "2^28", "f32"), ("map", "2^28", "f6
            ("nchw_nhwc", "32×256×56×56", "f32")]
 
 def main():
-    d = json.load(open(sys.argv[1]))
-    m, rows = d["meta"], d["rows"]
+    ds = [json.load(open(p)) for p in sys.argv[1:] if not p.startswith("--")]
+    m, rows = ds[0]["meta"], [r for d in ds for r in d["rows"]]
+    if len(ds) > 1:
+        print("Joined from %d parts: %s.\n" % (len(ds), "; ".join("%s (gk %s, part %s, %d rows)" % (
+            d["meta"]["date"], d["meta"].get("gk_commit") or d["meta"]["gk_version"], d["meta"].get("part", "?"),
+            len(d["rows"])) for d in ds)))
     print("%s, %s, torch %s, gk %s; %d timed runs per median; cudaMemcpy D2D %.0f GB/s (1 GiB, read + write)\n" % (
         m["date"], m["gpu"], m["peer_version"], m.get("gk_commit") or m["gk_version"], m["reps"], m.get("copy_GBs") or 0))
     print(HEAD)
