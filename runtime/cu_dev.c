@@ -58,6 +58,7 @@ struct cu_fn {
   int borrowed;        /* mod is another kernel's of the same source (a sort's passes): not unloaded with this one */
   CUfunction f;
   unsigned smem;       /* dynamic shared memory opted in so far */
+  int static_smem;     /* the kernel's static shared memory (-1: not asked yet) */
 };
 
 struct cu_dev {
@@ -827,6 +828,7 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
   if (!f || !(f->src = dup_n(src, n)) || !(f->name = dup_n(name, nl))) goto nomem;
   f->hash = h;
   f->srclen = n;
+  f->static_smem = -1;
 
   /* another kernel of this source is loaded: its module holds this one too */
   for (size_t i = 0; i < d->kcap && !mod; i++) {
@@ -944,10 +946,18 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
   int rc;
   if (!fn) return cu_fail(d, GK_EMISUSE, "cu_launch: NULL kernel");
   if ((rc = enter(d)) != GK_OK) return rc;
-  if (shmem > SMEM_DEFAULT && shmem > fn->smem) {
-    if (shmem > d->max_smem)
-      return cu_fail(d, GK_ELIMIT, "kernel %s asks for %u bytes of shared memory; the device "
-                     "allows %zu per block", fn->name, shmem, d->max_smem);
+  /* the 48 KB a block gets without opting in counts static and dynamic
+  ** shared memory together, and so does the opt-in maximum */
+  if (shmem && fn->static_smem < 0) {
+    int v = 0;
+    if (CU_CALL(d, drv, cuFuncGetAttribute, &v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn->f)) return GK_EDEVICE;
+    fn->static_smem = v > 0 ? v : 0;
+  }
+  size_t total = (size_t)shmem + (size_t)(shmem ? fn->static_smem : 0);
+  if (total > SMEM_DEFAULT && shmem > fn->smem) {
+    if (total > d->max_smem)
+      return cu_fail(d, GK_ELIMIT, "kernel %s asks for %zu bytes of shared memory; the device "
+                     "allows %zu per block", fn->name, total, d->max_smem);
     if (CU_CALL(d, drv, cuFuncSetAttribute, fn->f, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
                 (int)shmem))
       return GK_EDEVICE;

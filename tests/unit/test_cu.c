@@ -638,6 +638,39 @@ static void test_device(void) {
     CHECK(bad == 0, "%d wrong results", bad);
   }
 
+  /* Static plus dynamic shared memory past the 48 KB a block gets without
+  ** opting in (40 KB static, 16 KB dynamic): the launch must opt in for the
+  ** sum, not only when the dynamic part alone is past 48 KB. */
+  {
+    static const char *k_smem =
+        "extern \"C\" __global__ void gk_k_smem(const float *x, float *y, int n) {\n"
+        "  __shared__ float s[10240];\n"
+        "  extern __shared__ float dyn[];\n"
+        "  int i = blockIdx.x * blockDim.x + threadIdx.x;\n"
+        "  for (int k = threadIdx.x; k < 10240; k += blockDim.x) s[k] = 1.0f;\n"
+        "  for (int k = threadIdx.x; k < 4096; k += blockDim.x) dyn[k] = 2.0f;\n"
+        "  __syncthreads();\n"
+        "  if (i < n) y[i] = x[i] * s[(i * 7) % 10240] + dyn[(i * 13) % 4096];\n"
+        "}\n";
+    cu_fn *fs = NULL;
+    rc = cu_kernel(d, k_smem, "gk_k_smem", &fs);
+    CHECK(rc == GK_OK && fs, "smem kernel: %s", cu_errmsg(d));
+    if (fs && cu_max_smem(d) >= 56 * 1024) {
+      void *args[] = { &px, &py, &n };
+      rc = cu_launch(d, fs, (N + 255) / 256, 1, 1, 256, 1, 1, 16384, args);
+      CHECK(rc == GK_OK, "launch with 40 KB static + 16 KB dynamic shared memory: %s", cu_errmsg(d));
+      CHECK(cu_sync(d) == GK_OK && cu_download(d, y, py, N * sizeof(float)) == GK_OK, "smem sync: %s",
+            cu_errmsg(d));
+      int bad = 0;
+      for (int i = 0; i < N; i++) bad += y[i] != x[i] + 2.0f;
+      CHECK(bad == 0, "smem kernel: %d wrong results", bad);
+      /* past the device's maximum: a clear error, not a failed launch */
+      rc = cu_launch(d, fs, 1, 1, 1, 256, 1, 1, (unsigned)cu_max_smem(d) - 1024, args);
+      CHECK(rc == GK_ELIMIT && strstr(cu_errmsg(d), "shared memory"), "over the maximum: %d %s", rc,
+            cu_errmsg(d));
+    }
+  }
+
   /* Memory hit: same pointer, no compile, and cheap. */
   {
     char *copy = strdup(k_src);   /* a different buffer with the same text */
