@@ -164,8 +164,17 @@ static void test_interrupts(gk_ctx *g) {
     OK(g, gk_eval(g, msrc));
     OK(g, gk_sync(g));
     CHECK_RC(g, interrupted(g, "x = 8; print(sum(m @ m))", 50, &secs), GK_EINTERRUPT);
-    if (secs >= LATE) fprintf(stderr, "  the %d^3 matmul stopped %.2f s after the interrupt\n", side, secs);
-    CHECK(secs < LATE);
+    if (secs >= LATE) {
+      /* late, or only a loaded machine?  A product the interrupt cut short
+      ** stopped well before a whole one finishes at the machine's rate now */
+      double t2 = t_now();
+      OK(g, gk_eval(g, "s2 = sum(m @ m)"));
+      OK(g, gk_sync(g));
+      double whole = t_now() - t2;
+      fprintf(stderr, "  the %d^3 matmul stopped %.2f s after the interrupt (a whole one now: %.2f s)\n", side,
+              secs, whole);
+      CHECK(secs < 0.5 * whole);
+    }
     check_x_is(g, get(g, "x") == 7 ? 7 : 8, "an interrupted matmul");
     OK(g, gk_eval(g, "x = 7"));
   }
