@@ -361,6 +361,11 @@ static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec
   ** (64 splits of 8192^2 took 93 us where 16 took 75, measured; 8: sum
   ** 1.03x, max 1.08x faster than 16, session 7) */
   int64_t want = gk_min64(GK_KNOB(k, cs, 8), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
+  /* where the strips alone give every SM two blocks, a split keeps at least
+  ** 1024 rows: 64x1024x1024 axis 1 (512 strips of 1024 rows) took 80.0 us
+  ** in 8 splits, 70.8 in one (torch 76.2); 4096x50257 (1571 strips) 226 in
+  ** 3, 241 in 1; 8192^2 (64 strips) needs its 8 (239 us in one) -- session 9 */
+  if (L.grid[0] >= 2 * (int64_t)sms && !(k && k->cs > 0)) want = gk_min64(want, gk_max64(1, rows / 1024));
   L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);

@@ -2358,18 +2358,17 @@ static int sort_env_int(const char *name, int lo, int hi, int dflt) {
   return v < lo ? lo : v > hi ? hi : v;
 }
 static int sort_items(int wide, int pack) {
-  int it = sort_env_int("GK_SORT_OITEMS", 8, 24, pack ? 8 : 16);
+  int it = sort_env_int("GK_SORT_OITEMS", 8, 24, pack ? 12 : 16);
   return wide && it > 16 ? 16 : it;
 }
-static int sort_minb(int idx, int pack) { return sort_env_int("GK_SORT_OMINB", 1, 4, pack ? 4 : idx ? 2 : 3); }
+static int sort_minb(int idx, int pack) { return sort_env_int("GK_SORT_OMINB", 1, 4, pack ? 3 : idx ? 2 : 3); }
 /* gk_sort_big carries the values' bits alone for sort and topk (its KO;
 ** GK_SORT_BIGV=0: (key, index) pairs and a gather, as in session 7). */
 static int sort_bigv(void) { return sort_env_int("GK_SORT_BIGV", 0, 1, 1); }
 /* (key, index) pairs of 4-byte keys and a 4-byte index travel as one 8-byte
-** word, key << 32 | index (gk_sort_sweep's PACK; 8 items a thread and 4
-** blocks an SM by default: what device call 2 checked against numpy; 12 and
-** 3 timed 6% faster there but ran unchecked on the GPU: GK_SORT_OITEMS=12
-** GK_SORT_OMINB=3);
+** word, key << 32 | index (gk_sort_sweep's PACK; 12 items a thread and 3
+** blocks an SM: session 9 checked them on the GPU with sortcheck, 102/102,
+** and timed argsort 2^26 f32 at 2706 us against 2893-2901 for 8 and 4);
 ** GK_SORT_PACK=0 keeps them apart (two loads and stores an element a pass;
 ** kept to time the two). */
 static int sort_pack(int kp, int idx, int i64) { return idx && kp < 8 && !i64 && sort_env_int("GK_SORT_PACK", 0, 1, 1); }
