@@ -69,6 +69,7 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 typedef struct gk_red_knobs {
   int rt, ri, rb;   /* whole-array reduce: threads a block, loads in flight a thread, blocks an SM (grid cap) */
   int rl;           /* whole-array reduce: __launch_bounds__ blocks an SM (registers capped to fit them) */
+  int ra;           /* ra=1: that bound (2048 / threads) for light folds only (cuda_lower.c lower_reduce1) */
   int st, si, sw;   /* 1-D scan: threads, items a thread; sw=1: 8-byte values through shared memory in one round */
   int sn;           /* 1-D scan: an integer sum's widening cast in the lift (the tile moves narrow) */
   int mt, mg;       /* elementwise map (vector loop): threads a block, blocks an SM */

@@ -71,7 +71,7 @@ static gk_red_knobs env_red;
 static void env_red_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_red_knobs, f) }
-    KN(rt), KN(ri), KN(rb), KN(rl), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg)
+    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg)
 #undef KN
   };
   const char *e = getenv("GK_RED_VARIANT");
@@ -1429,6 +1429,23 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   const int ritems = env_red.ri ? env_red.ri : rvec == 4 ? 4 : 8;
   const int rbps = env_red.rb ? env_red.rb : 2048 / rthr;
   gk_launch gl = gk_reduce_launch_k(len, (int64_t)rthr * ritems * rvec, rthr, rbps, L->sms, ab);
+  /* a light fold (one plain reduction of one input as it is, accumulators of
+  ** at most 8 bytes, or argmax / argmin of 4-byte values) fits 32 registers with
+  ** rl = 4 blocks an SM of 512 threads without spilling (ptxas, sm_90); at
+  ** 33-40 registers only 3 of the grid's 4 blocks an SM are resident and the
+  ** fourth runs as a second, partial wave.  Knob ra=1: these folds get
+  ** __launch_bounds__(threads, 2048 / threads); rl=N: every fold gets N. */
+  int light = !L->has_onl && nper[1] == 1 && !piv.data && !cmp, nfl = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) nfl += L->used_field[k] != 0;
+  light &= nfl == 1;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+    const int rop = g->nodes[i]->rop;
+    const rt_node *e = g->nodes[i]->in[0];
+    if (e->op == RT_CAST && e->nin == 1) e = e->in[0];
+    if (in_index(g, e) < 0) light = 0;   /* element code (even x * x + 1) spilled at 32 registers */
+    if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
+  }
+  const int rl = env_red.rl ? env_red.rl : env_red.ra && light ? 2048 / rthr : 0;
   /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
   ** thread: three blocks an SM, the whole grid resident (four, of which three
   ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
@@ -1523,7 +1540,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n};\n");
   if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr,
                       ONLINE_BLOCKS_PER_SM * GK_REDUCE_THREADS / rthr);
-  else if (env_red.rl) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr, env_red.rl);
+  else if (rl) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr, rl);
   else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", rthr);
   params(L, src);
   fmt_puts(src, ") {\n");
