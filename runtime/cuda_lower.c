@@ -118,6 +118,12 @@ static void env_init(void) {
 #define LW_NAME 160            /* longest index expression kept */
 #define STAGED_THREADS 256     /* block of the staged kernel: 2 blocks per SM co-resident */
 #define MAP_THREADS 256
+/* Defaults of the GK_RED_VARIANT knobs ra, sn, sw (a knob's -1 turns one off,
+** 1 on): light whole-array folds bounded to 4 blocks an SM; an integer scan's
+** widening cast in the lift; 8-byte scans by 256 x 16 with one-round transposes. */
+#define RED_LIGHT_BOUNDS 0
+#define SCAN_NARROW 0
+#define SCAN_WIDE 0
 #define HIST_SMEM_MAX (96 << 10) /* more bins than this in shared memory: global atomics */
 
 enum { TAG_OTHER, TAG_BASE, TAG_ROW, TAG_COL };
@@ -1445,7 +1451,8 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     if (in_index(g, e) < 0) light = 0;   /* element code (even x * x + 1) spilled at 32 registers */
     if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
   }
-  const int rl = env_red.rl ? env_red.rl : env_red.ra && light ? 2048 / rthr : 0;
+  const int ra = env_red.ra ? env_red.ra > 0 : RED_LIGHT_BOUNDS;
+  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : 0;
   /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
   ** thread: three blocks an SM, the whole grid resident (four, of which three
   ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
@@ -1932,7 +1939,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* knob sn: an integer sum's widening cast (i32 -> i64) moves to the lift:
   ** the tile goes through shared memory as the narrow type (exact: the same bits) */
   const rt_node *xin = x->in[0];
-  if (env_red.sn && x->axis < 0 && x->rop == ROP_SUM && xin->op == RT_CAST && !isf(xin->t) &&
+  if ((env_red.sn ? env_red.sn > 0 : SCAN_NARROW) && x->axis < 0 && x->rop == ROP_SUM && xin->op == RT_CAST && !isf(xin->t) &&
       !isf(xin->in[0]->t) && rt_dtype_size(xin->in[0]->t) < rt_dtype_size(xin->t))
     xin = xin->in[0], ti = xin->t;
   if (x->axis < 0) {
@@ -2001,9 +2008,11 @@ static int lower_scan(lw *L, fmt_buf *src) {
   int threads;
   if (x->axis < 0) {
     /* knobs st, si (threads, items: the tile), sw (8-byte outputs in one round) */
+    const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
+    const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
     threads = env_red.st ? env_red.st : GK_SCAN_THREADS;
-    const int items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
-    const int sw = env_red.sw && (rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8) &&
+    const int items = env_red.si ? env_red.si : dw ? 16 : GK_SCAN_TILE / GK_SCAN_THREADS;
+    const int sw = (env_red.sw > 0 || dw) && wide8 &&
                    threads * items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
     gk_launch gl = gk_scan_launch_k(x->n, 8, threads, (int64_t)threads * items);
     char pol[64];
