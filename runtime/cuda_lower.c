@@ -119,11 +119,13 @@ static void env_init(void) {
 #define STAGED_THREADS 256     /* block of the staged kernel: 2 blocks per SM co-resident */
 #define MAP_THREADS 256
 /* Defaults of the GK_RED_VARIANT knobs ra, sn, sw (a knob's -1 turns one off,
-** 1 on): light whole-array folds bounded to 4 blocks an SM; an integer scan's
-** widening cast in the lift; 8-byte scans by 256 x 16 with one-round transposes. */
-#define RED_LIGHT_BOUNDS 0
-#define SCAN_NARROW 0
-#define SCAN_WIDE 0
+** 1 on), as the session-9 device run measured them (NOTES.md): light
+** whole-array folds bounded to 4 blocks an SM; an integer scan's widening
+** cast in the lift; scans of 8-byte values by 128 x 32 with one-round
+** transposes (tile 4096). */
+#define RED_LIGHT_BOUNDS 1
+#define SCAN_NARROW 1
+#define SCAN_WIDE 1
 #define HIST_SMEM_MAX (96 << 10) /* more bins than this in shared memory: global atomics */
 
 enum { TAG_OTHER, TAG_BASE, TAG_ROW, TAG_COL };
@@ -1448,6 +1450,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     const int rop = g->nodes[i]->rop;
     const rt_node *e = g->nodes[i]->in[0];
     if (e->op == RT_CAST && e->nin == 1) e = e->in[0];
+    if (e->op == RT_MUL && e->nin == 2 && e->in[0] == e->in[1]) e = e->in[0];   /* norm's x * x */
     if (in_index(g, e) < 0) light = 0;   /* element code (even x * x + 1) spilled at 32 registers */
     if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
   }
@@ -2010,8 +2013,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
     /* knobs st, si (threads, items: the tile), sw (8-byte outputs in one round) */
     const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
     const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
-    threads = env_red.st ? env_red.st : GK_SCAN_THREADS;
-    const int items = env_red.si ? env_red.si : dw ? 16 : GK_SCAN_TILE / GK_SCAN_THREADS;
+    threads = env_red.st ? env_red.st : dw ? 128 : GK_SCAN_THREADS;
+    const int items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
     const int sw = (env_red.sw > 0 || dw) && wide8 &&
                    threads * items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
     gk_launch gl = gk_scan_launch_k(x->n, 8, threads, (int64_t)threads * items);
