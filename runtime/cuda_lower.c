@@ -1943,7 +1943,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   ** the tile goes through shared memory as the narrow type (exact: the same bits) */
   const rt_node *xin = x->in[0];
   if ((env_red.sn ? env_red.sn > 0 : SCAN_NARROW) && x->axis < 0 && x->rop == ROP_SUM && xin->op == RT_CAST && !isf(xin->t) &&
-      xin->in[0]->t == GK_I32 && rt_dtype_size(xin->t) == 8 && in_index(g, xin->in[0]) >= 0)   /* an i32 input as it is */
+      xin->in[0]->t == GK_I32 && rt_dtype_size(xin->t) == 8 && in_index(g, xin) < 0 && in_index(g, xin->in[0]) >= 0)   /* an i32 input as it is */
     xin = xin->in[0], ti = xin->t;
   if (x->axis < 0) {
     ixv ix = {"i", TAG_BASE};
