@@ -46,9 +46,11 @@
 
 /* THREADS x ITEMS elements per tile; SLEEP: ns a polling warp waits between
 ** unsuccessful polls (0: spin); GW: lanes that look back over group
-** descriptors per step (32; tests use 1 to force the multi-window path). */
-template <int THREADS_, int ITEMS_, int SLEEP_ = 0, int GW_ = 32> struct gk_scan_policy {
-  enum { THREADS = THREADS_, ITEMS = ITEMS_, TILE = THREADS_ * ITEMS_, SLEEP = SLEEP_, GW = GW_ };
+** descriptors per step (32; tests use 1 to force the multi-window path);
+** WIDE: the shared buffer holds every warp's span of 8-byte values (an i32
+** scan's i64 output leaves in one round, not two; 2x the shared memory). */
+template <int THREADS_, int ITEMS_, int SLEEP_ = 0, int GW_ = 32, int WIDE_ = 0> struct gk_scan_policy {
+  enum { THREADS = THREADS_, ITEMS = ITEMS_, TILE = THREADS_ * ITEMS_, SLEEP = SLEEP_, GW = GW_, WIDE = WIDE_ };
 };
 typedef gk_scan_policy<256, 32> gk_scan_policy_default;   /* 8192 per tile; launch.h GK_SCAN_* */
 
@@ -264,7 +266,7 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   typedef typename gk_store_type<Store, A>::type Y;   /* what goes through shared memory on the way out */
   enum { T = P::THREADS, K = P::ITEMS, WARPS = P::THREADS / 32, WSPAN = 32 * P::ITEMS,
          SX = (WSPAN + WSPAN / 32) * (int)sizeof(X), SA = (WSPAN + WSPAN / 32) * (int)sizeof(Y),
-         BUF0 = WARPS * (WSPAN + WSPAN / 32) * 4,
+         BUF0 = WARPS * (WSPAN + WSPAN / 32) * (P::WIDE ? 8 : 4),   /* WIDE: 8-byte values in one round */
          BUF = ((BUF0 > SX ? (BUF0 > SA ? BUF0 : SA) : (SX > SA ? SX : SA)) + 15) / 16 * 16 };
   typedef gk_rounds<BUF, SX, WARPS> RX;
   typedef gk_rounds<BUF, SA, WARPS> RA;

@@ -61,12 +61,30 @@ static inline int gk_need_i64(int64_t n) { return n >= ((int64_t)1 << 31); }
 ** vec4: 1 if the Load functor reads with N = 4 (every pointer 16-byte aligned).
 ** temp: partials (grid * acc_bytes, 16-aligned) then one gk_u32 counter; the
 ** counter must be zero when first allocated (temp_zero_once). */
-static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_REDUCE_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t tile = vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1;
-  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_REDUCE_BLOCKS_PER_SM));
+/* Speed-only knobs of the 1-D reduce, scan and map kernels
+** (GK_RED_VARIANT="key=value,...", read once by runtime/cuda_lower.c; 0 =
+** the default).  A reduce or scan policy other than the default changes the
+** order a float sum or scan combines in (deterministic still); max, min,
+** argmax, integer sums and every map compute the same bits under any knob. */
+typedef struct gk_red_knobs {
+  int rt, ri, rb;   /* whole-array reduce: threads a block, loads in flight a thread, blocks an SM (grid cap) */
+  int rl;           /* whole-array reduce: __launch_bounds__ blocks an SM (registers capped to fit them) */
+  int ra;           /* ra=1: that bound (2048 / threads) for light folds only (cuda_lower.c lower_reduce1) */
+  int st, si, sw;   /* 1-D scan: threads, items a thread; sw=1: 8-byte values through shared memory in one round */
+  int sn;           /* 1-D scan: an integer sum's widening cast in the lift (the tile moves narrow) */
+  int mt, mg;       /* elementwise map (vector loop): threads a block, blocks an SM */
+} gk_red_knobs;
+/* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
+** `bps` blocks an SM. */
+static inline gk_launch gk_reduce_launch_k(int64_t n, int64_t tile, int threads, int bps, int sms, int64_t acc_bytes) {
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * bps));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
   return L;
+}
+static inline gk_launch gk_reduce_launch(int64_t n, int vec4, int sms, int64_t acc_bytes) {
+  return gk_reduce_launch_k(n, vec4 ? GK_REDUCE_TILE_V4 : GK_REDUCE_TILE_V1, GK_REDUCE_THREADS,
+                            GK_REDUCE_BLOCKS_PER_SM, sms, acc_bytes);
 }
 /* Offset of the counter inside the reduce temp buffer. */
 static inline int64_t gk_reduce_counter_offset(const gk_launch *L, int64_t acc_bytes) {
@@ -83,11 +101,14 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
   return gk_align16(ntiles * d) + gk_align16(gk_cdiv64(ntiles, 32) * d);
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
-static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {GK_SCAN_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
-  L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SCAN_TILE));
+static inline gk_launch gk_scan_launch_k(int64_t n, int64_t acc_bytes, int threads, int64_t tile) {
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_cdiv64(n, tile));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
+}
+static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
+  return gk_scan_launch_k(n, acc_bytes, GK_SCAN_THREADS, GK_SCAN_TILE);
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {

@@ -66,8 +66,36 @@ static void env_rows_init(void) {
     e = *end ? end + 1 : end;
   }
 }
+/* GK_RED_VARIANT="rt=256,ri=8,...": launch.h gk_red_knobs (1-D reduce, scan, map), as GK_ROWS_VARIANT */
+static gk_red_knobs env_red;
+static void env_red_init(void) {
+  static const struct { const char *k; size_t off; } kn[] = {
+#define KN(f) { #f, offsetof(gk_red_knobs, f) }
+    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg)
+#undef KN
+  };
+  const char *e = getenv("GK_RED_VARIANT");
+  while (e && *e) {
+    const char *eq = strchr(e, '='), *end = strchr(e, ',');
+    if (!end) end = e + strlen(e);
+    if (eq && eq < end)
+      for (size_t i = 0; i < sizeof kn / sizeof kn[0]; i++)
+        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
+          *(int *)((char *)&env_red + kn[i].off) = atoi(eq + 1);
+    e = *end ? end + 1 : end;
+  }
+  /* only shapes the kernels compile for: powers of two, within a block's limits */
+  int *v[] = {&env_red.rt, &env_red.st, &env_red.mt};
+  for (int i = 0; i < 3; i++) if (*v[i] != 128 && *v[i] != 256 && *v[i] != 512 && *v[i] != 1024) *v[i] = 0;
+  if (env_red.ri < 0 || env_red.ri > 32) env_red.ri = 0;
+  if (env_red.si < 0 || env_red.si > 64 || (env_red.si & (env_red.si - 1))) env_red.si = 0;
+  if (env_red.rb < 0 || env_red.rb > 64) env_red.rb = 0;
+  if (env_red.rl < 0 || env_red.rl > 16) env_red.rl = 0;
+  if (env_red.mg < 0 || env_red.mg > 64) env_red.mg = 0;
+}
 static void env_init(void) {
   env_rows_init();
+  env_red_init();
   env_novec = env_on("GK_NOVEC");        /* scalar loads everywhere (to check that variant) */
   env_lit = env_on("GK_SPECIALIZE");     /* sizes printed as literals (one text per size, as before) */
   /* GK_COMPACT=0: never the compact variant of heavy element code, =1: always (to check it) */
@@ -90,6 +118,14 @@ static void env_init(void) {
 #define LW_NAME 160            /* longest index expression kept */
 #define STAGED_THREADS 256     /* block of the staged kernel: 2 blocks per SM co-resident */
 #define MAP_THREADS 256
+/* Defaults of the GK_RED_VARIANT knobs ra, sn, sw (a knob's -1 turns one off,
+** 1 on), as the session-9 device run measured them (NOTES.md): light
+** whole-array folds bounded to 4 blocks an SM; an integer scan's widening
+** cast in the lift; scans of 8-byte values by 128 x 32 with one-round
+** transposes (tile 4096). */
+#define RED_LIGHT_BOUNDS 1
+#define SCAN_NARROW 1
+#define SCAN_WIDE 1
 #define HIST_SMEM_MAX (96 << 10) /* more bins than this in shared memory: global atomics */
 
 enum { TAG_OTHER, TAG_BASE, TAG_ROW, TAG_COL };
@@ -142,6 +178,7 @@ typedef struct lw {
   int sealed;                  /* the parameter list is written: no new parameter */
   int lit;                     /* GK_SPECIALIZE=1: sizes as literals (the old text, to compare) */
   int vec_ok;                  /* every input is 16-byte aligned: vector loads allowed */
+  int mapt;                    /* map_vector's block (MAP_THREADS, or the knob mt) */
   int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
   int ool;                     /* compact element code being written: heavy ops through gkn<k> wrappers */
   fmt_buf wrap;                /* the wrappers' definitions (head() writes them) */
@@ -1065,8 +1102,9 @@ static void map_vector(lw *L, fmt_buf *body, int o) {
   int nf = 0;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k]) { fmt_printf(body, " %s f%d;", ctype(g->ins[k]->t), k); nf++; }
   fmt_puts(body, nf ? " };\n" : " char f_; };\n");
-  fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, MAP_THREADS);
-  fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += 2 * gs_) {\n", MAP_THREADS);
+  const int T = L->mapt;
+  fmt_printf(body, "  const I nv_ = n_ / %d, gs_ = (I)gridDim.x * %d;\n", V, T);
+  fmt_printf(body, "  for (I q = (I)blockIdx.x * %d + threadIdx.x; q < nv_; q += 2 * gs_) {\n", T);
   fmt_printf(body, "    const bool two = q + gs_ < nv_;\n    const I b_[2] = {q * %d, (q + gs_) * %d};\n    XM x_[%d];\n", V, V, 2 * V);
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k])
     for (int h = 0; h < 2; h++)
@@ -1089,7 +1127,7 @@ static void map_vector(lw *L, fmt_buf *body, int o) {
     fmt_printf(body, "    gk_st<%d>(out%d + b_[0], ov%d);\n    if (two) gk_st<%d>(out%d + b_[1], ov%d + %d);\n", V, p, p, V, p, p, V);
   }
   fmt_puts(body, "  }\n");
-  fmt_printf(body, "  for (I i = nv_ * %d + (I)blockIdx.x * %d + threadIdx.x; i < n_; i += gs_) {\n", V, MAP_THREADS);
+  fmt_printf(body, "  for (I i = nv_ * %d + (I)blockIdx.x * %d + threadIdx.x; i < n_; i += gs_) {\n", V, T);
 }
 
 /* Any MAP / REDUCE / ROWS group: reductions in dependency stages (whole
@@ -1112,10 +1150,12 @@ static int lower_staged(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] && g->nodes[i]->axis < 0) has_whole = 1;
   int64_t maxn = 1;
   for (int o = 0; o < g->nout; o++) if (g->outs[o]->n > maxn) maxn = g->outs[o]->n;
+  const int mapt = L->vec_ok && ns == 0 && env_red.mt ? env_red.mt : MAP_THREADS;   /* knob mt: map_vector's block */
+  L->mapt = mapt;
   if (ns > 0) grid = (int64_t)L->sms * 2;
   else if (L->vec_ok)   /* map_vector: 2 vectors of 2-4 elements per thread and step; many blocks, so that
                         ** a partial last wave costs little whatever the occupancy */
-    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 8), (int64_t)L->sms * 32));
+    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, mapt * 8), (int64_t)L->sms * (env_red.mg ? env_red.mg : 32) * MAP_THREADS / mapt));
   else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
   fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
   for (int i = 0; i < g->nnodes; i++) {
@@ -1247,7 +1287,7 @@ static int lower_staged(lw *L, fmt_buf *src) {
     L->ool = cmap;
     if (L->vec_ok && !cmap) map_vector(L, &body, o);
     else fmt_printf(&body, "  for (I i = (I)blockIdx.x * %d + threadIdx.x; i < n_; i += (I)gridDim.x * %d) {\n",
-                    MAP_THREADS, MAP_THREADS);
+                    mapt, mapt);
     scope_reset(L); L->rowctx = 0;
     ixv ix = {"i", TAG_BASE};
     for (int p = o; p < g->nout; p++) {
@@ -1261,13 +1301,13 @@ static int lower_staged(lw *L, fmt_buf *src) {
   /* assemble */
   head(L, src, "gk_reduce.cuh", ns > 0);
   for (int s = 1; s <= ns; s++) stage_structs(L, src, s);
-  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d%s) gk_0000000000000000(", ns ? STAGED_THREADS : MAP_THREADS, ns ? ", 2" : "");
+  fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d%s) gk_0000000000000000(", ns ? STAGED_THREADS : mapt, ns ? ", 2" : "");
   params(L, src);
   fmt_puts(src, ") {\n");
   fmt_puts(src, body.data ? body.data : "");
   fmt_puts(src, "}\n");
   fmt_free(&body);
-  set_launch(L->p, grid, 1, 1, ns ? STAGED_THREADS : MAP_THREADS, 1, 0);
+  set_launch(L->p, grid, 1, 1, ns ? STAGED_THREADS : mapt, 1, 0);
   L->p->temp_bytes = ns ? off : 0;
   L->p->temp_zero = ns > 0;
   if (ns == 0 && maxn == 0) L->p->nokernel = 1;
@@ -1388,7 +1428,34 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     }
   }
   int64_t ab = acc_bound(nper[1]);
-  gk_launch gl = gk_reduce_launch(len, L->vec_ok, L->sms, ab);
+  /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
+  int wide = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && rt_dtype_size(g->ins[k]->t) == 8) wide = 1;
+  /* the policy <threads, loads in flight, vector>: v4 / v2 / v1, or the knobs rt, ri, rb */
+  const int rvec = !L->vec_ok ? 1 : wide ? 2 : 4;
+  const int rthr = env_red.rt ? env_red.rt : GK_REDUCE_THREADS;
+  const int ritems = env_red.ri ? env_red.ri : rvec == 4 ? 4 : 8;
+  const int rbps = env_red.rb ? env_red.rb : 2048 / rthr;
+  gk_launch gl = gk_reduce_launch_k(len, (int64_t)rthr * ritems * rvec, rthr, rbps, L->sms, ab);
+  /* a light fold (one plain reduction of one input as it is, accumulators of
+  ** at most 8 bytes, or argmax / argmin of 4-byte values) fits 32 registers with
+  ** rl = 4 blocks an SM of 512 threads without spilling (ptxas, sm_90); at
+  ** 33-40 registers only 3 of the grid's 4 blocks an SM are resident and the
+  ** fourth runs as a second, partial wave.  Knob ra=1: these folds get
+  ** __launch_bounds__(threads, 2048 / threads); rl=N: every fold gets N. */
+  int light = !L->has_onl && nper[1] == 1 && !piv.data && !cmp, nfl = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) nfl += L->used_field[k] != 0;
+  light &= nfl == 1;
+  for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
+    const int rop = g->nodes[i]->rop;
+    const rt_node *e = g->nodes[i]->in[0];
+    if (e->op == RT_CAST && e->nin == 1) e = e->in[0];
+    if (e->op == RT_MUL && e->nin == 2 && e->in[0] == e->in[1]) e = e->in[0];   /* norm's x * x */
+    if (in_index(g, e) < 0) light = 0;   /* element code (even x * x + 1) spilled at 32 registers */
+    if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
+  }
+  const int ra = env_red.ra ? env_red.ra > 0 : RED_LIGHT_BOUNDS;
+  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : 0;
   /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
   ** thread: three blocks an SM, the whole grid resident (four, of which three
   ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
@@ -1399,7 +1466,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   for (int i = 0; i < g->nnodes; i++)
     if (L->stage[i] == 1 && ((own_field(L, i) && (!L->onl[i] || rt_dtype_size(g->nodes[i]->t) > 4)) || q_stage(L, i) == 1))
       onl3 = 0;
-  if (onl3) gl.grid[0] = gk_min64(gl.grid[0], (int64_t)L->sms * ONLINE_BLOCKS_PER_SM);
+  if (onl3) gl.grid[0] = gk_min64(gl.grid[0], (int64_t)L->sms * ONLINE_BLOCKS_PER_SM * GK_REDUCE_THREADS / rthr);
   int64_t coff = gk_reduce_counter_offset(&gl, ab);
   const char *plen = prm(L, NULL, P_LEN, len), *pcoff = prm(L, NULL, P_COFF, coff);
   head(L, src, "gk_reduce.cuh", 0);
@@ -1481,19 +1548,21 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
   fmt_puts(src, "  }\n};\n");
-  if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(512, %d) gk_0000000000000000(", ONLINE_BLOCKS_PER_SM);
-  else fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(512) gk_0000000000000000(");
+  if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr,
+                      ONLINE_BLOCKS_PER_SM * GK_REDUCE_THREADS / rthr);
+  else if (rl) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr, rl);
+  else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", rthr);
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
   if (piv.data) fmt_printf(src, "  if ((I)%s > 0) k.pivots();\n", plen);
-  /* 8-byte fields: two per 16-byte load (v2), else four (v4); same tile */
-  int wide = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && rt_dtype_size(g->ins[k]->t) == 8) wide = 1;
-  fmt_printf(src, "  gk_grid_reduce<gk_reduce_policy_%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n",
-             !L->vec_ok ? "v1" : wide ? "v2" : "v4", plen, pcoff);
+  char pol[64];
+  if (rthr == GK_REDUCE_THREADS && ritems == (rvec == 4 ? 4 : 8))   /* the defaults keep their names (shipped kernels' texts) */
+    snprintf(pol, sizeof pol, "gk_reduce_policy_%s", rvec == 1 ? "v1" : rvec == 2 ? "v2" : "v4");
+  else snprintf(pol, sizeof pol, "gk_reduce_policy<%d, %d, %d>", rthr, ritems, rvec);
+  fmt_printf(src, "  gk_grid_reduce<%s>((I)%s, k, k, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", pol, plen, pcoff);
   fmt_free(&lift); fmt_free(&epi); fmt_free(&piv);
-  set_launch(L->p, gl.grid[0], 1, 1, GK_REDUCE_THREADS, 1, 0);
+  set_launch(L->p, gl.grid[0], 1, 1, rthr, 1, 0);
   /* one block touches neither partials nor counter: no temp, no memset */
   L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
   L->p->temp_zero = gl.grid[0] > 1;
@@ -1870,9 +1939,15 @@ static int lower_scan(lw *L, fmt_buf *src) {
   for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
   fmt_buf ld; fmt_init(&ld);
   L->o = &ld; scope_reset(L); L->xf = NULL; L->rmode = RM_STORAGE; L->avail = 0; L->ool = cld;
+  /* knob sn: an integer sum's widening cast (i32 -> i64) moves to the lift:
+  ** the tile goes through shared memory as the narrow type (exact: the same bits) */
+  const rt_node *xin = x->in[0];
+  if ((env_red.sn ? env_red.sn > 0 : SCAN_NARROW) && x->axis < 0 && x->rop == ROP_SUM && xin->op == RT_CAST && !isf(xin->t) &&
+      xin->in[0]->t == GK_I32 && rt_dtype_size(xin->t) == 8 && in_index(g, xin) < 0 && in_index(g, xin->in[0]) >= 0)   /* an i32 input as it is */
+    xin = xin->in[0], ti = xin->t;
   if (x->axis < 0) {
     ixv ix = {"i", TAG_BASE};
-    const char *v = emit_val(L, x->in[0], &ix);
+    const char *v = emit_val(L, xin, &ix);
     fmt_printf(&ld, "    d[0] = %s;\n", v);
   } else if (vec > 1 && in_index(g, x->in[0]) >= 0) {   /* the matrix itself: N consecutive elements at once */
     fmt_printf(&ld, "    gk_ld<N>(d, in%d + row * (I)%s + col);\n", in_index(g, x->in[0]), pC);
@@ -1935,14 +2010,23 @@ static int lower_scan(lw *L, fmt_buf *src) {
   fmt_free(&ld);
   int threads;
   if (x->axis < 0) {
-    gk_launch gl = gk_scan_launch(x->n, 8);
-    threads = GK_SCAN_THREADS;
+    /* knobs st, si (threads, items: the tile), sw (8-byte outputs in one round) */
+    const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
+    const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
+    threads = env_red.st ? env_red.st : dw ? 128 : GK_SCAN_THREADS;
+    const int items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
+    const int sw = (env_red.sw > 0 || dw) && wide8 &&
+                   threads * items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
+    gk_launch gl = gk_scan_launch_k(x->n, 8, threads, (int64_t)threads * items);
+    char pol[64];
+    if (threads == GK_SCAN_THREADS && items * threads == GK_SCAN_TILE && !sw) snprintf(pol, sizeof pol, "gk_scan_policy_default");
+    else snprintf(pol, sizeof pol, "gk_scan_policy<%d, %d, 0, 32, %d>", threads, items, sw);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
-    fmt_printf(src, "  gk_scan<gk_scan_policy_default, %s>((I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
-               x->excl ? "true" : "false", pN, op);
+    fmt_printf(src, "  gk_scan<%s, %s>((I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
+               pol, x->excl ? "true" : "false", pN, op);
     set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
     L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
     L->p->temp_zero = 1;
