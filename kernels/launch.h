@@ -161,6 +161,10 @@ typedef struct gk_rows_knobs {
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
   int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
             ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */
+  int rp;   /* row programs (the lowering): 2 a stage that is one f32 sum adds each pack in f32, then once in double; 1 never (default) */
+  int rd;   /* row programs' store (the lowering): 2 an f32 division by a per-row value multiplies by its reciprocal; 1 divides (default) */
+  int cq;   /* row scan, whole warps a row with several packs a lane (staged): 2 the next chunk loaded before this one is scanned (policy BATCH 2); 1 (default) not */
+  int we;   /* warp mode: 2 packs a lane need not be a power of two where the row fills them exactly (768 = 32 x 6 x 4: FULL); 1 (default) powers of two */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -179,6 +183,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
+    if (GK_KNOB(k, we, 1) == 2 && cols == (int64_t)width * packs * pack) p2 = packs;
     int wb = GK_KNOB(k, wb, width >= 16 ? 256 : 128);   /* 256 for rows of 16-32 lanes (check2) */
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
     L.block[0] = wb;
@@ -338,6 +343,7 @@ static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, 
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
+  L.batch = GK_KNOB(k, cq, 1) == 2 && width == 32 && L.packs > 1 ? 2 : 1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, cb / width), (int64_t)sms * 32 * 128 / cb));
   return L;
 }
