@@ -164,6 +164,7 @@ typedef struct gk_rows_knobs {
   int rp;   /* row programs (the lowering): 2 a stage that is one f32 sum adds each pack in f32, then once in double; 1 never (default) */
   int rd;   /* row programs' store (the lowering): 2 an f32 division by a per-row value multiplies by its reciprocal; 1 divides (default) */
   int cq;   /* row scan, whole warps a row with several packs a lane (staged): 2 the next chunk loaded before this one is scanned (policy BATCH 2); 1 (default) not */
+  int rv;   /* row programs (the lowering): 2 a two-pass var of f32 values takes its deviations in f32 (with rp=2 a pack's squares summed in f32); 1 double (default) */
   int we;   /* warp mode: 2 packs a lane need not be a power of two where the row fills them exactly (768 = 32 x 6 x 4: FULL); 1 (default) powers of two */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }

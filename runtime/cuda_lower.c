@@ -52,7 +52,7 @@ static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(rd), KN(we), KN(cq)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(rd), KN(we), KN(cq), KN(rv)
 #undef KN
   };
   const char *e = getenv("GK_ROWS_VARIANT");
@@ -804,7 +804,7 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     int w = ool_wrapper(L, x);
     if (w >= 0) fmt_printf(o, "gkn%d(%s%s%s%s%s)", w, a[0], x->nin > 1 ? ", " : "", x->nin > 1 ? a[1] : "",
                            x->nin > 2 ? ", " : "", x->nin > 2 ? a[2] : "");
-    else if (L->rcp && x->op == RT_DIV && x->t == GK_F32 && row_uniform(L, x->in[1]))
+    else if (L->rcp && x->op == RT_DIV && x->t == GK_F32 && row_uniform(L, x->in[1]) && !row_uniform(L, x->in[0]))
       fmt_printf(o, "(%s * (1.0f / %s))", a[0], a[1]);   /* the reciprocal once a row (CSE), not a division an element */
     else subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
@@ -1548,20 +1548,25 @@ static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
                ctype(L->vf[f].x->t), L->vf[f].in, L->vf[f].ix, f);
 }
 
-/* The field of stage s when its tuple is one sum of f32 values in double
-** (a sum, or a two-pass var's), else -1: its packs may be summed in f32 first. */
-static int pack_field(const lw *L, int s) {
+/* The member of stage s's tuple (f<k> or q<i>) when the tuple is one sum of
+** f32 values in double -- a sum, a two-pass var's sum, or (knob rv=2, its
+** deviations in f32) its squared deviations -- else 0: its packs may then
+** be summed in f32 first. */
+static int pack_member(const lw *L, int s, char *m, size_t n) {
   const rt_group *g = L->g;
-  int f = -1;
+  int k = 0;
   for (int i = 0; i < g->nnodes; i++) {
-    if (q_stage(L, i) == s) return -1;
-    if (L->stage[i] != s || !own_field(L, i)) continue;
     const rt_node *x = g->nodes[i];
-    if (f >= 0 || x->in[0]->t != GK_F32 || (L->onl && L->onl[i])) return -1;
-    if (!(x->rop == ROP_SUM && !L->varm[i]) && L->varm[i] != VAR_TWO) return -1;
-    f = L->field[i];
+    if (q_stage(L, i) == s) {
+      if (k++ || L->varm[i] == VAR_SHIFT || env_rows.rv != 2 || x->in[0]->t != GK_F32) return 0;
+      snprintf(m, n, "q%d", i);
+    }
+    if (L->stage[i] != s || !own_field(L, i)) continue;
+    if (k++ || x->in[0]->t != GK_F32 || (L->onl && L->onl[i])) return 0;
+    if (!(x->rop == ROP_SUM && !L->varm[i]) && L->varm[i] != VAR_TWO) return 0;
+    snprintf(m, n, "f%d", L->field[i]);
   }
-  return f;
+  return k == 1;
 }
 
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
@@ -1669,7 +1674,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
     }
     for (int i = 0; i < g->nnodes; i++) if (L->varm[i] && L->varm[i] != VAR_SHIFT) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
-      fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / (double)%s; r.q%d = d_ * d_; }\n", v, L->field[i],
+      if (env_rows.rv == 2 && g->nodes[i]->in[0]->t == GK_F32)   /* knob rv=2: the deviation in f32 */
+        fmt_printf(&lb, "    { const float d_ = %s - (float)(a.f%d / (double)%s); r.q%d = (double)(d_ * d_); }\n", v,
+                   L->field[i], pC, i);
+      else fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / (double)%s; r.q%d = d_ * d_; }\n", v, L->field[i],
                  pC, i);
     }
     if (strstr(lb.data ? lb.data : "", "x.r")) L->lift_row = 1;
@@ -1751,11 +1759,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n");
   /* knob rp=2: a stage that is one f32 sum folds a pack in f32 (gk_row_fold_pack) */
   for (int s = 1; s <= ns && env_rows.rp == 2; s++) {
-    int f = pack_field(L, s);
-    if (f < 0 || (s == 1 ? cla : clb)) continue;
+    char f[24];
+    if (!pack_member(L, s, f, sizeof f) || (s == 1 ? cla : clb)) continue;
     fmt_printf(src, "  enum { PACK_%c = 1 };\n  template <int N> __device__ Op%c::A lift_%c_pack(const X *x, I col%s) const {\n"
-                    "    float v_[N];\n#pragma unroll\n    for (int kk = 0; kk < N; ++kk) v_[kk] = (float)lift_%c(x[kk], col + kk%s).f%d;\n"
-                    "    Op%c::A r;\n    r.f%d = (double)gk_pack_sum<N>(v_);\n    return r;\n  }\n",
+                    "    float v_[N];\n#pragma unroll\n    for (int kk = 0; kk < N; ++kk) v_[kk] = (float)lift_%c(x[kk], col + kk%s).%s;\n"
+                    "    Op%c::A r;\n    r.%s = (double)gk_pack_sum<N>(v_);\n    return r;\n  }\n",
                "AB"[s - 1], "AB"[s - 1], "ab"[s - 1], s == 2 ? ", const OpA::A &a" : "", "ab"[s - 1], s == 2 ? ", a" : "", f,
                "AB"[s - 1], f);
   }
