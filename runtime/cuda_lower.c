@@ -1687,7 +1687,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
   if (has_store) {
     L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c"; L->ool = cst;
-    L->rcp = env_rows.rd == 2;
+    L->rcp = env_rows.rd != 1;
     ixv is = {"fi", TAG_BASE};
     for (int o = 0; o < g->nout; o++) {
       const rt_node *x = g->outs[o];
@@ -1757,8 +1757,11 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
   fmt_puts(src, "  }\n");
-  /* knob rp=2: a stage that is one f32 sum folds a pack in f32 (gk_row_fold_pack) */
-  for (int s = 1; s <= ns && env_rows.rp == 2; s++) {
+  /* a stage that is one f32 sum folds a pack in f32 (gk_row_fold_pack): by
+  ** default pass B only (softmax's sum of exps; on pass A it cost layernorm
+  ** 0.85x and the 4096x50257 row sum 0.95x, session 9); rp=2 both, rp=1 never */
+  for (int s = 1; s <= ns && env_rows.rp != 1; s++) {
+    if (s == 1 && env_rows.rp != 2) continue;
     char f[24];
     if (!pack_member(L, s, f, sizeof f) || (s == 1 ? cla : clb)) continue;
     fmt_printf(src, "  enum { PACK_%c = 1 };\n  template <int N> __device__ Op%c::A lift_%c_pack(const X *x, I col%s) const {\n"
