@@ -70,6 +70,37 @@ struct gk_rows_policy {
          CAPACITY = WIDTH_ * PACKS_ * PACK_ };
 };
 
+/* A pack's fold.  A program may declare enum { PACK_A = 1 } (PACK_B for
+** pass B) with
+**     template <int N> typename OpA::A lift_a_pack(const X *x, Idx col) const;
+**     template <int N> typename OpB::A lift_b_pack(const X *x, Idx col, const typename OpA::A &a) const;
+** the lift of N consecutive elements as one value (the lowering's f32 sums:
+** the pack summed in f32, then one conversion and one double add, not N);
+** the kernels fold a whole pack of N > 1 with it, else element by element.
+** Another grouping of the sum (last bits), the same every run. */
+template <class Prog, class = void> struct gk_pack_a { enum { V = 0 }; };
+template <class Prog> struct gk_pack_a<Prog, decltype((void)Prog::PACK_A)> { enum { V = Prog::PACK_A }; };
+template <class Prog, class = void> struct gk_pack_b { enum { V = 0 }; };
+template <class Prog> struct gk_pack_b<Prog, decltype((void)Prog::PACK_B)> { enum { V = Prog::PACK_B }; };
+template <int PASS, int N, class Prog, class Op, class R, class X, class Idx, class AA>
+GK_DEV R gk_row_fold_pack(R acc, const Prog &pg, const Op &op, const X *x, Idx col, const AA &a) {
+  if constexpr (N > 1 && PASS == 0 && gk_pack_a<Prog>::V) return op(acc, pg.template lift_a_pack<N>(x, col));
+  else if constexpr (N > 1 && PASS == 1 && gk_pack_b<Prog>::V) return op(acc, pg.template lift_b_pack<N>(x, col, a));
+  else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) {
+      if constexpr (PASS == 0) acc = op(acc, pg.lift_a(x[k], col + k));
+      else acc = op(acc, pg.lift_b(x[k], col + k, a));
+    }
+    return acc;
+  }
+}
+/* N floats summed pairwise ((v0 + v1) + (v2 + v3)) */
+template <int N> GK_DEV float gk_pack_sum(const float *v) {
+  if constexpr (N == 1) return v[0];
+  else return gk_pack_sum<N / 2>(v) + gk_pack_sum<N - N / 2>(v + N / 2);
+}
+
 /* Group all-reduce: warp shuffles when WIDTH <= 32, else through shared. */
 template <int WIDTH, int THREADS, class Op>
 GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
@@ -114,9 +145,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx col = ((Idx)p * W + t) * PK;
-        if (P::FULL || (rv && col < cols))
-#pragma unroll
-          for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[b][p][k], col + k));
+        if (P::FULL || (rv && col < cols)) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[b][p], col, 0);
       }
       a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
       B bb = pg.opb.identity();
@@ -124,9 +153,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (P::FULL || (rv && col < cols))
-#pragma unroll
-            for (int k = 0; k < PK; ++k) bb = pg.opb(bb, pg.lift_b(x[b][p][k], col + k, a));
+          if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, a);
         }
         bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
       }
@@ -192,12 +219,7 @@ GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, cons
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
       const Idx off = base + ((Idx)p * T + threadIdx.x) * PK, col = sp.lead + off;
-      if (off < sp.body)
-#pragma unroll
-        for (int k = 0; k < PK; ++k) {
-          if constexpr (PASS == 0) acc[p] = op(acc[p], pg.lift_a(x[p][k], col + k));
-          else acc[p] = op(acc[p], pg.lift_b(x[p][k], col + k, a));
-        }
+      if (off < sp.body) acc[p] = gk_row_fold_pack<PASS, PK>(acc[p], pg, op, x[p], col, a);
     }
   }
 #pragma unroll
@@ -324,9 +346,7 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
       const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
-      if (q < qn)
-#pragma unroll
-        for (int k = 0; k < PK; ++k) a = pg.opa(a, pg.lift_a(x[p][k], col + k));
+      if (q < qn) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[p], col, 0);
     }
     a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
     B b = pg.opb.identity();
@@ -335,9 +355,7 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
-        if (q < qn)
-#pragma unroll
-          for (int k = 0; k < PK; ++k) b = pg.opb(b, pg.lift_b(x[p][k], col + k, a));
+        if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, a);
       }
       b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
     }
@@ -361,6 +379,8 @@ template <class Prog, class Idx> struct gk_row_shift_ {
   template <int N> GK_DEV void load(X *d, Idx r, Idx c) const { pg.template load<N>(d, r, c + c0); }
   GK_DEV Idx phase(Idx r) const { return pg.phase(r) + c0; }   /* gk_row_span_of takes it % PACK */
   GK_DEV typename Prog::OpA::A lift_a(X x, Idx c) const { return pg.lift_a(x, c + c0); }
+  enum { PACK_A = gk_pack_a<Prog>::V };
+  template <int N> GK_DEV typename Prog::OpA::A lift_a_pack(const X *x, Idx c) const { return pg.template lift_a_pack<N>(x, c + c0); }
   template <class AA> GK_DEV typename Prog::OpB::A lift_b(X, Idx, const AA &) const { return typename Prog::OpB::A(); }
 };
 
@@ -419,8 +439,20 @@ GK_DEV void gk_row_split(Idx rows, Idx cols, const Prog &pg, typename Prog::OpA:
 ** prefix).  Functors: Load as for row programs (typedef X;
 ** load<N>(dst,row,col)), Op (gk_common.cuh), Store: template <int N> void
 ** store(Idx row, Idx col, const typename Op::A *v) const.  The combination
-** order is fixed by the policy, so results are the same bits run to run. */
+** order is fixed by the policy, so results are the same bits run to run.
+** P::BATCH == 2 (staged chunks only): the next chunk's loads are issued
+** before the current chunk is scanned and stored (two chunks in flight a
+** warp); the same values. */
 GK_DEV int gk_pad32(int e) { return e + (e >> 5); }
+/* the PK elements of a row at cc (those before cols; cc < cols) */
+template <int PK, class Load, class X, class Idx>
+GK_DEV void gk_row_scan_ld(const Load &load, X *v, Idx row, Idx cc, Idx cols) {
+  if (cc + PK <= cols) load.template load<PK>(v, row, cc);
+  else {
+#pragma unroll
+    for (int k = 0; k < PK; ++k) if (cc + k < cols) load.template load<1>(v + k, row, cc + k);
+  }
+}
 
 template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
 GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
@@ -434,10 +466,17 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
   __shared__ typename gk_block_scan<P::THREADS, Op>::TempStorage ts;
   __shared__ alignas(16) unsigned char stg[SBYTES];
   const int g = threadIdx.x / W, t = threadIdx.x % W;
+  enum { PRE = STAGE && P::BATCH > 1 };
   for (Idx row0 = (Idx)blockIdx.x * G; row0 < rows; row0 += (Idx)gridDim.x * G) {
     const Idx row = row0 + g;
     const bool rv = row < rows;
     A carry = op.identity();
+    X nx[PRE ? NP : 1][PK];   /* PRE: the chunk at base, loaded one chunk ahead */
+    if constexpr (PRE) {
+#pragma unroll
+      for (int p = 0; p < NP; ++p)
+        if (rv && (Idx)(p * 32 + t) * PK < cols) gk_row_scan_ld<PK>(load, nx[p], row, (Idx)(p * 32 + t) * PK, cols);
+    }
     for (Idx base = 0; base < cols; base += (Idx)W * IT) {
       const Idx col = base + (Idx)t * IT;
       if constexpr (STAGE) {
@@ -449,13 +488,20 @@ GK_DEV void gk_row_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
           const Idx cc = base + e;
           if (rv && cc < cols) {
             X v[PK];
-            if (cc + PK <= cols) load.template load<PK>(v, row, cc);
-            else {
+            if constexpr (PRE) {
 #pragma unroll
-              for (int k = 0; k < PK; ++k) if (cc + k < cols) load.template load<1>(v + k, row, cc + k);
-            }
+              for (int k = 0; k < PK; ++k) v[k] = nx[p][k];
+            } else gk_row_scan_ld<PK>(load, v, row, cc, cols);
 #pragma unroll
             for (int k = 0; k < PK; ++k) sx[gk_pad32(e + k)] = v[k];
+          }
+        }
+        if constexpr (PRE) {
+          const Idx nb = base + (Idx)W * IT;
+#pragma unroll
+          for (int p = 0; p < NP; ++p) {
+            const Idx cc = nb + (Idx)(p * 32 + t) * PK;
+            if (rv && cc < cols) gk_row_scan_ld<PK>(load, nx[p], row, cc, cols);
           }
         }
         __syncwarp();

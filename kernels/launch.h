@@ -182,6 +182,14 @@ typedef struct gk_rows_knobs {
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
   int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
             ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */
+  int rp;   /* row programs (the lowering): a stage that is one f32 sum adds each pack in f32, then once in double: pass B only
+            ** (default), 2 both passes, 1 never */
+  int rd;   /* row programs' store (the lowering): an f32 division by a per-row value multiplies by its reciprocal (default 2); 1 divides */
+  int cq;   /* row scan, whole warps a row with several packs a lane (staged): 2 the next chunk loaded before this one is scanned
+            ** (policy BATCH 2; the default where the pack is 2 or 4), 1 not */
+  int rv;   /* row programs (the lowering): 2 a two-pass var of f32 values takes its deviations in f32 (with rp=2 a pack's squares summed in f32); 1 double (default) */
+  int we;   /* warp mode: 2 packs a lane need not be a power of two where the row fills them exactly (768 = 32 x 6 x 4: FULL;
+            ** the default of gk_rows_plan_store), 1 powers of two (the default elsewhere) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -200,6 +208,7 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     int packs = (int)gk_cdiv64(lane_elems, width);
     int p2 = 1;
     while (p2 < packs) p2 *= 2;                           /* instantiate 1, 2, 4, 8 */
+    if (GK_KNOB(k, we, 1) == 2 && cols == (int64_t)width * packs * pack) p2 = packs;
     int wb = GK_KNOB(k, wb, width >= 16 ? 256 : 128);   /* 256 for rows of 16-32 lanes (check2) */
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
     L.block[0] = wb;
@@ -244,6 +253,12 @@ static inline gk_launch gk_rows_plan(int64_t rows, int64_t cols, int vec, int sm
 ** 1.02x, logsoftmax 1.07x, rmsnorm 1.24x; layernorm, heavier, 0.66x). */
 static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, int sms, int light,
                                            const gk_rows_knobs *k) {
+  /* exact packs a lane (we=2): 32768x768 softmax, logsoftmax, layernorm,
+  ** rmsnorm 1.02-1.04x (session 9) */
+  gk_rows_knobs kw = {0};
+  if (k) kw = *k;
+  if (!kw.we) kw.we = 2;
+  k = &kw;
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
   /* FULL keeps lift_b's values live into store: layernorm 65536x1024 took
@@ -359,6 +374,8 @@ static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, 
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
   L.mode = GK_ROWS_WARP; L.width = (int)width; L.pack = vec; L.packs = (int)(items / vec);
+  /* 8192^2 f32 1.08-1.15x; with scalar loads (4096x50257) 0.99x: not there */
+  L.batch = GK_KNOB(k, cq, vec >= 2 ? 2 : 1) == 2 && width == 32 && L.packs > 1 ? 2 : 1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, cb / width), (int64_t)sms * 32 * 128 / cb));
   return L;
 }

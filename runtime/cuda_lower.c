@@ -52,7 +52,7 @@ static void env_rows_init(void) {
   static const struct { const char *k; size_t off; } kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(rd), KN(we), KN(cq), KN(rv)
 #undef KN
   };
   const char *e = getenv("GK_ROWS_VARIANT");
@@ -181,6 +181,7 @@ typedef struct lw {
   int mapt;                    /* map_vector's block (MAP_THREADS, or the knob mt) */
   int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
   int ool;                     /* compact element code being written: heavy ops through gkn<k> wrappers */
+  int rcp;                     /* a row program's store: an f32 division by a per-row value multiplies by its reciprocal */
   fmt_buf wrap;                /* the wrappers' definitions (head() writes them) */
   struct lw_wr { int op; gk_dtype t, a[3]; } wr[16];
   int nwr;
@@ -688,6 +689,18 @@ static int view_field(lw *L, const rt_node *x) {
   return ok ? L->nvf++ : -1;
 }
 
+/* x has one value per row in a row program's store: constants, scalars, the
+** row's reductions (read only at the row: emit_red_ref) and maps of them. */
+static int row_uniform(const lw *L, const rt_node *x) {
+  if (x->op == RT_CONST) return 1;
+  if (in_index(L->g, x) >= 0) return x->n == 1;
+  if (is_red(x)) return 1;
+  if (x->op == RT_VIEW || x->op == RT_RESHAPE) return row_uniform(L, x->in[0]);
+  if (rt_op_info[x->op].cls != RC_MAP) return 0;
+  for (int q = 0; q < x->nin; q++) if (!row_uniform(L, x->in[q])) return 0;
+  return 1;
+}
+
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
   if (m) return m;
@@ -828,6 +841,8 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     int w = ool_wrapper(L, x);
     if (w >= 0) fmt_printf(o, "gkn%d(%s%s%s%s%s)", w, a[0], x->nin > 1 ? ", " : "", x->nin > 1 ? a[1] : "",
                            x->nin > 2 ? ", " : "", x->nin > 2 ? a[2] : "");
+    else if (L->rcp && x->op == RT_DIV && x->t == GK_F32 && row_uniform(L, x->in[1]) && !row_uniform(L, x->in[0]))
+      fmt_printf(o, "(%s * (1.0f / %s))", a[0], a[1]);   /* the reciprocal once a row (CSE), not a division an element */
     else subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
@@ -1602,6 +1617,27 @@ static void xf_load(lw *L, fmt_buf *src, const char *pC, int with_row) {
                ctype(L->vf[f].x->t), L->vf[f].in, L->vf[f].ix, f);
 }
 
+/* The member of stage s's tuple (f<k> or q<i>) when the tuple is one sum of
+** f32 values in double -- a sum, a two-pass var's sum, or (knob rv=2, its
+** deviations in f32) its squared deviations -- else 0: its packs may then
+** be summed in f32 first. */
+static int pack_member(const lw *L, int s, char *m, size_t n) {
+  const rt_group *g = L->g;
+  int k = 0;
+  for (int i = 0; i < g->nnodes; i++) {
+    const rt_node *x = g->nodes[i];
+    if (q_stage(L, i) == s) {
+      if (k++ || L->varm[i] == VAR_SHIFT || env_rows.rv != 2 || x->in[0]->t != GK_F32) return 0;
+      snprintf(m, n, "q%d", i);
+    }
+    if (L->stage[i] != s || !own_field(L, i)) continue;
+    if (k++ || x->in[0]->t != GK_F32 || (L->onl && L->onl[i])) return 0;
+    if (!(x->rop == ROP_SUM && !L->varm[i]) && L->varm[i] != VAR_TWO) return 0;
+    snprintf(m, n, "f%d", L->field[i]);
+  }
+  return k == 1;
+}
+
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
 ** the matrix shape, per-row outputs: one row program. */
 static int lower_rows(lw *L, fmt_buf *src) {
@@ -1707,7 +1743,10 @@ static int lower_rows(lw *L, fmt_buf *src) {
     }
     for (int i = 0; i < g->nnodes; i++) if (L->varm[i] && L->varm[i] != VAR_SHIFT) {
       const char *v = emit_val(L, g->nodes[i]->in[0], &ix);
-      fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / (double)%s; r.q%d = d_ * d_; }\n", v, L->field[i],
+      if (env_rows.rv == 2 && g->nodes[i]->in[0]->t == GK_F32)   /* knob rv=2: the deviation in f32 */
+        fmt_printf(&lb, "    { const float d_ = %s - (float)(a.f%d / (double)%s); r.q%d = (double)(d_ * d_); }\n", v,
+                   L->field[i], pC, i);
+      else fmt_printf(&lb, "    { const double d_ = (double)%s - a.f%d / (double)%s; r.q%d = d_ * d_; }\n", v, L->field[i],
                  pC, i);
     }
     if (strstr(lb.data ? lb.data : "", "x.r")) L->lift_row = 1;
@@ -1717,6 +1756,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
   if (has_store) {
     L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c"; L->ool = cst;
+    L->rcp = env_rows.rd != 1;
     ixv is = {"fi", TAG_BASE};
     for (int o = 0; o < g->nout; o++) {
       const rt_node *x = g->outs[o];
@@ -1724,6 +1764,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
       const char *v = emit_val(L, x, &is);
       fmt_printf(&st, "    v%d[kk] = %s;\n", o, v);
     }
+    L->rcp = 0;
   }
   /* row_out */
   L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0"; L->ool = 0;
@@ -1784,7 +1825,21 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   fmt_puts(src, "  }\n  __device__ void row_out(I row, const OpA::A &a, const OpB::A &b) const {\n");
   fmt_puts(src, ro.data ? ro.data : "");
-  fmt_puts(src, "  }\n};\n");
+  fmt_puts(src, "  }\n");
+  /* a stage that is one f32 sum folds a pack in f32 (gk_row_fold_pack): by
+  ** default pass B only (softmax's sum of exps; on pass A it cost layernorm
+  ** 0.85x and the 4096x50257 row sum 0.95x, session 9); rp=2 both, rp=1 never */
+  for (int s = 1; s <= ns && env_rows.rp != 1; s++) {
+    if (s == 1 && env_rows.rp != 2) continue;
+    char f[24];
+    if (!pack_member(L, s, f, sizeof f) || (s == 1 ? cla : clb)) continue;
+    fmt_printf(src, "  enum { PACK_%c = 1 };\n  template <int N> __device__ Op%c::A lift_%c_pack(const X *x, I col%s) const {\n"
+                    "    float v_[N];\n#pragma unroll\n    for (int kk = 0; kk < N; ++kk) v_[kk] = (float)lift_%c(x[kk], col + kk%s).%s;\n"
+                    "    Op%c::A r;\n    r.%s = (double)gk_pack_sum<N>(v_);\n    return r;\n  }\n",
+               "AB"[s - 1], "AB"[s - 1], "ab"[s - 1], s == 2 ? ", const OpA::A &a" : "", "ab"[s - 1], s == 2 ? ", a" : "", f,
+               "AB"[s - 1], f);
+  }
+  fmt_puts(src, "};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_CLUSTER ? "gk_row_cluster" : "gk_row_cached";
   if (pl.full)
@@ -2033,7 +2088,9 @@ static int lower_scan(lw *L, fmt_buf *src) {
   } else if (x->axis == 1) {
     gk_launch gl = gk_row_scan_plan_k(R, C, vec, L->sms, &env_rows);
     threads = gl.block[0];
-    fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
+    if (gl.batch > 1)   /* staged chunks loaded one ahead */
+      fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack, gl.batch);
+    else fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d> POL;\n", threads, gl.width, gl.packs, gl.pack);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
     params(L, src);
     fmt_puts(src, ") {\n");

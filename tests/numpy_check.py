@@ -501,6 +501,7 @@ def longrows_group(D, r, c, dt):
     add("sum", "sum(rows(m))", lambda e: np.sum(f64(e["m"]), 1))
     add("max_pending", "max(rows(m - y))", lambda e: np.max(f64(e["m"]) - f64(e["y"]), 1))
     add("var", "var(rows(m))", lambda e: np.var(f64(e["m"]), 1))
+    add("scan", "scan(rows(m))", lambda e: np.cumsum(f64(e["m"]), 1))
     return ("longrows %s %dx%d" % (dn, r, c), inp, C)
 
 
@@ -1156,8 +1157,9 @@ def main():
             groups.append(lambda n=n, dt=dt: filter_group(D, n, dt))
     # 5 x 20003 and 4 x 16386: rows starting at every offset in their 16 bytes (the aligned packs of a
     # streamed row, gk_row_span) with the odd and the 2-mod-4 length; 37 x 128, 3 x 1024, 5 x 8192: rows
-    # that fill a warp's or block's packs exactly, the last block short of rows (policy FULL)
-    for r, c in [(3, 50257), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192)] + \
+    # that fill a warp's or block's packs exactly, the last block short of rows (policy FULL); 37 x 768:
+    # 6 packs a lane (GK_ROWS_VARIANT=we=2)
+    for r, c in [(3, 50257), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768)] + \
             ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))

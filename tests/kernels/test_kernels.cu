@@ -498,12 +498,16 @@ static void test_rowscan_cols() {
         y.poison();
         dim3 g((unsigned)L.grid[0]);
         bool launched = false;
-#define RS(W, NP, PK) if (L.width == W && L.packs == NP && L.pack == PK) { launched = true; \
-        if (ex) k_row_scan<gk_rows_policy<128, W, NP, PK>, true><<<g, 128>>>(R, C, l, st); \
-        else k_row_scan<gk_rows_policy<128, W, NP, PK>, false><<<g, 128>>>(R, C, l, st); }
+#define RSB(W, NP, PK, BT) if (L.width == W && L.packs == NP && L.pack == PK && (L.batch > 1 ? L.batch : 1) == BT) { \
+        launched = true; \
+        if (ex) k_row_scan<gk_rows_policy<128, W, NP, PK, BT>, true><<<g, 128>>>(R, C, l, st); \
+        else k_row_scan<gk_rows_policy<128, W, NP, PK, BT>, false><<<g, 128>>>(R, C, l, st); }
+#define RS(W, NP, PK) RSB(W, NP, PK, 1)
         RS(1, 1, 1) RS(2, 1, 1) RS(4, 1, 1) RS(8, 1, 1) RS(16, 1, 1) RS(32, 1, 1) RS(32, 2, 1) RS(32, 4, 1) RS(32, 8, 1) RS(32, 16, 1)
         RS(1, 1, 4) RS(2, 1, 4) RS(4, 1, 4) RS(8, 1, 4) RS(16, 1, 4) RS(32, 1, 4) RS(32, 2, 4) RS(32, 4, 4)
+        RSB(32, 2, 4, 2) RSB(32, 4, 4, 2)   /* the next chunk loaded ahead (launch.h cq) */
 #undef RS
+#undef RSB
         if (!launched) { result(false, fmt("rows scan %lldx%lld: no instance for width %d packs %d pack %d", R, C, L.width, L.packs, L.pack)); break; }
         LAUNCHED();
         std::vector<float> h = y.get(); bool ok = true;
