@@ -47,43 +47,40 @@ static int env_novec, env_lit, env_check, env_show, env_compact;
 static gk_rows_knobs env_rows;          /* GK_ROWS_VARIANT: row/column geometry knobs (launch.h), speed only */
 static pthread_once_t env_once = PTHREAD_ONCE_INIT;
 static int env_on(const char *name) { const char *e = getenv(name); return e && *e && strcmp(e, "0"); }
-/* GK_ROWS_VARIANT="wp=4,sb=1,...": launch.h gk_rows_knobs by field name; unknown keys are ignored */
+/* A knob list "key=value,..." from the environment variable var into the
+** int fields of *dst named by kn (unknown keys are ignored). */
+typedef struct env_knob { const char *k; size_t off; } env_knob;
+static void env_knobs(const char *var, const env_knob *kn, size_t n, void *dst) {
+  const char *e = getenv(var);
+  while (e && *e) {
+    const char *eq = strchr(e, '='), *end = strchr(e, ',');
+    if (!end) end = e + strlen(e);
+    if (eq && eq < end)
+      for (size_t i = 0; i < n; i++)
+        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
+          *(int *)((char *)dst + kn[i].off) = atoi(eq + 1);
+    e = *end ? end + 1 : end;
+  }
+}
+/* GK_ROWS_VARIANT="wp=4,sb=1,...": launch.h gk_rows_knobs by field name */
 static void env_rows_init(void) {
-  static const struct { const char *k; size_t off; } kn[] = {
+  static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
     KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(rd), KN(we), KN(cq), KN(rv)
 #undef KN
   };
-  const char *e = getenv("GK_ROWS_VARIANT");
-  while (e && *e) {
-    const char *eq = strchr(e, '='), *end = strchr(e, ',');
-    if (!end) end = e + strlen(e);
-    if (eq && eq < end)
-      for (size_t i = 0; i < sizeof kn / sizeof kn[0]; i++)
-        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
-          *(int *)((char *)&env_rows + kn[i].off) = atoi(eq + 1);
-    e = *end ? end + 1 : end;
-  }
+  env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
 }
 /* GK_RED_VARIANT="rt=256,ri=8,...": launch.h gk_red_knobs (1-D reduce, scan, map), as GK_ROWS_VARIANT */
 static gk_red_knobs env_red;
 static void env_red_init(void) {
-  static const struct { const char *k; size_t off; } kn[] = {
+  static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_red_knobs, f) }
     KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg)
 #undef KN
   };
-  const char *e = getenv("GK_RED_VARIANT");
-  while (e && *e) {
-    const char *eq = strchr(e, '='), *end = strchr(e, ',');
-    if (!end) end = e + strlen(e);
-    if (eq && eq < end)
-      for (size_t i = 0; i < sizeof kn / sizeof kn[0]; i++)
-        if ((size_t)(eq - e) == strlen(kn[i].k) && !strncmp(e, kn[i].k, (size_t)(eq - e)))
-          *(int *)((char *)&env_red + kn[i].off) = atoi(eq + 1);
-    e = *end ? end + 1 : end;
-  }
+  env_knobs("GK_RED_VARIANT", kn, sizeof kn / sizeof kn[0], &env_red);
   /* only shapes the kernels compile for: powers of two, within a block's limits */
   int *v[] = {&env_red.rt, &env_red.st, &env_red.mt};
   for (int i = 0; i < 3; i++) if (*v[i] != 128 && *v[i] != 256 && *v[i] != 512 && *v[i] != 1024) *v[i] = 0;
