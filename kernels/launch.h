@@ -184,7 +184,6 @@ typedef struct gk_rows_knobs {
             ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */
   int rp;   /* row programs (the lowering): a stage that is one f32 sum adds each pack in f32, then once in double: pass B only
             ** (default), 2 both passes, 1 never */
-  int rd;   /* row programs' store (the lowering): an f32 division by a per-row value multiplies by its reciprocal (default 2); 1 divides */
   int cq;   /* row scan, whole warps a row with several packs a lane (staged): 2 the next chunk loaded before this one is scanned
             ** (policy BATCH 2; the default where the pack is 2 or 4), 1 not */
   int rv;   /* row programs (the lowering): 2 a two-pass var of f32 values takes its deviations in f32 (with rp=2 a pack's squares summed in f32); 1 double (default) */

@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(rd), KN(we), KN(cq), KN(rv)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -178,7 +178,6 @@ typedef struct lw {
   int mapt;                    /* map_vector's block (MAP_THREADS, or the knob mt) */
   int hoist_pv;                /* VAR_SHIFT's pivot is the member pv<i> (set once per thread), not recomputed */
   int ool;                     /* compact element code being written: heavy ops through gkn<k> wrappers */
-  int rcp;                     /* a row program's store: an f32 division by a per-row value multiplies by its reciprocal */
   fmt_buf wrap;                /* the wrappers' definitions (head() writes them) */
   struct lw_wr { int op; gk_dtype t, a[3]; } wr[16];
   int nwr;
@@ -686,18 +685,6 @@ static int view_field(lw *L, const rt_node *x) {
   return ok ? L->nvf++ : -1;
 }
 
-/* x has one value per row in a row program's store: constants, scalars, the
-** row's reductions (read only at the row: emit_red_ref) and maps of them. */
-static int row_uniform(const lw *L, const rt_node *x) {
-  if (x->op == RT_CONST) return 1;
-  if (in_index(L->g, x) >= 0) return x->n == 1;
-  if (is_red(x)) return 1;
-  if (x->op == RT_VIEW || x->op == RT_RESHAPE) return row_uniform(L, x->in[0]);
-  if (rt_op_info[x->op].cls != RC_MAP) return 0;
-  for (int q = 0; q < x->nin; q++) if (!row_uniform(L, x->in[q])) return 0;
-  return 1;
-}
-
 static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
   const char *m = memo_get(L, x, (x->n == 1 && (in_index(L->g, x) >= 0 || is_red(x))) ? "" : ix->s);
   if (m) return m;
@@ -838,8 +825,6 @@ static const char *emit_val(lw *L, const rt_node *x, const ixv *ix) {
     int w = ool_wrapper(L, x);
     if (w >= 0) fmt_printf(o, "gkn%d(%s%s%s%s%s)", w, a[0], x->nin > 1 ? ", " : "", x->nin > 1 ? a[1] : "",
                            x->nin > 2 ? ", " : "", x->nin > 2 ? a[2] : "");
-    else if (L->rcp && x->op == RT_DIV && x->t == GK_F32 && row_uniform(L, x->in[1]) && !row_uniform(L, x->in[0]))
-      fmt_printf(o, "(%s * (1.0f / %s))", a[0], a[1]);   /* the reciprocal once a row (CSE), not a division an element */
     else subst(o, d->expr[col], a[0], a[1], a[2], T, utype(ti));
   }
   }
@@ -1753,7 +1738,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
   L->acc[1] = "a"; L->acc[2] = "b"; L->avail = ns;
   if (has_store) {
     L->o = &st; scope_reset(L); L->xf = "x[kk]."; L->row = "row"; L->col = "c"; L->ool = cst;
-    L->rcp = env_rows.rd != 1;
     ixv is = {"fi", TAG_BASE};
     for (int o = 0; o < g->nout; o++) {
       const rt_node *x = g->outs[o];
@@ -1761,7 +1745,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
       const char *v = emit_val(L, x, &is);
       fmt_printf(&st, "    v%d[kk] = %s;\n", o, v);
     }
-    L->rcp = 0;
   }
   /* row_out */
   L->o = &ro; scope_reset(L); L->xf = NULL; L->row = "row"; L->col = "0"; L->ool = 0;
