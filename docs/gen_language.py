@@ -734,7 +734,8 @@ in the environment or `:digits N` in the REPL (1 to 17; the C API's
   so. `softmax`/`layernorm`/`rmsnorm` of an empty array give an empty array.
 - **Accuracy**: float32 reductions use pairwise or blocked summation (as
   numpy), accurate to about 1e-6 relative; scans to about 1e-4 relative (a
-  float32 running sum). `var`/`std` are population statistics (ddof=0).
+  float32 running sum). `var`/`std` are population statistics (ddof=0);
+  as numpy's, they are NaN where the data holds an inf or a NaN.
 - **Determinism**: the same program on the same backend gives bit-identical
   results run after run, for any thread count (no floating-point atomics in
   a result's path). The cpu and cuda backends agree within the tolerances
