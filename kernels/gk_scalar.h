@@ -224,5 +224,10 @@ enum { GK_ID_ZERO, GK_ID_ONE, GK_ID_LOWEST, GK_ID_HIGHEST };
     (rm2) = (am2) + (bm2) + d_ * d_ * (an) * f_; \
     (rn) = n_; \
   } while (0)
+/* The population variance of (n, mean, m2), double: NaN for no values, and
+** where the mean is not finite (an inf in the data: numpy's inf - inf), where
+** element-wise joins leave m2 = inf.  m - m == 0 is the finiteness test. */
+#define GK_WELFORD_VAR(n, m, m2) \
+  ((n) > 0 && (m) - (m) == 0 ? (double)(m2) / (double)(n) : GKS_NAN_D)
 
 #endif /* GK_SCALAR_H */

@@ -814,7 +814,7 @@ static void acc_merge(acc *a, const acc *b, int rop, gk_dtype t) {
 static void acc_store(const acc *a, int rop, gk_dtype t, void *dst) {
   if (rop == ROP_ARGMAX || rop == ROP_ARGMIN) { int64_t v = a->at < 0 ? 0 : a->at; memcpy(dst, &v, 8); return; }
   if (rop == ROP_VAR) {
-    double v = a->cnt && isfinite(a->mean) ? a->m2 / (double)a->cnt : NAN;   /* an inf in the data: NaN, as numpy */
+    double v = GK_WELFORD_VAR(a->cnt, a->mean, a->m2);
     if (t == GK_F32) *(float *)dst = (float)v; else *(double *)dst = v;
     return;
   }

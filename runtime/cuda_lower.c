@@ -506,10 +506,7 @@ static void red_final(fmt_buf *b, const rt_node *x, const char *acc) {
     fmt_printf(b, "((%s)%s)", T, acc);
     break;
   default: /* VAR */
-    /* NaN where the mean is not finite (an inf in the data): element-wise Welford leaves m2 = inf there,
-    ** numpy and the cpu backend's two-pass chunks give NaN (inf - inf) */
-    fmt_printf(b, "(%s.n > 0.0 && %s.mean - %s.mean == 0.0 ? (%s)(%s.m2 / %s.n) : (%s)__longlong_as_double(0x7ff8000000000000LL))",
-               acc, acc, acc, T, acc, acc, T);
+    fmt_printf(b, "((%s)GK_WELFORD_VAR(%s.n, %s.mean, %s.m2))", T, acc, acc, acc);   /* gk_scalar.h, as the cpu's */
   }
 }
 
