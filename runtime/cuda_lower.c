@@ -2307,15 +2307,16 @@ static int lower_transpose(lw *L, fmt_buf *src) {
   /* an output row pitch of whole 128-byte lines, or fewer than 256 input
   ** columns (a ragged column block is a third of 129: measured slower):
   ** gk_transpose; else gk_transpose_al, whose stores start on a line, for
-  ** f32 with 32 columns a block and segments of 4 steps (the fastest of the
-  ** variants timed on 8191x8193).  GK_TRANSPOSE=old / al / al64 picks one
+  ** f32 with 32 columns a block and segments of 2 steps (8191x8193: 3% faster
+  ** than 4 in three paired device runs, NOTES.md session 11; session 9 had
+  ** timed 4 against 8 only).  GK_TRANSPOSE=old / al / al64 picks one
   ** whenever both apply (al64: 64 f32 columns a block, segments by the wave
   ** rule); GK_TRANSPOSE_STEPS the segment */
   const char *tv = getenv("GK_TRANSPOSE"), *ts = getenv("GK_TRANSPOSE_STEPS");
   int esz = rt_dtype_size(x->t), tc32 = esz == 4 && !(tv && !strcmp(tv, "al64"));
   int al = (esz == 4 || esz == 8) &&
            (tv && !strncmp(tv, "al", 2) ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0 && Cin >= 256);
-  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : tc32 ? 4 : 0, tc32);
+  int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : tc32 ? 2 : 0, tc32);
   if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
     /* 6 blocks of 33 KB shared a SM, 40 registers (80 unbounded); tc32: 8 of 17 KB */
