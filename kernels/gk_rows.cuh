@@ -42,6 +42,7 @@
 **                     L2).  Any length.
 **   gk_row_cluster<P, CS>  long rows over a cluster of CS blocks, each with
 **                     its share in registers: one global read (sm_90).
+**   gk_row_cluster_smem<P, CS>  the same with the shares in shared memory.
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -364,6 +365,94 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
       for (int p = 0; p < NP; ++p) {
         const Idx q = (Idx)p * T + threadIdx.x;
         if (q < qn) pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x[p], a, b);
+      }
+      if (ev) pg.template store<1>(row, ec, xe, a, b);
+    }
+    if (rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+  }
+  gk_cluster_sync();   /* no block leaves while another may read its partials */
+}
+
+/* gk_row_cluster_smem<P, CS>: gk_row_cluster with each block's share of the
+** row in dynamic shared memory instead of registers, so that registers no
+** longer bound the blocks an SM holds: two blocks of ~100 KB each keep two
+** rows of an SM going at once, one loading while the other reduces or
+** stores (gk_row_cluster: one block of 1024 threads an SM, its row's
+** phases one after another).  P::PACKS bounds the packs a thread holds (the
+** loops stop at the block's share, so the text does not depend on the row
+** length); G packs load at once.  Each thread reads back only the packs it
+** wrote, so the data needs no barrier; the values are gk_row_cluster's (the
+** same folds in the same order).  Dynamic shared memory: (packs a thread) x
+** THREADS x PACK x sizeof(X), gk_rows_plan_cluster_smem. */
+template <class P, int CS, class Prog, class Idx>
+GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK, G = 4 };
+  static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
+  extern __shared__ __align__(16) unsigned char gk_row_smem[];
+  X *xs = reinterpret_cast<X *>(gk_row_smem);   /* pack p of thread t at xs + (p * T + t) * PK */
+  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  __shared__ A sa[2], ca;
+  __shared__ B sb[2], cb;
+  const unsigned rank = gk_cluster_rank();
+  const Idx nc = (Idx)gridDim.x / CS;
+  int par = 0;
+  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += nc, par ^= 1) {
+    const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+    const Idx npk = sp.body / PK, ppb = gk_cdiv(npk, (Idx)CS), q0 = (Idx)rank * ppb;
+    const Idx qn = npk - q0 < ppb ? (npk > q0 ? npk - q0 : 0) : ppb;   /* this block's packs */
+    const bool ev = rank == 0 && (Idx)threadIdx.x < cols - sp.body;
+    const Idx ec = gk_row_extra_col(sp, (Idx)threadIdx.x);
+    X xe[1];
+    if (ev) pg.template load<1>(xe, row, ec);
+    A a = pg.opa.identity();
+    if (ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+    /* load G packs at once, fold them (pass A), keep them in shared memory */
+    for (int p0 = 0; p0 < NP && (Idx)p0 * T < qn; p0 += G) {
+      X x[G][PK];
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const Idx q = (Idx)(p0 + g) * T + threadIdx.x;
+        if (p0 + g < NP && q < qn) pg.template load<PK>(x[g], row, sp.lead + (q0 + q) * PK);
+      }
+#pragma unroll
+      for (int g = 0; g < G; ++g) {
+        const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        if (p0 + g < NP && q < qn) {
+          a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[g], col, 0);
+          gk_st<PK>(xs + ((p0 + g) * T + threadIdx.x) * PK, x[g]);   /* 16-byte stores: no bank conflicts */
+        }
+      }
+    }
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+      if (ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+#pragma unroll 4
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        if ((Idx)p * T >= qn) break;
+        if (q < qn) {
+          X x[PK];
+          gk_ld<PK>(x, xs + (p * T + threadIdx.x) * PK);
+          b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, col, a);
+        }
+      }
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
+    }
+    if constexpr (Prog::HAS_STORE) {
+#pragma unroll 4
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x;
+        if ((Idx)p * T >= qn) break;
+        if (q < qn) {
+          X x[PK];
+          gk_ld<PK>(x, xs + (p * T + threadIdx.x) * PK);
+          pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x, a, b);
+        }
       }
       if (ev) pg.template store<1>(row, ec, xe, a, b);
     }

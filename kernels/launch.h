@@ -189,6 +189,8 @@ typedef struct gk_rows_knobs {
   int rv;   /* row programs (the lowering): 2 a two-pass var of f32 values takes its deviations in f32 (with rp=2 a pack's squares summed in f32); 1 double (default) */
   int we;   /* warp mode: 2 packs a lane need not be a power of two where the row fills them exactly (768 = 32 x 6 x 4: FULL;
             ** the default of gk_rows_plan_store), 1 powers of two (the default elsewhere) */
+  int ks;   /* long rows over clusters with the shares in shared memory (gk_row_cluster_smem; sm_90's 227 KB a block):
+            ** 1 where gk_rows_plan_cluster would take the row, 2 any program of one input of <= 4 bytes; default off */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -340,6 +342,36 @@ static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t 
   L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = (int)p2; L.pack = 4; L.align = 1; L.cluster = cs;
   L.block[0] = t;
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / t) / cs)) * cs;
+  return L;
+}
+/* The same with each block's share in shared memory (gk_row_cluster_smem),
+** so that registers do not bound the blocks an SM holds (gk_row_cluster's
+** 62 registers x 1024 threads: one block, one row's phases at a time): knob
+** ks (off by default until the device has timed it).  eligible: as above;
+** any: a program of one input of elem_bytes <= 4 bytes (its X), e.g.
+** layernorm.  cs: knob kc, else the fewest of 2, 4, 8 blocks a row whose
+** shares let two blocks share an SM's GK_ROWS_SMEM_SM bytes; threads: knob
+** kt, else 512.  PACKS in the text is the bound GK_ROWS_SMEM_PACKS (the
+** loops stop at the share), so one text serves every row length. */
+#define GK_ROWS_SMEM_SM (228 << 10)   /* sm_90: shared memory an SM (227 KB a block at most) */
+#define GK_ROWS_SMEM_PACKS 64
+static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
+                                                  int any, int elem_bytes, const gk_rows_knobs *k) {
+  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), cs = GK_KNOB(k, kc, 0);
+  if (!((ks == 1 && eligible) || (ks == 2 && any)) || !aligned || L.mode != GK_ROWS_STREAM) return L;
+  int64_t npk = gk_cdiv64(cols, 4), np = 0, smem = 0;
+  for (int c = cs ? cs : 2; c <= 8; c *= 2) {
+    np = gk_cdiv64(gk_cdiv64(npk, c), t);
+    smem = np * t * 4 * elem_bytes;
+    cs = c;
+    if (GK_KNOB(k, kc, 0) || 2 * (smem + 2048) <= GK_ROWS_SMEM_SM) break;
+  }
+  int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / (smem + 2048));
+  if (np > GK_ROWS_SMEM_PACKS || smem + 2048 > (227 << 10) || per_sm < 1) return L;
+  L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = GK_ROWS_SMEM_PACKS; L.pack = 4; L.align = 1; L.cluster = cs;
+  L.block[0] = t;
+  L.smem = smem;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
   return L;
 }
 static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,

@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -1771,6 +1771,14 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int nin1 = 0, small = 1;
   for (int k = 0; k < g->nin && k < 64; k++)
     if (L->used_field[k]) { nin1++; if (rt_dtype_size(g->ins[k]->t) > 4) small = 0; }
+  /* knob ks: X is the one input's field alone where no lift reads the row
+  ** (lift_row can be set by an index the lift then left unused), so that
+  ** the shares' shared memory holds nothing but the input */
+  int xrow = strstr(la.data ? la.data : "", "x.r") || strstr(lb.data ? lb.data : "", "x.r"), xsz = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1 && !xrow) xsz = rt_dtype_size(g->ins[k]->t);
+  if (!L->nvf && (has_store || ns == 2) && xsz)
+    pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, light && small, small, xsz, &env_rows);
+  if (pl.smem) L->lift_row = 0;
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
@@ -1821,7 +1829,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   fmt_puts(src, "};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
-                 : pl.mode == GK_ROWS_CLUSTER ? "gk_row_cluster" : "gk_row_cached";
+                 : pl.mode == GK_ROWS_CLUSTER ? (pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
   if (pl.full)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
                pl.batch > 1 ? pl.batch : 1);
@@ -1836,6 +1844,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  if (pl.smem)   /* the shares' shared memory was sized for this X */
+    fmt_printf(src, "  static_assert(sizeof(K::X) == %d, \"gk_row_cluster_smem: X\");\n", xsz);
   if (pl.mode == GK_ROWS_CLUSTER)   /* below sm_90: streamed, 4 packs of 4 in flight (8 spilled) */
     fmt_printf(src, "#if __CUDA_ARCH__ >= 900\n  %s<POL, %d>((I)%s, (I)%s, k);\n#else\n"
                     "  gk_row_stream<gk_rows_policy<%d, %d, 4, 4, 1, 1> >((I)%s, (I)%s, k);\n#endif\n}\n",
@@ -1844,7 +1854,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
-  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, 0);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.mode == GK_ROWS_CLUSTER ? pl.smem : 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
     L->p->temp_zero = 1;
