@@ -382,8 +382,10 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
 ** loops stop at the block's share, so the text does not depend on the row
 ** length); G packs load at once.  Each thread reads back only the packs it
 ** wrote, so the data needs no barrier; the values are gk_row_cluster's (the
-** same folds in the same order).  Dynamic shared memory: (packs a thread) x
-** THREADS x PACK x sizeof(X), gk_rows_plan_cluster_smem. */
+** same folds in the same order).  A share keeps Prog::XS of an element
+** (Prog::to_s; Prog::from_s(s, row) gives the X back).  Dynamic shared
+** memory: (packs a thread) x THREADS x PACK x sizeof(XS),
+** gk_rows_plan_cluster_smem. */
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -392,7 +394,8 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK, G = 4 };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
-  X *xs = reinterpret_cast<X *>(gk_row_smem);   /* pack p of thread t at xs + (p * T + t) * PK */
+  typedef typename Prog::XS XS;                 /* what a share keeps of an element (Prog::to_s, from_s) */
+  XS *xs = reinterpret_cast<XS *>(gk_row_smem);  /* pack p of thread t at xs + (p * T + t) * PK */
   __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
   __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
   __shared__ A sa[2], ca;
@@ -423,7 +426,10 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
         if (p0 + g < NP && q < qn) {
           a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[g], col, 0);
-          gk_st<PK>(xs + ((p0 + g) * T + threadIdx.x) * PK, x[g]);   /* 16-byte stores: no bank conflicts */
+          XS v[PK];
+#pragma unroll
+          for (int e = 0; e < PK; ++e) v[e] = Prog::to_s(x[g][e]);
+          gk_st<PK>(xs + ((p0 + g) * T + threadIdx.x) * PK, v);   /* 16-byte stores: no bank conflicts */
         }
       }
     }
@@ -436,8 +442,11 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
         if ((Idx)p * T >= qn) break;
         if (q < qn) {
+          XS v[PK];
           X x[PK];
-          gk_ld<PK>(x, xs + (p * T + threadIdx.x) * PK);
+          gk_ld<PK>(v, xs + (p * T + threadIdx.x) * PK);
+#pragma unroll
+          for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
           b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, col, a);
         }
       }
@@ -449,8 +458,11 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         const Idx q = (Idx)p * T + threadIdx.x;
         if ((Idx)p * T >= qn) break;
         if (q < qn) {
+          XS v[PK];
           X x[PK];
-          gk_ld<PK>(x, xs + (p * T + threadIdx.x) * PK);
+          gk_ld<PK>(v, xs + (p * T + threadIdx.x) * PK);
+#pragma unroll
+          for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
           pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x, a, b);
         }
       }

@@ -1771,14 +1771,12 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int nin1 = 0, small = 1;
   for (int k = 0; k < g->nin && k < 64; k++)
     if (L->used_field[k]) { nin1++; if (rt_dtype_size(g->ins[k]->t) > 4) small = 0; }
-  /* knob ks: X is the one input's field alone where no lift reads the row
-  ** (lift_row can be set by an index the lift then left unused), so that
-  ** the shares' shared memory holds nothing but the input */
-  int xrow = strstr(la.data ? la.data : "", "x.r") || strstr(lb.data ? lb.data : "", "x.r"), xsz = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1 && !xrow) xsz = rt_dtype_size(g->ins[k]->t);
-  if (!L->nvf && (has_store || ns == 2) && xsz)
-    pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, light && small, small, xsz, &env_rows);
-  if (pl.smem) L->lift_row = 0;
+  /* knob ks: the shares in shared memory hold the one input's field alone
+  ** (K::XS; the row comes back from the loop) */
+  int xin = -1;
+  for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1) xin = k;
+  if (!L->nvf && (has_store || ns == 2) && xin >= 0)
+    pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
@@ -1827,6 +1825,12 @@ static int lower_rows(lw *L, fmt_buf *src) {
                "AB"[s - 1], "AB"[s - 1], "ab"[s - 1], s == 2 ? ", const OpA::A &a" : "", "ab"[s - 1], s == 2 ? ", a" : "", f,
                "AB"[s - 1], f);
   }
+  if (pl.smem) {   /* gk_row_cluster_smem: what a share keeps of an element */
+    const char *ct = ctype(g->ins[xin]->t);
+    fmt_printf(src, "  struct XS { %s f%d; };\n  static __device__ XS to_s(const X &x) { XS s; s.f%d = x.f%d; return s; }\n"
+                    "  static __device__ X from_s(const XS &s, I row) { X x; x.f%d = s.f%d;%s (void)row; return x; }\n",
+               ct, xin, xin, xin, xin, xin, L->lift_row ? " x.r = row;" : "");
+  }
   fmt_puts(src, "};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_CLUSTER ? (pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
@@ -1845,7 +1849,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   fmt_puts(src, ") {\n");
   init_k(L, src);
   if (pl.smem)   /* the shares' shared memory was sized for this X */
-    fmt_printf(src, "  static_assert(sizeof(K::X) == %d, \"gk_row_cluster_smem: X\");\n", xsz);
+    fmt_printf(src, "  static_assert(sizeof(K::XS) == %d, \"gk_row_cluster_smem: XS\");\n", (int)rt_dtype_size(g->ins[xin]->t));
   if (pl.mode == GK_ROWS_CLUSTER)   /* below sm_90: streamed, 4 packs of 4 in flight (8 spilled) */
     fmt_printf(src, "#if __CUDA_ARCH__ >= 900\n  %s<POL, %d>((I)%s, (I)%s, k);\n#else\n"
                     "  gk_row_stream<gk_rows_policy<%d, %d, 4, 4, 1, 1> >((I)%s, (I)%s, k);\n#endif\n}\n",
