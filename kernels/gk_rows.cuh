@@ -315,6 +315,29 @@ GK_DEV typename Op::A gk_cluster_allreduce(typename Op::A v, const Op &op, typen
   __syncthreads();
   return all;
 }
+/* What the blocks of a row's cluster share (both cluster kernels). */
+template <int T, class OpA, class OpB> struct gk_row_cluster_shared {
+  typename gk_block_reduce<T, OpA>::TempStorage tsa;
+  typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  typename OpA::A sa[2], ca;
+  typename OpB::A sb[2], cb;
+};
+/* A cluster block's share of row: packs [q0, q0 + qn) of the row's body
+** (gk_row_span) and, in block 0, the element ec around them (ev: this
+** thread has one). */
+template <class Idx> struct gk_row_share { gk_row_span<Idx> sp; Idx q0, qn, ec; bool ev; unsigned rank; };
+template <class P, int CS, class Prog, class Idx>
+GK_DEV gk_row_share<Idx> gk_row_share_of(Idx row, Idx cols, const Prog &pg, unsigned rank) {
+  gk_row_share<Idx> s;
+  s.rank = rank;
+  s.sp = gk_row_span_of<P>(row, cols, pg);
+  const Idx npk = s.sp.body / P::PACK, ppb = gk_cdiv(npk, (Idx)CS);
+  s.q0 = (Idx)rank * ppb;
+  s.qn = npk - s.q0 < ppb ? (npk > s.q0 ? npk - s.q0 : 0) : ppb;
+  s.ev = rank == 0 && (Idx)threadIdx.x < cols - s.sp.body;
+  s.ec = gk_row_extra_col(s.sp, (Idx)threadIdx.x);
+  return s;
+}
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -322,53 +345,45 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
   enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
-  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
-  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
-  __shared__ A sa[2], ca;
-  __shared__ B sb[2], cb;
-  const unsigned rank = gk_cluster_rank();
-  const Idx nc = (Idx)gridDim.x / CS;
+  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
   int par = 0;
-  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += nc, par ^= 1) {
-    const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
-    const Idx npk = sp.body / PK, ppb = gk_cdiv(npk, (Idx)CS), q0 = (Idx)rank * ppb;
-    const Idx qn = npk - q0 < ppb ? (npk > q0 ? npk - q0 : 0) : ppb;   /* this block's packs */
-    const bool ev = rank == 0 && (Idx)threadIdx.x < cols - sp.body;
-    const Idx ec = gk_row_extra_col(sp, (Idx)threadIdx.x);
+  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += (Idx)gridDim.x / CS, par ^= 1) {
+    const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, gk_cluster_rank());
+    const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;   /* this block's packs */
     X x[NP][PK], xe[1];
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
       const Idx q = (Idx)p * T + threadIdx.x;
-      if (q < qn) pg.template load<PK>(x[p], row, sp.lead + (q0 + q) * PK);
+      if (q < qn) pg.template load<PK>(x[p], row, lead + (q0 + q) * PK);
     }
-    if (ev) pg.template load<1>(xe, row, ec);
+    if (ss.ev) pg.template load<1>(xe, row, ec);
     A a = pg.opa.identity();
-    if (ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+    if (ss.ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
-      const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+      const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
       if (q < qn) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[p], col, 0);
     }
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
     B b = pg.opb.identity();
     if constexpr (Prog::PASSES == 2) {
-      if (ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
-        const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
         if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, a);
       }
-      b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
     }
     if constexpr (Prog::HAS_STORE) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx q = (Idx)p * T + threadIdx.x;
-        if (q < qn) pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x[p], a, b);
+        if (q < qn) pg.template store<PK>(row, lead + (q0 + q) * PK, x[p], a, b);
       }
-      if (ev) pg.template store<1>(row, ec, xe, a, b);
+      if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
     }
-    if (rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+    if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
   }
   gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
@@ -386,6 +401,14 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
 ** (Prog::to_s; Prog::from_s(s, row) gives the X back).  Dynamic shared
 ** memory: (packs a thread) x THREADS x PACK x sizeof(XS),
 ** gk_rows_plan_cluster_smem. */
+/* A pack of a share back from shared memory (gk_row_cluster_smem). */
+template <int PK, class Prog, class X, class XS, class Idx>
+GK_DEV void gk_row_unshare(X *x, const XS *s, Idx row) {
+  XS v[PK];
+  gk_ld<PK>(v, s);
+#pragma unroll
+  for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
+}
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -396,34 +419,26 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
   typedef typename Prog::XS XS;                 /* what a share keeps of an element (Prog::to_s, from_s) */
   XS *xs = reinterpret_cast<XS *>(gk_row_smem);  /* pack p of thread t at xs + (p * T + t) * PK */
-  __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
-  __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
-  __shared__ A sa[2], ca;
-  __shared__ B sb[2], cb;
-  const unsigned rank = gk_cluster_rank();
-  const Idx nc = (Idx)gridDim.x / CS;
+  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
   int par = 0;
-  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += nc, par ^= 1) {
-    const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
-    const Idx npk = sp.body / PK, ppb = gk_cdiv(npk, (Idx)CS), q0 = (Idx)rank * ppb;
-    const Idx qn = npk - q0 < ppb ? (npk > q0 ? npk - q0 : 0) : ppb;   /* this block's packs */
-    const bool ev = rank == 0 && (Idx)threadIdx.x < cols - sp.body;
-    const Idx ec = gk_row_extra_col(sp, (Idx)threadIdx.x);
+  for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += (Idx)gridDim.x / CS, par ^= 1) {
+    const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, gk_cluster_rank());
+    const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;   /* this block's packs */
     X xe[1];
-    if (ev) pg.template load<1>(xe, row, ec);
+    if (ss.ev) pg.template load<1>(xe, row, ec);
     A a = pg.opa.identity();
-    if (ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+    if (ss.ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
     /* load G packs at once, fold them (pass A), keep them in shared memory */
     for (int p0 = 0; p0 < NP && (Idx)p0 * T < qn; p0 += G) {
       X x[G][PK];
 #pragma unroll
       for (int g = 0; g < G; ++g) {
         const Idx q = (Idx)(p0 + g) * T + threadIdx.x;
-        if (p0 + g < NP && q < qn) pg.template load<PK>(x[g], row, sp.lead + (q0 + q) * PK);
+        if (p0 + g < NP && q < qn) pg.template load<PK>(x[g], row, lead + (q0 + q) * PK);
       }
 #pragma unroll
       for (int g = 0; g < G; ++g) {
-        const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = lead + (q0 + q) * PK;
         if (p0 + g < NP && q < qn) {
           a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[g], col, 0);
           XS v[PK];
@@ -433,24 +448,21 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         }
       }
     }
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, tsa, &sa[par], ca);
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
     B b = pg.opb.identity();
     if constexpr (Prog::PASSES == 2) {
-      if (ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
 #pragma unroll 4
       for (int p = 0; p < NP; ++p) {
-        const Idx q = (Idx)p * T + threadIdx.x, col = sp.lead + (q0 + q) * PK;
+        const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
         if ((Idx)p * T >= qn) break;
         if (q < qn) {
-          XS v[PK];
           X x[PK];
-          gk_ld<PK>(v, xs + (p * T + threadIdx.x) * PK);
-#pragma unroll
-          for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
+          gk_row_unshare<PK, Prog>(x, xs + (p * T + threadIdx.x) * PK, row);
           b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, col, a);
         }
       }
-      b = gk_cluster_allreduce<CS, T>(b, pg.opb, tsb, &sb[par], cb);
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
     }
     if constexpr (Prog::HAS_STORE) {
 #pragma unroll 4
@@ -458,17 +470,14 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         const Idx q = (Idx)p * T + threadIdx.x;
         if ((Idx)p * T >= qn) break;
         if (q < qn) {
-          XS v[PK];
           X x[PK];
-          gk_ld<PK>(v, xs + (p * T + threadIdx.x) * PK);
-#pragma unroll
-          for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
-          pg.template store<PK>(row, sp.lead + (q0 + q) * PK, x, a, b);
+          gk_row_unshare<PK, Prog>(x, xs + (p * T + threadIdx.x) * PK, row);
+          pg.template store<PK>(row, lead + (q0 + q) * PK, x, a, b);
         }
       }
-      if (ev) pg.template store<1>(row, ec, xe, a, b);
+      if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
     }
-    if (rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+    if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
   }
   gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
