@@ -353,24 +353,25 @@ static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t 
 ** shares let two blocks share an SM's GK_ROWS_SMEM_SM bytes; threads: knob
 ** kt, else 512.  PACKS in the text is the bound GK_ROWS_SMEM_PACKS (the
 ** loops stop at the share), so one text serves every row length. */
-#define GK_ROWS_SMEM_SM (228 << 10)   /* sm_90: shared memory an SM (227 KB a block at most) */
+#define GK_ROWS_SMEM_SM (228 << 10)     /* sm_90: shared memory an SM */
+#define GK_ROWS_SMEM_BLOCK (227 << 10)  /* sm_90: shared memory a block at most */
+#define GK_ROWS_SMEM_EXTRA 2048         /* a block's static shared memory and the 1 KB the system keeps, at most */
 #define GK_ROWS_SMEM_PACKS 64
 static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
                                                   int any, int elem_bytes, const gk_rows_knobs *k) {
-  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), cs = GK_KNOB(k, kc, 0);
+  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = GK_KNOB(k, kc, 0), cs = kc ? kc : 2;
   if (!((ks == 1 && eligible) || (ks == 2 && any)) || !aligned || L.mode != GK_ROWS_STREAM) return L;
-  int64_t npk = gk_cdiv64(cols, 4), np = 0, smem = 0;
-  for (int c = cs ? cs : 2; c <= 8; c *= 2) {
-    np = gk_cdiv64(gk_cdiv64(npk, c), t);
-    smem = np * t * 4 * elem_bytes;
-    cs = c;
-    if (GK_KNOB(k, kc, 0) || 2 * (smem + 2048) <= GK_ROWS_SMEM_SM) break;
+  int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
+  for (;; cs *= 2) {
+    np = gk_cdiv64(gk_cdiv64(npk, cs), t);
+    block = np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+    if (kc || cs == 8 || 2 * block <= GK_ROWS_SMEM_SM) break;
   }
-  int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / (smem + 2048));
-  if (np > GK_ROWS_SMEM_PACKS || smem + 2048 > (227 << 10) || per_sm < 1) return L;
+  int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
+  if (np > GK_ROWS_SMEM_PACKS || block > GK_ROWS_SMEM_BLOCK || per_sm < 1) return L;
   L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = GK_ROWS_SMEM_PACKS; L.pack = 4; L.align = 1; L.cluster = cs;
   L.block[0] = t;
-  L.smem = smem;
+  L.smem = block - GK_ROWS_SMEM_EXTRA;
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
   return L;
 }
