@@ -175,7 +175,7 @@ BUILTINS = [
     ("scan", "scan", "scan(x[, op][, axis=k])", "inclusive prefix scan; op is sum (default), prod, max or min",
      "scan([3, 1, 4, 1, 5], max)"),
     ("scan", "exscan", "exscan(x[, op][, axis=k])", "exclusive prefix scan: starts at op's identity", "exscan([1, 2, 3, 4])"),
-    ("normalize", "softmax", "softmax(x[, axis=k])", "exp(x - max) / sum(exp(x - max))", "softmax([1.0, 2, 3])"),
+    ("normalize", "softmax", "softmax(x[, axis=k])", "exp(x - max) * (1 / sum(exp(x - max)))", "softmax([1.0, 2, 3])"),
     ("normalize", "logsoftmax", "logsoftmax(x[, axis=k])", "x - logsumexp(x)", "logsoftmax([1.0, 2, 3])"),
     ("normalize", "layernorm", "layernorm(x[, gamma, beta][, eps=1e-5][, axis=k])",
      "(x - mean) / sqrt(var + eps), then * gamma + beta", "layernorm([1.0, 2, 3, 4])"),
