@@ -43,6 +43,8 @@
 **   gk_row_cluster<P, CS>  long rows over a cluster of CS blocks, each with
 **                     its share in registers: one global read (sm_90).
 **   gk_row_cluster_smem<P, CS>  the same with the shares in shared memory.
+**   gk_row_cluster_async<P, CS>  the same, the next row's share copied by
+**                     cp.async while this one is folded and stored.
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -479,6 +481,97 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
     }
     if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
   }
+  gk_cluster_sync();   /* no block leaves while another may read its partials */
+}
+
+/* gk_row_cluster_async<P, CS>: gk_row_cluster_smem with the shares copied
+** by cp.async (sm_80+) into two buffers, the next row's while this row is
+** folded, reduced over the cluster and stored, so the memory system always
+** has a whole share in flight a block and never waits for the cluster's
+** barriers (gk_row_cluster_smem: 4 packs a thread in flight while loading,
+** none while reducing).  The copies go straight to shared memory: no
+** registers hold them.  Pack q of a block's share sits at buffer + q *
+** PACK, copied and read back by thread q % THREADS only, so neither the
+** data nor the buffer's reuse two rows later needs a barrier
+** (cp.async.wait_group orders a thread's own copies).  The program gives
+** the bytes: Prog::src_s(row, col), the XS elements of its one input at
+** (row, col) (16-byte aligned packs), Prog::from_s as for the smem kernel.
+** Dynamic shared memory: two buffers of the largest share (packs a block,
+** rounded up to THREADS), gk_rows_plan_cluster_async; each buffer is half of
+** it (%dynamic_smem_size).  Values: the folds of gk_row_cluster_smem with
+** the same threads, in the same order. */
+GK_DEV void gk_cp_async16(void *dst, const void *src) {
+  const unsigned d = (unsigned)__cvta_generic_to_shared(dst);
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(d), "l"(src) : "memory");
+}
+GK_DEV void gk_cp_async_commit() { asm volatile("cp.async.commit_group;" ::: "memory"); }
+GK_DEV void gk_cp_async_wait1() { asm volatile("cp.async.wait_group 1;" ::: "memory"); }
+GK_DEV unsigned gk_dynamic_smem() { unsigned n; asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(n)); return n; }
+template <class P, int CS, class Prog, class XS, class Idx>
+GK_DEV void gk_row_share_fetch(XS *buf, Idx row, Idx cols, const Prog &pg, unsigned rank) {
+  const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, rank);
+  for (Idx q = threadIdx.x; q < ss.qn; q += P::THREADS)
+    gk_cp_async16(buf + q * P::PACK, pg.src_s(row, ss.sp.lead + (ss.q0 + q) * P::PACK));
+}
+template <class P, int CS, class Prog, class Idx>
+GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  typedef typename Prog::XS XS;
+  enum { T = P::THREADS, PK = P::PACK };
+  static_assert(P::ALIGN && P::WIDTH == P::THREADS && PK * sizeof(XS) == 16, "async cluster rows: block width, 16-byte packs");
+  extern __shared__ __align__(16) unsigned char gk_row_smem[];
+  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
+  XS *const xs = reinterpret_cast<XS *>(gk_row_smem);
+  const Idx half = (Idx)(gk_dynamic_smem() / (2 * sizeof(XS)));   /* elements a buffer */
+  const unsigned rank = gk_cluster_rank();
+  const Idx stride = (Idx)gridDim.x / CS;
+  Idx row = (Idx)blockIdx.x / CS;
+  if (row < rows) gk_row_share_fetch<P, CS>(xs, row, cols, pg, rank);
+  gk_cp_async_commit();
+  int par = 0;
+  for (; row < rows; row += stride, par ^= 1) {
+    XS *const cur = xs + (par ? half : 0);
+    if (row + stride < rows) gk_row_share_fetch<P, CS>(xs + (par ? 0 : half), row + stride, cols, pg, rank);
+    gk_cp_async_commit();
+    const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, rank);
+    const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;   /* this block's packs */
+    X xe[1];
+    if (ss.ev) pg.template load<1>(xe, row, ec);
+    gk_cp_async_wait1();   /* this thread's packs of `row` have landed */
+    A a = pg.opa.identity();
+    if (ss.ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+#pragma unroll 4
+    for (Idx q = threadIdx.x; q < qn; q += T) {
+      X x[PK];
+      gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
+      a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x, lead + (q0 + q) * PK, 0);
+    }
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+#pragma unroll 4
+      for (Idx q = threadIdx.x; q < qn; q += T) {
+        X x[PK];
+        gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
+        b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, a);
+      }
+      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
+    }
+    if constexpr (Prog::HAS_STORE) {
+#pragma unroll 4
+      for (Idx q = threadIdx.x; q < qn; q += T) {
+        X x[PK];
+        gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
+        pg.template store<PK>(row, lead + (q0 + q) * PK, x, a, b);
+      }
+      if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
+    }
+    if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+  }
+  gk_cp_async_wait1();
   gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
 

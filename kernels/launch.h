@@ -26,6 +26,7 @@ typedef struct gk_launch {
   int align;              /* rows, stream / split: policy ALIGN (rows start anywhere, packs from the aligned element) */
   int cluster;            /* rows, GK_ROWS_CLUSTER: blocks a cluster (a row) */
   int full;               /* rows, warp / block mode: policy FULL (cols == width * packs * pack) */
+  int async;              /* rows, GK_ROWS_CLUSTER with smem: shares copied by cp.async, two buffers (gk_row_cluster_async) */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -77,7 +78,7 @@ typedef struct gk_red_knobs {
 /* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
 ** `bps` blocks an SM. */
 static inline gk_launch gk_reduce_launch_k(int64_t n, int64_t tile, int threads, int bps, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * bps));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
   return L;
@@ -102,7 +103,7 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch_k(int64_t n, int64_t acc_bytes, int threads, int64_t tile) {
-  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, tile));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
@@ -112,14 +113,14 @@ static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -130,7 +131,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -190,13 +191,14 @@ typedef struct gk_rows_knobs {
   int we;   /* warp mode: 2 packs a lane need not be a power of two where the row fills them exactly (768 = 32 x 6 x 4: FULL;
             ** the default of gk_rows_plan_store), 1 powers of two (the default elsewhere) */
   int ks;   /* long rows over clusters with the shares in shared memory (gk_row_cluster_smem; sm_90's 227 KB a block):
-            ** 1 where gk_rows_plan_cluster would take the row, 2 any program of one input of <= 4 bytes; default off */
+            ** 1 where gk_rows_plan_cluster would take the row, 2 any program of one input of <= 4 bytes; default off;
+            ** 3 the shares copied by cp.async into two buffers (gk_row_cluster_async), any such program */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
 
 static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
   int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
   if (cols <= 32 * wx * pack) {
@@ -375,6 +377,31 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
   return L;
 }
+/* The same with the shares copied by cp.async into two buffers, the next
+** row's while this one is folded and stored (gk_row_cluster_async; knob
+** ks=3): any program of one input of elem_bytes <= 4 whose packs are 16
+** bytes (elem_bytes 4).  cs: knob kc, else the fewest of 1, 2, 4, 8 blocks
+** a row whose two buffers fit a block's shared memory; threads: knob kt,
+** else 512.  smem: two buffers of the largest share rounded up to the
+** threads (the kernel splits it in halves). */
+static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int any,
+                                                   int elem_bytes, const gk_rows_knobs *k) {
+  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = GK_KNOB(k, kc, 0), cs = kc ? kc : 1;
+  if (ks != 3 || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
+  int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
+  for (;; cs *= 2) {
+    np = gk_cdiv64(gk_cdiv64(npk, cs), t);
+    block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+    if (kc || cs == 8 || block <= GK_ROWS_SMEM_BLOCK) break;
+  }
+  int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
+  if (block > GK_ROWS_SMEM_BLOCK || per_sm < 1) return L;
+  L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = 1; L.pack = 4; L.align = 1; L.cluster = cs; L.async = 1;
+  L.block[0] = t;
+  L.smem = block - GK_ROWS_SMEM_EXTRA;
+  L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
+  return L;
+}
 static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,
                                              int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
   if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) != 2) return L;
@@ -401,7 +428,7 @@ static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p 
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
-  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
@@ -420,7 +447,7 @@ static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, in
 ** gk_u32 counter per strip, zero before the launch. */
 static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
   /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
   int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
@@ -452,7 +479,7 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -462,7 +489,7 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
@@ -487,12 +514,12 @@ static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, i
   return 64 * gk_min64(best, tiles);
 }
 static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg, int tc32) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

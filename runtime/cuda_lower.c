@@ -1776,6 +1776,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int xin = -1;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1) xin = k;
   if (!L->nvf && (has_store || ns == 2) && xin >= 0)
+    pl = gk_rows_plan_cluster_async(pl, R, C, L->vec_ok, L->sms, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
+  if (!L->nvf && (has_store || ns == 2) && xin >= 0)
     pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, &env_rows);
@@ -1830,10 +1832,13 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  struct XS { %s f%d; };\n  static __device__ XS to_s(const X &x) { XS s; s.f%d = x.f%d; return s; }\n"
                     "  static __device__ X from_s(const XS &s, I row) { X x; x.f%d = s.f%d;%s (void)row; return x; }\n",
                ct, xin, xin, xin, xin, xin, L->lift_row ? " x.r = row;" : "");
+    if (pl.async)   /* gk_row_cluster_async copies the input's bytes */
+      fmt_printf(src, "  __device__ const XS *src_s(I row, I col) const { return reinterpret_cast<const XS *>(in%d + row * (I)%s + col); }\n",
+                 xin, pC);
   }
   fmt_puts(src, "};\n");
   const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
-                 : pl.mode == GK_ROWS_CLUSTER ? (pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
+                 : pl.mode == GK_ROWS_CLUSTER ? (pl.async ? "gk_row_cluster_async" : pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
   if (pl.full)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
                pl.batch > 1 ? pl.batch : 1);

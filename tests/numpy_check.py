@@ -1158,9 +1158,10 @@ def main():
     # 5 x 20003 and 4 x 16386: rows starting at every offset in their 16 bytes (the aligned packs of a
     # streamed row, gk_row_span) with the odd and the 2-mod-4 length; 37 x 128, 3 x 1024, 5 x 8192: rows
     # that fill a warp's or block's packs exactly, the last block short of rows (policy FULL); 37 x 768:
-    # 6 packs a lane (GK_ROWS_VARIANT=we=2)
+    # 6 packs a lane (GK_ROWS_VARIANT=we=2); 270 x 16387: more rows than the GPU's clusters of long rows
+    # (each takes 2-3 rows: the next row's share copied while this one is stored, gk_row_cluster_async)
     for r, c in [(3, 50257), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768)] + \
-            ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1)]):
+            ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1), (270, 16387)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in shapes:
