@@ -192,7 +192,8 @@ typedef struct gk_rows_knobs {
             ** the default of gk_rows_plan_store), 1 powers of two (the default elsewhere) */
   int ks;   /* long rows over clusters with the shares in shared memory (gk_row_cluster_smem; sm_90's 227 KB a block):
             ** 1 where gk_rows_plan_cluster would take the row, 2 any program of one input of <= 4 bytes; default off;
-            ** 3 the shares copied by cp.async into two buffers (gk_row_cluster_async), any such program */
+            ** 3 always the shares copied by cp.async into two buffers (gk_row_cluster_async; by default where
+            ** gk_rows_plan_cluster_async says), 4 neither kind of shared-memory share */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -317,6 +318,7 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** store (gk_rows_plan_store; light as there).  aligned: every array is
 ** 16-byte aligned.  The values change (another order of the fold), not
 ** their determinism. */
+#define GK_ROWS_ASYNC_ONE 28672   /* the longest row whose two buffers fit one block (512 x 14 packs of 4, twice) (gk_row_cluster_async) */
 /* A streamed row program (a store or two passes) over thread-block
 ** clusters (gk_row_cluster; the kernel text falls back to gk_row_stream
 ** with the same policy below sm_90): cs blocks a row, each holding its
@@ -332,11 +334,15 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** (measured at 50257 and 65536); knob kc: 1 never, 2 / 4 / 8 for any row
 ** the stream would take. */
 static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
-                                             const gk_rows_knobs *k) {
-  int cs = k && k->kc > 0 ? k->kc : eligible && cols >= 32768 ? 2 : 0;
+                                             int passes, const gk_rows_knobs *k) {
+  /* two passes (softmax, logsoftmax) past GK_ROWS_ASYNC_ONE: 4 blocks of 512 a row, two an SM (session 14,
+  ** 4096 x 32000 / 50257, 2048 x 40000, 1024 x 65536: 0.97x / 0.93x / 0.92x / 0.93x the time of 2 of 1024
+  ** or of the stream; rmsnorm, one pass, 1.01-1.05x: not there) */
+  int two = eligible && passes == 2 && cols > GK_ROWS_ASYNC_ONE && cols <= 65536;
+  int cs = k && k->kc > 0 ? k->kc : two ? 4 : eligible && cols >= 32768 ? 2 : 0;
   if (!aligned || L.mode != GK_ROWS_STREAM || (cs != 2 && cs != 4 && cs != 8)) return L;
   int64_t ppb = gk_cdiv64(gk_cdiv64(cols, 4), cs);          /* packs a block, at most */
-  int t = GK_KNOB(k, kt, 0);
+  int t = GK_KNOB(k, kt, two && !(k && k->kc > 0) ? 512 : 0);
   if (!t) for (t = 128; t < 1024 && (int64_t)t * 4 < ppb; t *= 2) {}
   int64_t np = gk_cdiv64(ppb, t), p2 = 1;
   while (p2 < np) p2 *= 2;
@@ -378,16 +384,24 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
   return L;
 }
 /* The same with the shares copied by cp.async into two buffers, the next
-** row's while this one is folded and stored (gk_row_cluster_async; knob
-** ks=3): any program of one input of elem_bytes <= 4 whose packs are 16
-** bytes (elem_bytes 4).  cs: knob kc, else the fewest of 1, 2, 4, 8 blocks
-** a row whose two buffers fit a block's shared memory; threads: knob kt,
-** else 512.  smem: two buffers of the largest share rounded up to the
-** threads (the kernel splits it in halves). */
+** row's while this one is folded and stored (gk_row_cluster_async): any
+** program of one input of elem_bytes 4 (16-byte packs) whose rows the
+** stream would take.  By default (ks unset) where a row's two buffers fit
+** one block (cs 1: rows of at most 28672 elements), and for programs that
+** are not light (layernorm) at any length with the fewest of 2, 4, 8
+** blocks a row whose buffers fit; light programs of longer rows keep
+** gk_row_cluster (session 14, 4096 x 20000 / 24000 / 50257, 2048 x 40000,
+** 1024 x 65536: softmax 0.79x / 0.90x the stream's time, layernorm 0.79x /
+** 0.82x / 0.89x / 0.94x / 0.95x; rmsnorm at 50257 1.03x, softmax at 65536
+** 1.18x gk_row_cluster's).  Knob ks: 3 always (cs: knob kc, else the fit
+** rule from 1), 4 never (nor the smem kernel's ks 1 / 2); kt threads (512).
+** smem: two buffers of the largest share rounded up to the threads (the
+** kernel splits it in halves). */
 static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int any,
-                                                   int elem_bytes, const gk_rows_knobs *k) {
-  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = GK_KNOB(k, kc, 0), cs = kc ? kc : 1;
-  if (ks != 3 || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
+                                                   int light, int elem_bytes, const gk_rows_knobs *k) {
+  int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = ks == 3 ? GK_KNOB(k, kc, 0) : 0, cs = kc ? kc : 1;
+  if ((ks && ks != 3) || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
+  if (!ks && light && cols > GK_ROWS_ASYNC_ONE) return L;
   int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
   for (;; cs *= 2) {
     np = gk_cdiv64(gk_cdiv64(npk, cs), t);

@@ -347,6 +347,13 @@ typedef struct CUctx_st *CUcontext;
 typedef struct CUmod_st *CUmodule;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUstream_st *CUstream;
+/* cuda.h's CUlaunchConfig (cuOccupancyMaxActiveClusters; no attributes passed) */
+typedef struct CUlaunchConfig {
+  unsigned gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  void *attrs;
+  unsigned numAttrs;
+} CUlaunchConfig;
 typedef int nvrtcResult;                       /* NVRTC_SUCCESS = 0 */
 typedef struct _nvrtcProgram *nvrtcProgram;
 typedef int cublasStatus_t;                    /* CUBLAS_STATUS_SUCCESS = 0 */
@@ -378,7 +385,8 @@ enum {  /* CUdevice_attribute */
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 };
-enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8 };
+enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
+       CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH = 11 };
 enum { CU_STREAM_NON_BLOCKING = 1 };
 enum { CU_MEMHOSTALLOC_PORTABLE = 1, CU_MEMHOSTALLOC_DEVICEMAP = 2 };
 enum { CU_CTX_SCHED_AUTO = 0, CU_CTX_SCHED_SPIN = 1, CU_CTX_SCHED_YIELD = 2, CU_CTX_SCHED_BLOCKING_SYNC = 4 };
@@ -423,6 +431,7 @@ typedef struct cu_driver_api {
   CUresult (*cuFuncGetAttribute)(int *, int, CUfunction);
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **, void **);
+  CUresult (*cuOccupancyMaxActiveClusters)(int *, CUfunction, const CUlaunchConfig *);   /* optional (CUDA 12.0) */
 } cu_driver_api;
 
 /* NVRTC entry points; every field is listed in rtc_syms in cu_lib.c. */

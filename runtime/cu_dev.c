@@ -59,6 +59,9 @@ struct cu_fn {
   CUfunction f;
   unsigned smem;       /* dynamic shared memory opted in so far */
   int static_smem;     /* the kernel's static shared memory (-1: not asked yet) */
+  int cluster;         /* blocks a cluster its text fixes (__cluster_dims__; 0 none, -1 not asked yet) */
+  unsigned occ_block, occ_smem;   /* the launch shape max_clusters was asked for */
+  unsigned max_clusters;          /* clusters of that shape resident at once (0: not known) */
 };
 
 struct cu_dev {
@@ -829,6 +832,7 @@ static int load_kernel(cu_dev *d, const char *src, size_t n, const char *name, u
   f->hash = h;
   f->srclen = n;
   f->static_smem = -1;
+  f->cluster = -1;
 
   /* another kernel of this source is loaded: its module holds this one too */
   for (size_t i = 0; i < d->kcap && !mod; i++) {
@@ -962,6 +966,26 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
                 (int)shmem))
       return GK_EDEVICE;
     fn->smem = shmem;
+  }
+  /* a kernel of thread-block clusters takes any grid of whole clusters
+  ** (the row kernels stride over rows by clusters): no more clusters than
+  ** are resident at once, since those past it would run as a second wave
+  ** (a GPC holds only whole clusters: 33 clusters of 4 took twice 32's time) */
+  if (fn->cluster < 0) {
+    int v = 0;
+    fn->cluster = CU_CALL(d, drv, cuFuncGetAttribute, &v, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn->f) ? 0 : v;
+    d->err[0] = 0;
+  }
+  if (fn->cluster > 1 && gy == 1 && gz == 1 && cu_drv.cuOccupancyMaxActiveClusters) {
+    if (fn->occ_block != bx * by * bz || fn->occ_smem != shmem) {
+      CUlaunchConfig cfg = {gx, 1, 1, bx, by, bz, shmem, d->stream, NULL, 0};
+      int n = 0;
+      fn->max_clusters = CU_CALL(d, drv, cuOccupancyMaxActiveClusters, &n, fn->f, &cfg) || n < 1 ? 0 : (unsigned)n;
+      d->err[0] = 0;
+      fn->occ_block = bx * by * bz;
+      fn->occ_smem = shmem;
+    }
+    if (fn->max_clusters && gx > fn->max_clusters * (unsigned)fn->cluster) gx = fn->max_clusters * (unsigned)fn->cluster;
   }
   d->cs.launches++;
   d->idle = 0;

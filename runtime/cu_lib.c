@@ -46,7 +46,7 @@ static const sym drv_syms[] = {
   DSYM(cuMemAllocHost_v2), DSYM(cuMemHostAlloc), DSYM(cuMemHostGetDevicePointer_v2), DSYM(cuMemFreeHost),
   DSYM_OPT(cuCtxSetFlags),
   DSYM(cuModuleLoadData), DSYM(cuModuleUnload), DSYM(cuModuleGetFunction),
-  DSYM(cuFuncSetAttribute), DSYM(cuFuncGetAttribute), DSYM(cuLaunchKernel),
+  DSYM(cuFuncSetAttribute), DSYM(cuFuncGetAttribute), DSYM(cuLaunchKernel), DSYM_OPT(cuOccupancyMaxActiveClusters),
 };
 #define RSYM(f) { #f, offsetof(cu_nvrtc_api, f), 0 }
 static const sym rtc_syms[] = {
