@@ -505,6 +505,22 @@ def longrows_group(D, r, c, dt):
     return ("longrows %s %dx%d" % (dn, r, c), inp, C)
 
 
+def longrows_int_group(D, r, c):
+    """Normalisations of long int32 rows (f32 results): on the cuda backend the
+    shares of one 4-byte input copied ahead (gk_row_cluster_async) hold ints."""
+    m = D.signed((r, c), I32)
+    C = []
+
+    def add(name, expr, ref):
+        C.append(Check("longrows/i32/%dx%d/%s" % (r, c, name), expr, ref, F32, "float", 1e-5))
+
+    add("softmax", "softmax(rows(m))", lambda e: softmax(f64(e["m"]), 1))
+    add("logsoftmax", "logsoftmax(rows(m))", lambda e: logsoftmax(f64(e["m"]), 1))
+    add("layernorm", "layernorm(rows(m))", lambda e: layernorm(f64(e["m"]), 1.0, 0.0, 1e-5, 1))
+    add("rmsnorm", "rmsnorm(rows(m))", lambda e: rmsnorm(f64(e["m"]), axis=1))
+    return ("longrows i32 %dx%d" % (r, c), {"m": m}, C)
+
+
 def matrix_group(D, r, c, dt):
     dn = NAME[dt]
     m, p, q = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt)
@@ -1164,6 +1180,8 @@ def main():
             ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1), (270, 16387)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
+    for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387)]):
+        groups.append(lambda r=r, c=c: longrows_int_group(D, r, c))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):
             groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))
