@@ -79,7 +79,7 @@ void cc_print_group(cc_session *s, const rt_group *g, int64_t number) {
     rt_err e;
     f.prep = NULL;
     rt_err_clear(&e);
-    if (cuda_lower(&f, s->mem, 132, s->opt_tf32, &e) == GK_OK && rt_prep_source(f.prep))
+    if (cuda_lower(&f, s->mem, 132, -1, s->opt_tf32, &e) == GK_OK && rt_prep_source(f.prep))
       fmt_printf(&b, "// the CUDA the cuda backend would run (lowered on the cpu backend for 132 SMs, an H200;\n"
                      "// the cuda backend lowers for its device)\n%s\n", rt_prep_source(f.prep));
     else if (e.status)

@@ -362,11 +362,11 @@ static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t 
 ** kt, else 512.  PACKS in the text is the bound GK_ROWS_SMEM_PACKS (the
 ** loops stop at the share), so one text serves every row length. */
 #define GK_ROWS_SMEM_SM (228 << 10)     /* sm_90: shared memory an SM */
-#define GK_ROWS_SMEM_BLOCK (227 << 10)  /* sm_90: shared memory a block at most */
+#define GK_ROWS_SMEM_BLOCK (227 << 10)  /* sm_90: shared memory a block at most (the planners take the device's: smem_block) */
 #define GK_ROWS_SMEM_EXTRA 2048         /* a block's static shared memory and the 1 KB the system keeps, at most */
 #define GK_ROWS_SMEM_PACKS 64
-static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
-                                                  int any, int elem_bytes, const gk_rows_knobs *k) {
+static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
+                                                  int eligible, int any, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = GK_KNOB(k, kc, 0), cs = kc ? kc : 2;
   if (!((ks == 1 && eligible) || (ks == 2 && any)) || !aligned || L.mode != GK_ROWS_STREAM) return L;
   int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
@@ -376,7 +376,7 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
     if (kc || cs == 8 || 2 * block <= GK_ROWS_SMEM_SM) break;
   }
   int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
-  if (np > GK_ROWS_SMEM_PACKS || block > GK_ROWS_SMEM_BLOCK || per_sm < 1) return L;
+  if (np > GK_ROWS_SMEM_PACKS || block > smem_block || per_sm < 1) return L;
   L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = GK_ROWS_SMEM_PACKS; L.pack = 4; L.align = 1; L.cluster = cs;
   L.block[0] = t;
   L.smem = block - GK_ROWS_SMEM_EXTRA;
@@ -396,9 +396,11 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
 ** 1.18x gk_row_cluster's).  Knob ks: 3 always (cs: knob kc, else the fit
 ** rule from 1), 4 never (nor the smem kernel's ks 1 / 2); kt threads (512).
 ** smem: two buffers of the largest share rounded up to the threads (the
-** kernel splits it in halves). */
-static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int any,
-                                                   int light, int elem_bytes, const gk_rows_knobs *k) {
+** kernel splits it in halves).  smem_block: the shared memory a block of the
+** device may take (0 below sm_90, whose kernel text streams the row instead
+** and would only carry the request). */
+static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
+                                                   int any, int light, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = ks == 3 ? GK_KNOB(k, kc, 0) : 0, cs = kc ? kc : 1;
   if ((ks && ks != 3) || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
   if (!ks && light && cols > GK_ROWS_ASYNC_ONE) return L;
@@ -406,10 +408,10 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
   for (;; cs *= 2) {
     np = gk_cdiv64(gk_cdiv64(npk, cs), t);
     block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
-    if (kc || cs == 8 || block <= GK_ROWS_SMEM_BLOCK) break;
+    if (kc || cs == 8 || block <= smem_block) break;
   }
   int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
-  if (block > GK_ROWS_SMEM_BLOCK || per_sm < 1) return L;
+  if (block > smem_block || per_sm < 1) return L;
   L.mode = GK_ROWS_CLUSTER; L.width = t; L.packs = 1; L.pack = 4; L.align = 1; L.cluster = cs; L.async = 1;
   L.block[0] = t;
   L.smem = block - GK_ROWS_SMEM_EXTRA;

@@ -1489,7 +1489,7 @@ static int run_map_out(rt_backend *b, rt_node *x) {
 /* Nothing to prepare; under GK_NVRTC_CHECK the cuda lowering checks that
 ** the group's kernel compiles (runtime/cuda_lower.h). */
 static int cpu_prepare_group(rt_backend *b, rt_group *g, int tf32) {
-  return cuda_prepare(b, g, 0, 132, tf32);
+  return cuda_prepare(b, g, 0, 132, 0, tf32);
 }
 
 static int cpu_run_group(rt_backend *b, rt_group *g) {

@@ -380,7 +380,8 @@ static double cuda_copy_rate(rt_backend *b) {
 static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
 
 static int cuda_prepare_group(rt_backend *b, rt_group *g, int tf32) {
-  return cuda_prepare(b, g, 1, cu_sm_count(CB(b)->d), tf32);
+  cu_dev *d = CB(b)->d;
+  return cuda_prepare(b, g, 1, cu_sm_count(d), cu_arch(d) >= 90 ? (int64_t)cu_max_smem(d) : 0, tf32);
 }
 
 /* Runs g's launch list (runtime/cuda_lower.h): temp and zeroed outputs

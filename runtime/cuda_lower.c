@@ -136,6 +136,7 @@ typedef struct lw {
   fmt_buf *o;                  /* the body being written */
   int i64;                     /* index type is 64-bit */
   int sms;
+  int64_t smem_block;          /* shared memory a block may take for the row kernels' shares (0: below sm_90) */
   /* scope */
   struct lw_memo { const rt_node *x; char ix[LW_NAME]; char v[24]; } *memo[LW_MEMO / LW_MEMO_BLOCK];
   int nmemo, ntmp;
@@ -1776,9 +1777,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int xin = -1;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1) xin = k;
   if (!L->nvf && (has_store || ns == 2) && xin >= 0)
-    pl = gk_rows_plan_cluster_async(pl, R, C, L->vec_ok, L->sms, small, light, rt_dtype_size(g->ins[xin]->t), &env_rows);
+    pl = gk_rows_plan_cluster_async(pl, R, C, L->vec_ok, L->sms, L->smem_block, small, light, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2) && xin >= 0)
-    pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
+    pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, L->smem_block, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, ns, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
@@ -2724,13 +2725,14 @@ static void clear_marks(lw *L) {
   L->nwr = L->ool = L->hoist_pv = 0;
 }
 
-int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e) {
+int cuda_lower(rt_group *g, rt_mem *mem, int sms, int64_t smem_block, int tf32, rt_err *e) {
   lw L;
   memset(&L, 0, sizeof L);
   rt_prep *P = calloc(1, sizeof *P);
   if (!P) return rt_seterr(e, GK_ENOMEM, "out of memory lowering a kernel");
   L.p = P;
   L.g = g; L.sms = sms > 0 ? sms : 132;
+  L.smem_block = smem_block < 0 ? GK_ROWS_SMEM_BLOCK : smem_block;   /* -1: an H200's */
   int64_t mx = 0;
   for (int i = 0; i < g->nnodes; i++) {
     const rt_node *x = g->nodes[i];
@@ -3022,11 +3024,11 @@ static int group_launches(const rt_group *g) {
   return 1;
 }
 
-int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32) {
+int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int64_t smem_block, int tf32) {
   pthread_once(&env_once, env_init);
   int check = env_check, show = env_show;
   if (!lower && !check) { g->nlaunch = group_launches(g); return GK_OK; }
-  int rc = cuda_lower(g, be->mem, lower ? sms : 132, tf32, &be->err);
+  int rc = cuda_lower(g, be->mem, lower ? sms : 132, lower ? smem_block : -1, tf32, &be->err);
   if (rc) return rc;
   if (check && show != 3) nvrtc_check(be, g, show);
   return GK_OK;

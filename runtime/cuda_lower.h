@@ -66,18 +66,22 @@ struct rt_prep {
 
 /* Lowers g into a new g->prep (replacing one it had), allocated with mem.
 ** sms is the device's multiprocessor count (grids of persistent kernels
-** depend on it); tf32 allows TF32 tensor cores for f32 matmul.  Returns
-** GK_OK, or GK_ENOMEM / GK_EMISUSE with the message in e. */
-int cuda_lower(rt_group *g, rt_mem *mem, int sms, int tf32, rt_err *e);
+** depend on it); smem_block the dynamic shared memory a block may take for
+** the long-row kernels' shares (the device's opt-in maximum on sm_90 and
+** later, 0 below: there the cluster kernels' text streams the row; -1: an
+** H200's, for a lowering without a device); tf32
+** allows TF32 tensor cores for f32 matmul.  Returns GK_OK, or GK_ENOMEM /
+** GK_EMISUSE with the message in e. */
+int cuda_lower(rt_group *g, rt_mem *mem, int sms, int64_t smem_block, int tf32, rt_err *e);
 
 /* prepare_group of both backends: lowers g when `lower` (the cuda backend)
-** or the environment sets GK_NVRTC_CHECK; with GK_NVRTC_CHECK also compiles
+** or the environment sets GK_NVRTC_CHECK (then for an H200); with GK_NVRTC_CHECK also compiles
 ** the source with NVRTC for sm_90 and counts the result (a failure prints
 ** the NVRTC log on stderr; "gk-nvrtc: N compiled, M failed" is printed on
 ** stderr at exit; GK_NVRTC_CHECK=src prints every kernel's text, =names its
 ** name).  Sets g->nlaunch.  Returns GK_OK or an error status with the
 ** message in be->err. */
-int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int tf32);
+int cuda_prepare(rt_backend *be, rt_group *g, int lower, int sms, int64_t smem_block, int tf32);
 
 /* The multiplier m and shift s of gk_fdiv32 (kernels/gk_common.cuh) for a
 ** divisor 1 <= d < 2^31: n / d == (umulhi(n, m) + n) >> s for n < 2^31. */
