@@ -31,7 +31,7 @@ SORT_NS = (1000, 5000, N)
 # matrices: one of each row-length class of the row and column plans (launch.h; 128, 768, 1024, 2048 and
 # 8192 fill a row group's packs exactly: a class of their own)
 MATS = [(100000, 3), (40000, 10), (20000, 32), (16000, 128), (10000, 100), (4000, 300), (2000, 1000),
-        (2000, 1024), (4000, 768), (1000, 2048), (400, 5000), (250, 8192), (200, 10000), (40, 50257), (20, 100000)]
+        (2000, 1024), (4000, 768), (1000, 2048), (400, 5000), (250, 8192), (200, 10000), (100, 20003), (40, 50257), (20, 100000)]
 FLOATS, INTS = ("f32", "f64"), ("i32", "i64")
 UNARY_F = ["abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "exp2", "expm1", "floor", "isfinite",
            "isinf", "isnan", "log", "log10", "log1p", "log2", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",
