@@ -25,8 +25,6 @@ KEEP = {
     'dump': 'ast_dump\'s recursion (lang/ast.c, static)',
     'put_double': 'ast_dump\'s number printer (lang/ast.c, static)',
     'put_quoted': 'ast_dump\'s string printer (lang/ast.c, static)',
-    'cu_arch': 'test_cu on a GPU: device attributes',
-    'cu_max_smem': 'test_cu on a GPU: device attributes, the launch over the limit',
     'cu_total_mem': 'test_cu on a GPU: device attributes',
     'cu_nvrtc_version': 'test_cu on a GPU: device attributes',
     'cu_describe': 'test_cu on a GPU: the device line it prints',
