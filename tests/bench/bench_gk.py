@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gk against its peers on the same device tensors (tests/bench/bench_gk.py).
 
-    python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile] [--part I/N]
+    python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile] [--part I/N] [--rows RxC,...]
     python3 tests/bench/bench_gk.py --latency [latency.py options]   (first-run latency: tests/bench/latency.py)
     (make bench builds libgk.so, libgkbench.so and the CUB peer, then runs this)
 
@@ -489,7 +489,17 @@ def main():
     ap.add_argument("--local", action="store_true", help="cpu backend, numpy peer, shrunk shapes (no GPU)")
     ap.add_argument("--part", help="I/N: only every N-th case from the I-th (1-based), for a run split over "
                     "several calls; report.py joins the parts' bench.json files")
+    ap.add_argument("--rows", help="RxC,RxC,...: the row family's shapes instead of the standard ones "
+                    "(the row ops' cases only; e.g. --rows 4096x20000 --only softmax)")
     a = ap.parse_args()
+    if a.rows:
+        global ROWS, ROWS_Q
+        try:
+            ROWS = [tuple(int(v) for v in t.split("x")) for t in a.rows.split(",")]
+            if any(len(r) != 2 or min(r) < 1 for r in ROWS): raise ValueError
+        except ValueError:
+            sys.exit("bench: --rows takes RxC,RxC,... (positive sizes), got %r" % a.rows)
+        ROWS_Q = []
     part = (1, 1)
     if a.part:
         try:
