@@ -411,11 +411,45 @@ GK_DEV void gk_row_unshare(X *x, const XS *s, Idx row) {
 #pragma unroll
   for (int e = 0; e < PK; ++e) x[e] = Prog::from_s(v[e], row);
 }
+/* The rest of a row once this block's share is in shared memory at buf
+** (pack q at buf + q * PACK, read back by thread q % THREADS) and its pass-A
+** partial is in a: the cluster's pass A, pass B from the share, the store
+** and the row's outputs (gk_row_cluster_smem, gk_row_cluster_async). */
+template <class P, int CS, class Prog, class XS, class Idx, class Sh>
+GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<Idx> &ss, Idx row,
+                              const typename Prog::X *xe, typename Prog::OpA::A a, int par, Sh &sh) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpB::A B;
+  enum { T = P::THREADS, PK = P::PACK };
+  const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;
+  a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
+  B b = pg.opb.identity();
+  if constexpr (Prog::PASSES == 2) {
+    if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+#pragma unroll 4
+    for (Idx q = threadIdx.x; q < qn; q += T) {
+      X x[PK];
+      gk_row_unshare<PK, Prog>(x, buf + q * PK, row);
+      b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, a);
+    }
+    b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
+  }
+  if constexpr (Prog::HAS_STORE) {
+#pragma unroll 4
+    for (Idx q = threadIdx.x; q < qn; q += T) {
+      X x[PK];
+      gk_row_unshare<PK, Prog>(x, buf + q * PK, row);
+      pg.template store<PK>(row, lead + (q0 + q) * PK, x, a, b);
+    }
+    if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
+  }
+  if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+}
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
-  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  typedef typename Prog::OpB OpB;
   enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK, G = 4 };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
@@ -450,36 +484,7 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
         }
       }
     }
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
-    B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) {
-      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
-#pragma unroll 4
-      for (int p = 0; p < NP; ++p) {
-        const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
-        if ((Idx)p * T >= qn) break;
-        if (q < qn) {
-          X x[PK];
-          gk_row_unshare<PK, Prog>(x, xs + (p * T + threadIdx.x) * PK, row);
-          b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, col, a);
-        }
-      }
-      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
-    }
-    if constexpr (Prog::HAS_STORE) {
-#pragma unroll 4
-      for (int p = 0; p < NP; ++p) {
-        const Idx q = (Idx)p * T + threadIdx.x;
-        if ((Idx)p * T >= qn) break;
-        if (q < qn) {
-          X x[PK];
-          gk_row_unshare<PK, Prog>(x, xs + (p * T + threadIdx.x) * PK, row);
-          pg.template store<PK>(row, lead + (q0 + q) * PK, x, a, b);
-        }
-      }
-      if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
-    }
-    if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+    gk_row_share_rest<P, CS>(pg, xs, ss, row, xe, a, par, sh);
   }
   gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
@@ -517,7 +522,7 @@ template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
-  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  typedef typename Prog::OpB OpB;
   typedef typename Prog::XS XS;
   enum { T = P::THREADS, PK = P::PACK };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS && PK * sizeof(XS) == 16, "async cluster rows: block width, 16-byte packs");
@@ -548,28 +553,7 @@ GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
       gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
       a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x, lead + (q0 + q) * PK, 0);
     }
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
-    B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) {
-      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
-#pragma unroll 4
-      for (Idx q = threadIdx.x; q < qn; q += T) {
-        X x[PK];
-        gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
-        b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, a);
-      }
-      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
-    }
-    if constexpr (Prog::HAS_STORE) {
-#pragma unroll 4
-      for (Idx q = threadIdx.x; q < qn; q += T) {
-        X x[PK];
-        gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
-        pg.template store<PK>(row, lead + (q0 + q) * PK, x, a, b);
-      }
-      if (ss.ev) pg.template store<1>(row, ec, xe, a, b);
-    }
-    if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
+    gk_row_share_rest<P, CS>(pg, cur, ss, row, xe, a, par, sh);
   }
   gk_cp_async_wait1();
   gk_cluster_sync();   /* no block leaves while another may read its partials */
