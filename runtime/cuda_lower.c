@@ -1078,12 +1078,18 @@ static void hoist(lw *L, fmt_buf *b, int upto) {
 ** reads at index i as the scalar loop does.  Outputs are stored as vectors
 ** (gk's own allocations: 16-byte aligned).  Leaves open the scalar loop over
 ** the last n_ % V elements, which the caller writes and closes. */
+/* map_vector's vector width for the loop over the outputs of length n: 4
+** elements, 2 where an input or output of that length has 8 bytes. */
+static int map_vec_width(const rt_group *g, int64_t n) {
+  int V = 4;
+  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == n && rt_dtype_size(g->ins[k]->t) == 8) V = 2;
+  for (int p = 0; p < g->nout; p++) if (g->outs[p]->n == n && rt_dtype_size(g->outs[p]->t) == 8) V = 2;
+  return V;
+}
 static void map_vector(lw *L, fmt_buf *body, int o) {
   rt_group *g = L->g;
   const rt_node *x = g->outs[o];
-  int V = 4;
-  for (int k = 0; k < g->nin; k++) if (g->ins[k]->n == x->n && rt_dtype_size(g->ins[k]->t) == 8) V = 2;
-  for (int p = o; p < g->nout; p++) if (g->outs[p]->n == x->n && rt_dtype_size(g->outs[p]->t) == 8) V = 2;
+  const int V = map_vec_width(g, x->n);
   fmt_buf elt; fmt_init(&elt);
   L->o = &elt; scope_reset(L); L->rowctx = 0;
   memset(L->used_field, 0, sizeof L->used_field);
@@ -1151,9 +1157,12 @@ static int lower_staged(lw *L, fmt_buf *src) {
   const int mapt = L->vec_ok && ns == 0 && env_red.mt ? env_red.mt : MAP_THREADS;   /* knob mt: map_vector's block */
   L->mapt = mapt;
   if (ns > 0) grid = (int64_t)L->sms * 2;
-  else if (L->vec_ok)   /* map_vector: 2 vectors of 2-4 elements per thread and step; many blocks, so that
-                        ** a partial last wave costs little whatever the occupancy */
-    grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, mapt * 8), (int64_t)L->sms * (env_red.mg ? env_red.mg : 32) * MAP_THREADS / mapt));
+  else if (L->vec_ok)   /* map_vector: one vector a thread, one step: a block reads and writes its 4 KB and
+                        ** retires (x * 2 + 1 on 2^28 f32 505 us against 544 for a grid-stride loop over 32
+                        ** blocks an SM, cudaMemcpy 510; NOTES.md, session 15).  Knob mg: the old cap. */
+    grid = env_red.mg ? gk_max64(1, gk_min64(gk_cdiv64(maxn, mapt * 8), (int64_t)L->sms * env_red.mg * MAP_THREADS / mapt))
+                      : gk_max64(1, gk_min64(gk_cdiv64(maxn, mapt * map_vec_width(g, maxn)),
+                                             (((int64_t)1 << 31) - 1) / (3 * mapt)));   /* q + 2 gs_ fits an int */
   else grid = gk_max64(1, gk_min64(gk_cdiv64(maxn, MAP_THREADS * 4), (int64_t)L->sms * 16));
   fmt_puts(&body, "  unsigned goal = 0;\n  unsigned *bar = (unsigned *)tmp;\n  (void)goal; (void)bar;\n");
   for (int i = 0; i < g->nnodes; i++) {
