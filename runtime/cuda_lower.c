@@ -1440,9 +1440,16 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && rt_dtype_size(g->ins[k]->t) == 8) wide = 1;
   /* the policy <threads, loads in flight, vector>: v4 / v2 / v1, or the knobs rt, ri, rb */
   const int rvec = !L->vec_ok ? 1 : wide ? 2 : 4;
+  int nfl = 0;
+  for (int k = 0; k < g->nin && k < 64; k++) nfl += L->used_field[k] != 0;
+  /* two or more vector inputs (dot, sum(x * y + 1)): tiles of 16384 4-byte or 8192 8-byte elements (8
+  ** loads in flight a thread and input), one tile a block: no grid-stride loop, the last block combines
+  ** every block's partial.  A probe of the shapes (NOTES.md, session 15): dot 2^28 f32 527 -> 482 us
+  ** (two blocks an SM, hence rl below), f64 983 -> 949.  Knob rb: the capped grid of before. */
+  const int oneshot = nfl >= 2 && rvec > 1 && !env_red.rb;
   const int rthr = env_red.rt ? env_red.rt : GK_REDUCE_THREADS;
-  const int ritems = env_red.ri ? env_red.ri : rvec == 4 ? 4 : 8;
-  const int rbps = env_red.rb ? env_red.rb : 2048 / rthr;
+  const int ritems = env_red.ri ? env_red.ri : rvec == 4 && !oneshot ? 4 : 8;
+  const int rbps = env_red.rb ? env_red.rb : oneshot ? 1 << 20 : 2048 / rthr;
   gk_launch gl = gk_reduce_launch_k(len, (int64_t)rthr * ritems * rvec, rthr, rbps, L->sms, ab);
   /* a light fold (one plain reduction of one input as it is, accumulators of
   ** at most 8 bytes, or argmax / argmin of 4-byte values) fits 32 registers with
@@ -1450,9 +1457,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   ** 33-40 registers only 3 of the grid's 4 blocks an SM are resident and the
   ** fourth runs as a second, partial wave.  Knob ra=1: these folds get
   ** __launch_bounds__(threads, 2048 / threads); rl=N: every fold gets N. */
-  int light = !L->has_onl && nper[1] == 1 && !piv.data && !cmp, nfl = 0;
-  for (int k = 0; k < g->nin && k < 64; k++) nfl += L->used_field[k] != 0;
-  light &= nfl == 1;
+  int light = !L->has_onl && nper[1] == 1 && !piv.data && !cmp && nfl == 1;
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
     const int rop = g->nodes[i]->rop;
     const rt_node *e = g->nodes[i]->in[0];
@@ -1462,7 +1467,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
   }
   const int ra = env_red.ra ? env_red.ra > 0 : RED_LIGHT_BOUNDS;
-  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : 0;
+  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : oneshot && rvec == 4 && rthr <= 512 ? 1024 / rthr : 0;
   /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
   ** thread: three blocks an SM, the whole grid resident (four, of which three
   ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
