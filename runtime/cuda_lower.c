@@ -1442,13 +1442,13 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   const int rvec = !L->vec_ok ? 1 : wide ? 2 : 4;
   int nfl = 0;
   for (int k = 0; k < g->nin && k < 64; k++) nfl += L->used_field[k] != 0;
-  /* two or more vector inputs (dot, sum(x * y + 1)): tiles of 16384 4-byte or 8192 8-byte elements (8
-  ** loads in flight a thread and input), one tile a block: no grid-stride loop, the last block combines
-  ** every block's partial.  A probe of the shapes (NOTES.md, session 15): dot 2^28 f32 527 -> 482 us
-  ** (two blocks an SM, hence rl below), f64 983 -> 949.  Knob rb: the capped grid of before. */
-  const int oneshot = nfl >= 2 && rvec > 1 && !env_red.rb;
-  const int rthr = env_red.rt ? env_red.rt : GK_REDUCE_THREADS;
-  const int ritems = env_red.ri ? env_red.ri : rvec == 4 && !oneshot ? 4 : 8;
+  /* two or more vector inputs of 8 bytes (dot): 1024 threads x 4 loads of 2 elements, one tile a block
+  ** (no grid-stride loop; the last block combines every block's partial): dot 2^28 f64 988 -> 941 us,
+  ** 10^8+3 374 -> 357.  With 4-byte inputs one tile a block lost (dot 2^28 f32 488 -> 497-515; NOTES.md,
+  ** session 15).  Knob rb: the capped grid of before. */
+  const int oneshot = nfl >= 2 && rvec == 2 && !env_red.rb;
+  const int rthr = env_red.rt ? env_red.rt : oneshot ? 1024 : GK_REDUCE_THREADS;
+  const int ritems = env_red.ri ? env_red.ri : rvec == 4 || oneshot ? 4 : 8;
   const int rbps = env_red.rb ? env_red.rb : oneshot ? 1 << 20 : 2048 / rthr;
   gk_launch gl = gk_reduce_launch_k(len, (int64_t)rthr * ritems * rvec, rthr, rbps, L->sms, ab);
   /* a light fold (one plain reduction of one input as it is, accumulators of
@@ -1467,7 +1467,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
     if (L->varm[i] || rop == ROP_VAR || ((rop == ROP_ARGMAX || rop == ROP_ARGMIN) && wide)) light = 0;
   }
   const int ra = env_red.ra ? env_red.ra > 0 : RED_LIGHT_BOUNDS;
-  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : oneshot && rvec == 4 && rthr <= 512 ? 1024 / rthr : 0;
+  const int rl = env_red.rl ? env_red.rl : ra && light ? 2048 / rthr : 0;
   /* Online pairs alone over 4-byte inputs fold in up to 40 registers a
   ** thread: three blocks an SM, the whole grid resident (four, of which three
   ** fit, left a second, partial wave: 15% of the SMs' time idle).  With
