@@ -92,6 +92,9 @@ struct cu_dev {
   int mtried;                  /* its allocation was asked for (once) */
   unsigned nmfree;
   uint16_t mfree[CU_MAPPED_SLOTS];  /* free block numbers (a stack) */
+  unsigned mseq[CU_MAPPED_SLOTS];   /* per block: the completion number that marks it written, or 0 (cu_done_mark) */
+  unsigned dseq;                    /* the last completion number handed out (cu_done_next) */
+  int nodone;                       /* GK_CU_DONE=0: no completion flags */
   cu_cstats cs;                /* driver call counters */
   int idle;                    /* nothing was enqueued since the last successful wait */
   int timing;                  /* GK_CU_STATS: time the launches and waits */
@@ -328,6 +331,8 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
   d->debug = cu_debug_flags();
   env = getenv("GK_CU_STATS");
   d->timing = env && *env && strcmp(env, "0");
+  env = getenv("GK_CU_DONE");   /* GK_CU_DONE=0: wait for mapped results by the stream (cu_done_next) */
+  d->nodone = env && !strcmp(env, "0");
   if (CU_CALL(d, drv, cuDeviceGet, &d->dev, ordinal)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetName, d->name, (int)sizeof d->name, d->dev)) goto fail;
   if (CU_CALL(d, drv, cuDeviceGetAttribute, &major, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR,
@@ -604,7 +609,9 @@ void cu_free(cu_dev *d, cu_ptr p) {
   size_t size;
   if (!d || !p) return;
   if (mapped_host(d, p, 1)) {
-    d->mfree[d->nmfree++] = (uint16_t)((p - d->mdev) / CU_MAPPED_MAX);   /* stream-ordered, as below */
+    unsigned slot = (unsigned)((p - d->mdev) / CU_MAPPED_MAX);
+    d->mseq[slot] = 0;
+    d->mfree[d->nmfree++] = (uint16_t)slot;   /* stream-ordered, as below */
     return;
   }
   size = live_take(d, p);
@@ -630,7 +637,10 @@ void cu_trim(cu_dev *d) {
 }
 
 /* The mapped pool, made at the first request: one page-locked allocation
-** mapped into the device (CU_MEMHOSTALLOC_DEVICEMAP), cut into blocks. */
+** mapped into the device (CU_MEMHOSTALLOC_DEVICEMAP), cut into blocks, then
+** the completion word (cu_done_next) in a 64-byte line of its own. */
+#define MAPPED_DONE ((size_t)CU_MAPPED_SLOTS * CU_MAPPED_MAX)
+#define MAPPED_BYTES (MAPPED_DONE + 64)
 int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
   int rc;
   *out = 0;
@@ -640,7 +650,7 @@ int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
     void *h = NULL;
     CUdeviceptr dp = 0;
     d->mtried = 1;
-    if (CU_CALL(d, drv, cuMemHostAlloc, &h, (size_t)CU_MAPPED_SLOTS * CU_MAPPED_MAX, CU_MEMHOSTALLOC_DEVICEMAP)) h = NULL;
+    if (CU_CALL(d, drv, cuMemHostAlloc, &h, MAPPED_BYTES, CU_MEMHOSTALLOC_DEVICEMAP)) h = NULL;
     else if (CU_CALL(d, drv, cuMemHostGetDevicePointer_v2, &dp, h, 0)) {
       CU_CALL(d, drv, cuMemFreeHost, h);
       h = NULL;
@@ -649,6 +659,7 @@ int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
       d->err[0] = 0;   /* not an error: the caller falls back to device memory */
       return GK_ENOMEM;
     }
+    memset(h, 0, MAPPED_BYTES);   /* the completion word starts at 0 */
     d->mhost = (char *)h;
     d->mdev = dp;
     for (unsigned i = 0; i < CU_MAPPED_SLOTS; i++) d->mfree[i] = (uint16_t)(CU_MAPPED_SLOTS - 1 - i);
@@ -660,6 +671,32 @@ int cu_alloc_mapped(cu_dev *d, size_t bytes, cu_ptr *out) {
 }
 
 int cu_is_mapped(cu_dev *d, cu_ptr p) { return mapped_host(d, p, 1) != NULL; }
+
+cu_ptr cu_done_next(cu_dev *d, unsigned *seq) {
+  *seq = 0;
+  if (!d || !d->mhost || d->nodone || !cu_drv.cuStreamQuery) return 0;
+  if (++d->dseq == 0) d->dseq = 1;   /* 0 marks nothing */
+  *seq = d->dseq;
+  return d->mdev + (cu_ptr)MAPPED_DONE;
+}
+
+void cu_done_mark(cu_dev *d, cu_ptr p, unsigned seq) {
+  if (d && mapped_host(d, p, 1)) d->mseq[(p - d->mdev) / CU_MAPPED_MAX] = seq;
+}
+
+/* Waits until the completion word reaches seq (cu_done_next), asking the
+** stream every 4096 spins: done (or failed) there, cu_sync finishes the wait
+** and reports an error. */
+static int wait_done(cu_dev *d, unsigned seq) {
+  const volatile unsigned *w = (const volatile unsigned *)(d->mhost + MAPPED_DONE);
+  for (unsigned spin = 1;; spin++) {
+    if ((int)(*w - seq) >= 0) {
+      __atomic_thread_fence(__ATOMIC_ACQUIRE);   /* the results were written before the word */
+      return GK_OK;
+    }
+    if (!(spin & 4095) && (int)cu_drv.cuStreamQuery(d->stream) != CUDA_ERROR_NOT_READY) return cu_sync(d);
+  }
+}
 
 /* From the pool's host address: a copy from page-locked memory is
 ** stream-ordered like any other (and the source is plainly host memory). */
@@ -702,8 +739,10 @@ int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
   const char *m;
   if ((rc = enter(d)) != GK_OK) return rc;
   if (n && (m = mapped_host(d, src, n)) != NULL) {
+    unsigned seq = d->mseq[(src - d->mdev) / CU_MAPPED_MAX];
     d->cs.mapped_reads++;
-    if ((rc = cu_sync(d)) != GK_OK) return rc;
+    /* the kernel that wrote it says so (cu_done_next); else the stream */
+    if ((rc = !d->idle && seq && cu_drv.cuStreamQuery ? wait_done(d, seq) : cu_sync(d)) != GK_OK) return rc;
     memcpy(dst, m, n);
     return GK_OK;
   }

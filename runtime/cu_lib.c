@@ -40,7 +40,7 @@ static const sym drv_syms[] = {
   DSYM(cuDeviceGetCount), DSYM(cuDeviceGet), DSYM(cuDeviceGetName),
   DSYM(cuDeviceGetAttribute), DSYM(cuDeviceTotalMem_v2), DSYM(cuDevicePrimaryCtxRetain),
   DSYM(cuDevicePrimaryCtxRelease_v2), DSYM(cuCtxGetCurrent), DSYM(cuCtxSetCurrent),
-  DSYM(cuStreamCreate), DSYM(cuStreamDestroy_v2), DSYM(cuStreamSynchronize),
+  DSYM(cuStreamCreate), DSYM(cuStreamDestroy_v2), DSYM(cuStreamSynchronize), DSYM_OPT(cuStreamQuery),
   DSYM(cuMemAlloc_v2), DSYM(cuMemFree_v2), DSYM(cuMemcpyHtoDAsync_v2),
   DSYM(cuMemcpyDtoHAsync_v2), DSYM(cuMemcpyDtoDAsync_v2), DSYM(cuMemsetD8Async),
   DSYM(cuMemAllocHost_v2), DSYM(cuMemHostAlloc), DSYM(cuMemHostGetDevicePointer_v2), DSYM(cuMemFreeHost),

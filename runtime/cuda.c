@@ -392,7 +392,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   const rt_prep *p = g->prep;
   int rc = GK_OK, i;
   if (!p) return rt_seterr(&b->err, GK_EMISUSE, "internal error: the %s group was not lowered", rt_group_name[g->kind]);
-  if (g->nin + g->nout + 2 + p->nscal + p->errflag > MAX_PARAMS)
+  if (g->nin + g->nout + 2 + p->nscal + p->errflag + 2 * p->doneflag > MAX_PARAMS)
     return rt_seterr(&b->err, GK_ELIMIT, "a fused kernel has more than %d parameters", MAX_PARAMS);
   int misaligned = 0;
   for (i = 0; i < g->nin; i++) {
@@ -452,12 +452,22 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       pv[np++] = temp;
       for (i = 0; i < p->nscal; i++) pv[np++] = (cu_ptr)p->scal[i];   /* per-launch scalars */
       if (p->errflag) { pv[np++] = c->errw; c->err_pending = 1; }
+      /* a mapped result: the kernel says when it is written (cu_done_next) */
+      unsigned seq = 0;
+      if (p->doneflag) {
+        int mapped = 0;
+        for (i = 0; i < g->nout; i++) mapped |= g->outs[i]->val->bytes && cu_is_mapped(d, g->outs[i]->val->dev);
+        pv[np] = mapped ? cu_done_next(d, &seq) : 0;
+        pv[np + 1] = seq;
+        np += 2;
+      }
       for (i = 0; i < np; i++) args[i] = &pv[i];
       void *ev = prof_begin(&c->pf);
       pfresh = -1;
       rc = cu_launch(d, fn, sp->grid[0], sp->grid[1], sp->grid[2], sp->block[0], sp->block[1], sp->block[2], sp->smem, args);
       if (rc) rc = fail_dev(b, rc);
       else pfresh = prof_end(&c->pf, ev, g, sp->kname);
+      for (i = 0; !rc && seq && i < g->nout; i++) cu_done_mark(d, g->outs[i]->val->dev, seq);
     } else if (sp->op == CU_STEP_GEMM) {
       cu_ptr pa = sp->a >= 0 ? inp[sp->a] : temp + (cu_ptr)sp->aoff;
       cu_ptr pb = sp->b >= 0 ? inp[sp->b] : temp + (cu_ptr)sp->boff;

@@ -931,6 +931,7 @@ static void params(lw *L, fmt_buf *b) {
   fmt_puts(b, "char *tmp");
   for (int i = 0; i < L->p->nscal; i++) fmt_printf(b, ", gk_u64 sc%d", i);
   if (L->p->errflag) fmt_puts(b, ", unsigned long long *gkerr");
+  if (L->p->doneflag) fmt_puts(b, ", gk_u64 gkdone, gk_u64 gkseq");
 }
 static void init_k(lw *L, fmt_buf *b) {
   rt_group *g = L->g;
@@ -1489,6 +1490,8 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   if (!nf) fmt_puts(src, " char f_;");
   fmt_puts(src, " };\nstruct K : O1 {\n  typedef XF X;\n  using O1::operator();\n");
   members(L, src);
+  L->p->doneflag = 1;
+  fmt_puts(src, "  gk_u64 done_, seq_;\n");
   if (piv.data) {
     for (int i = 0; i < g->nnodes; i++)
       if (L->stage[i] == 1 && own_field(L, i) && !L->onl[i] && L->varm[i] == VAR_SHIFT) fmt_printf(src, "  double pv%d;\n", i);
@@ -1559,6 +1562,8 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   }
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
+  /* the results are written: tell a host that waits on a mapped one */
+  fmt_puts(src, "    if (done_) { __threadfence_system(); *(volatile unsigned *)done_ = (unsigned)seq_; }\n");
   fmt_puts(src, "  }\n};\n");
   if (onl3) fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", rthr,
                       ONLINE_BLOCKS_PER_SM * GK_REDUCE_THREADS / rthr);
@@ -1567,6 +1572,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   params(L, src);
   fmt_puts(src, ") {\n");
   init_k(L, src);
+  fmt_puts(src, "  k.done_ = gkdone;\n  k.seq_ = gkseq;\n");
   if (piv.data) fmt_printf(src, "  if ((I)%s > 0) k.pivots();\n", plen);
   char pol[64];
   if (rthr == GK_REDUCE_THREADS && ritems == (rvec == 4 ? 4 : 8))   /* the defaults keep their names (shipped kernels' texts) */
@@ -2723,7 +2729,7 @@ static uint64_t fnv64(const char *s, size_t n) {
 static void reset_launch(rt_prep *p) {
   memset(&p->kl, 0, sizeof p->kl); memset(&p->gm, 0, sizeof p->gm);
   p->kl.op = CU_STEP_KERNEL; p->gm.op = CU_STEP_GEMM; p->gm.a = p->gm.b = -1;
-  p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0;
+  p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0; p->doneflag = 0;
   p->count_out = 0; p->count_at = 0;
 }
 
@@ -2886,7 +2892,7 @@ int rt_prep_same(const rt_prep *a, const rt_prep *b) {
   if (!a || !b) return a == b;
   if (a->nstep != b->nstep || a->srclen != b->srclen || strcmp(a->src, b->src) || strcmp(a->kname, b->kname) ||
       a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->outs_zero != b->outs_zero ||
-      a->errflag != b->errflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
+      a->errflag != b->errflag || a->doneflag != b->doneflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
       a->count_out != b->count_out || a->count_at != b->count_at ||
       memcmp(a->scal, b->scal, sizeof(uint64_t) * (size_t)a->nscal))
     return 0;

@@ -12,7 +12,8 @@
 ** the text>.  Kernel parameters: the device pointers of g->ins in order,
 ** then of g->outs in order, then the temp pointer, then nscal unsigned long
 ** long scalars scal[] (the seed and offset of every RAND/RANDN node first,
-** then the sizes), then the error record when errflag.
+** then the sizes), then the error record when errflag, then when doneflag
+** the completion flag's address and sequence number (gk_u64 each).
 */
 #ifndef RT_CUDA_LOWER_H
 #define RT_CUDA_LOWER_H
@@ -50,6 +51,12 @@ struct rt_prep {
   ** two doubles lo, hi (first error wins).  The backend reports it after the
   ** next read or sync. */
   uint8_t errflag;
+  /* A whole-array reduction (lower_reduce1): its last two parameters are a
+  ** flag address and a sequence number; when the address is not 0 the
+  ** thread that writes the results then writes the number there (after
+  ** __threadfence_system), so the host can see a mapped result land without
+  ** waiting for the stream (runtime/cu.h, cu_done_next). */
+  uint8_t doneflag;
   uint8_t aligned16;       /* lowered for 16-byte-aligned inputs (vector loads); else scalar loads only */
   /* A filter: its kernel writes the count of selected elements (gk_i64) at
   ** temp + count_at; the backend downloads it into outs[0]->val->count

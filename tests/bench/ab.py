@@ -56,11 +56,14 @@ def main():
     ap.add_argument("--out", default=os.environ.get("OUT") or "ab_out", help="folder of the runs (default $OUT)")
     a = ap.parse_args(argv)
     variants = a.variants.split(",")
+    # the end-to-end case runs in every bench_gk.py run; it is a row here only when --only asks for it
+    only = [rest[i + 1] for i in range(len(rest) - 1) if rest[i] == "--only"]
+    want_e2e = any("sum_e2e".startswith(s) for s in only)
     runs, bad = [], 0
     for i, v in enumerate(variants):
         rc, rows = run(a.env, v, os.path.join(a.out, "v%d" % (i + 1)), rest)
         bad += rc != 0
-        runs.append({r_key: r for r_key, r in ((key(r), r) for r in rows) if r.get("op") != "sum_e2e"})
+        runs.append({r_key: r for r_key, r in ((key(r), r) for r in rows) if want_e2e or r.get("op") != "sum_e2e"})
         print("v%d %s=%r: %d cases, rc %d" % (i + 1, a.env, v, len(runs[-1]), rc), flush=True)
     keys = []
     for r in runs:
@@ -77,7 +80,7 @@ def main():
             cells.append("-" if c is None else "ERR" if c.get("error") or c.get("gk_ok") is False
                          else "%.1f" % t if t is not None else "-")
         peer = (first.get("cub") or {}).get("us")
-        torch = first.get("eager_us")
+        torch = first.get("eager_us") or first.get("eager_e2e_us")
         lines.append("| %s | %s | %s | %s |" % (k, "%.1f" % torch if torch else "-", "%.1f" % peer if peer else "-",
                                                 " | ".join(cells)))
         table.append({"case": k, "torch_us": torch, "peer_us": peer,
