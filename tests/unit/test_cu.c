@@ -5,7 +5,8 @@
 ** NVRTC: the probe and open failure messages, cu_nvrtc_compile (success,
 ** embedded header, syntax error), the key hash, and the disk cache format
 ** (round trip; truncated, corrupt, foreign entries are misses; an unwritable
-** directory means memory only).  With a GPU it also allocates, copies,
+** directory means memory only), and the row planners' measured choices
+** (kernels/launch.h).  With a GPU it also allocates, copies,
 ** compiles and launches, hits the memory cache (and times a hit), hits the
 ** disk cache from a second device, runs gemm against a CPU reference, checks
 ** the out-of-memory path, and finally a sticky error.
@@ -15,6 +16,7 @@
 */
 #include "../../runtime/cu.h"
 #include "../../runtime/cuda_lower.h"
+#include "../../kernels/launch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -873,6 +875,28 @@ static void test_device(void) {
   free(y);
 }
 
+/* The row planners' choices that session 15 measured (NOTES.md): a program
+** with a store over rows of exactly 1024 floats takes a block of 128 x 2
+** packs a row, block mode launches a block a row (knob bg: capped, rows
+** strided), rows of 768 stay a warp a row, and a pure row reduction of 1024
+** keeps the warp mode. */
+static void test_row_plans(void) {
+  gk_rows_knobs k = {0};
+  gk_launch L = gk_rows_plan_store(65536, 1024, 4, 132, 1, NULL);
+  CHECK(L.mode == GK_ROWS_BLOCK && L.block[0] == 128 && L.packs == 2 && L.pack == 4 && L.full && L.grid[0] == 65536,
+        "65536x1024: mode %d block %d packs %d full %d grid %lld", L.mode, L.block[0], L.packs, L.full, (long long)L.grid[0]);
+  L = gk_rows_plan_store(32768, 768, 4, 132, 1, NULL);
+  CHECK(L.mode == GK_ROWS_WARP && L.width == 32, "32768x768: mode %d width %d", L.mode, L.width);
+  L = gk_rows_plan_store(8192, 8192, 4, 132, 0, NULL);
+  CHECK(L.mode == GK_ROWS_BLOCK && L.grid[0] == 8192, "8192x8192: mode %d grid %lld", L.mode, (long long)L.grid[0]);
+  k.bg = 4;
+  L = gk_rows_plan_store(8192, 8192, 4, 132, 0, &k);
+  CHECK(L.mode == GK_ROWS_BLOCK && L.grid[0] == 132LL * (2048 / L.block[0]) * 4, "8192x8192 bg=4: grid %lld block %d",
+        (long long)L.grid[0], L.block[0]);
+  L = gk_row_reduce_plan(65536, 1024, 4, 132, 8);
+  CHECK(L.mode == GK_ROWS_WARP, "row sum 65536x1024: mode %d", L.mode);
+}
+
 int main(void) {
   int gpu = 0;
   setvbuf(stdout, NULL, _IONBF, 0);
@@ -883,6 +907,7 @@ int main(void) {
   test_threads();
   test_fdiv();
   test_disk_cache();
+  test_row_plans();
   if (gpu) test_device();
   else printf("no GPU: device tests skipped\n");
   printf("%d passed, %d failed\n", passed, failed);
