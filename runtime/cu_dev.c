@@ -742,7 +742,7 @@ int cu_download(cu_dev *d, void *dst, cu_ptr src, size_t n) {
     unsigned seq = d->mseq[(src - d->mdev) / CU_MAPPED_MAX];
     d->cs.mapped_reads++;
     /* the kernel that wrote it says so (cu_done_next); else the stream */
-    if ((rc = !d->idle && seq && cu_drv.cuStreamQuery ? wait_done(d, seq) : cu_sync(d)) != GK_OK) return rc;
+    if ((rc = !d->idle && seq ? wait_done(d, seq) : cu_sync(d)) != GK_OK) return rc;
     memcpy(dst, m, n);
     return GK_OK;
   }

@@ -1069,16 +1069,6 @@ static void hoist(lw *L, fmt_buf *b, int upto) {
   }
 }
 
-/* The elementwise outputs o.. of g->outs[o]'s size n_ (every input is
-** 16-byte aligned): a grid-stride loop over vectors of V elements (V = 4, or
-** 2 when an input or output of that size has 8-byte elements), two vectors
-** per thread and step, so that two 16-byte loads per input stream are in
-** flight.  Inputs of n_ elements read at the element's own index (no view but
-** the identity, so no broadcast) are loaded as vectors into the fields of
-** x_[kk]; everything else (views, broadcasts, iota, random streams, scalars)
-** reads at index i as the scalar loop does.  Outputs are stored as vectors
-** (gk's own allocations: 16-byte aligned).  Leaves open the scalar loop over
-** the last n_ % V elements, which the caller writes and closes. */
 /* map_vector's vector width for the loop over the outputs of length n: 4
 ** elements, 2 where an input or output of that length has 8 bytes. */
 static int map_vec_width(const rt_group *g, int64_t n) {
@@ -1087,6 +1077,16 @@ static int map_vec_width(const rt_group *g, int64_t n) {
   for (int p = 0; p < g->nout; p++) if (g->outs[p]->n == n && rt_dtype_size(g->outs[p]->t) == 8) V = 2;
   return V;
 }
+/* The elementwise outputs o.. of g->outs[o]'s size n_ (every input is
+** 16-byte aligned): a grid-stride loop over vectors of V elements (V = 4, or
+** 2 when an input or output of that size has 8-byte elements), two vectors
+** per thread and step (lower_staged's grid gives each thread one vector, so
+** the loop runs once but where the grid is capped).  Inputs of n_ elements read at the element's own index (no view but
+** the identity, so no broadcast) are loaded as vectors into the fields of
+** x_[kk]; everything else (views, broadcasts, iota, random streams, scalars)
+** reads at index i as the scalar loop does.  Outputs are stored as vectors
+** (gk's own allocations: 16-byte aligned).  Leaves open the scalar loop over
+** the last n_ % V elements, which the caller writes and closes. */
 static void map_vector(lw *L, fmt_buf *body, int o) {
   rt_group *g = L->g;
   const rt_node *x = g->outs[o];
