@@ -104,6 +104,39 @@ template <int N> GK_DEV float gk_pack_sum(const float *v) {
   else return gk_pack_sum<N / 2>(v) + gk_pack_sum<N - N / 2>(v + N / 2);
 }
 
+/* ONLINE PASS B.  A program whose pass B is a sum of exp(E - m(a)), m(a)
+** the row's pass-A max (softmax's sum of exps) may declare
+**     enum { ONLINE_B = 1 };
+**     typename OpB::A rescale_b(const typename OpB::A &b, const typename OpA::A &from,
+**                               const typename OpA::A &to) const;   // b folded at a = from, as if at a = to
+** The kernels whose reductions cost barriers (block mode, the cluster
+** kernels) then fold pass B at each warp's own pass-A value, and the warps
+** (of every block of the cluster) exchange their (a, b) pairs once a row:
+** one barrier a row instead of two reductions of their own (gk_row_pairs).
+** Each term of b is then exp(E - m(a_warp)) times exp(m(a_warp) - m(a))
+** (rescale_b, in double): another rounding of the same sum, the same every
+** run. */
+template <class Prog, class = void> struct gk_online_b { enum { V = 0 }; };
+template <class Prog> struct gk_online_b<Prog, decltype((void)Prog::ONLINE_B)> { enum { V = Prog::ONLINE_B }; };
+/* Pair slots of a block's NW warps, two rows' worth (alternating by row
+** parity: a slot is written again only after the next row's barrier, which
+** every thread reaches after reading it). */
+template <int NW, class A, class B> struct gk_row_pairs { A a[2][NW]; B b[2][NW]; };
+/* The N pairs ga(i), gb(i) folded into (a, b): a the pass-A fold of them,
+** b the sum of each b rescaled to a.  Every lane of every warp computes the
+** same values (lane l folds pairs l, l + 32, ..., then a lower-lane-first
+** butterfly), so each thread of the row holds the row's (a, b). */
+template <int N, class Prog, class GA, class GB>
+GK_DEV void gk_row_pairs_fold(const Prog &pg, const GA &ga, const GB &gb, typename Prog::OpA::A &a,
+                              typename Prog::OpB::A &b) {
+  typename Prog::OpA::A al = pg.opa.identity();
+  for (int i = gk_lane(); i < N; i += 32) al = pg.opa(al, ga(i));
+  a = gk_warp_allreduce<32>(al, pg.opa);
+  typename Prog::OpB::A bl = pg.opb.identity();
+  for (int i = gk_lane(); i < N; i += 32) bl = pg.opb(bl, pg.rescale_b(gb(i), ga(i), a));
+  b = gk_warp_allreduce<32>(bl, pg.opb);
+}
+
 /* Group all-reduce: warp shuffles when WIDTH <= 32, else through shared. */
 template <int WIDTH, int THREADS, class Op>
 GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
@@ -124,8 +157,12 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
   enum { W = P::WIDTH, NP = P::PACKS, PK = P::PACK, G = P::GROUPS, RB = P::BATCH };
   static_assert(RB == 1 || W <= 32, "batches of rows: warp mode only");
+  enum { ONL = gk_online_b<Prog>::V && Prog::PASSES == 2 && W > 32 };
   __shared__ typename gk_block_reduce<P::THREADS, OpA>::TempStorage tsa;
   __shared__ typename gk_block_reduce<P::THREADS, OpB>::TempStorage tsb;
+  __shared__ gk_row_pairs<(ONL ? P::THREADS / 32 : 1), A, B> prs;
+  int par = 0;
+  (void)par; (void)prs;
   const int g = threadIdx.x / W, t = threadIdx.x % W;
   /* a block step covers G * RB rows: row b of group g is row0 + b * G + g */
   for (Idx row0 = (Idx)blockIdx.x * G * RB; row0 < rows; row0 += (Idx)gridDim.x * G * RB) {
@@ -150,8 +187,22 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
         const Idx col = ((Idx)p * W + t) * PK;
         if (P::FULL || (rv && col < cols)) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[b][p], col, 0);
       }
-      a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
       B bb = pg.opb.identity();
+      if constexpr (ONL) {   /* block mode: pass B at each warp's a, one barrier for both passes */
+        const A aw = gk_warp_allreduce<32>(a, pg.opa);
+#pragma unroll
+        for (int p = 0; p < NP; ++p) {
+          const Idx col = ((Idx)p * W + t) * PK;
+          if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, aw);
+        }
+        bb = gk_warp_allreduce<32>(bb, pg.opb);
+        if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = aw; prs.b[par][threadIdx.x >> 5] = bb; }
+        __syncthreads();
+        gk_row_pairs_fold<P::THREADS / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; },
+                                          a, bb);
+        par ^= 1;
+      } else {
+      a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
       if constexpr (Prog::PASSES == 2) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
@@ -159,6 +210,7 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
           if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, a);
         }
         bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
+      }
       }
       if (!rv) continue;
       if constexpr (Prog::HAS_STORE) {
@@ -317,13 +369,29 @@ GK_DEV typename Op::A gk_cluster_allreduce(typename Op::A v, const Op &op, typen
   __syncthreads();
   return all;
 }
-/* What the blocks of a row's cluster share (both cluster kernels). */
-template <int T, class OpA, class OpB> struct gk_row_cluster_shared {
+/* What the blocks of a row's cluster share (the cluster kernels); under
+** ONLINE_B only each warp's pairs (static shared memory: 1 KB at most,
+** GK_ROWS_SMEM_EXTRA). */
+template <int T, class OpA, class OpB, bool ONL = false> struct gk_row_cluster_shared {
   typename gk_block_reduce<T, OpA>::TempStorage tsa;
   typename gk_block_reduce<T, OpB>::TempStorage tsb;
   typename OpA::A sa[2], ca;
   typename OpB::A sb[2], cb;
 };
+template <int T, class OpA, class OpB> struct gk_row_cluster_shared<T, OpA, OpB, true> {
+  gk_row_pairs<T / 32, typename OpA::A, typename OpB::A> pr;
+};
+/* ONLINE_B over a cluster: each warp publishes its pair (aw, bw) in its
+** block's shared memory, one cluster barrier, and every warp folds the CS x
+** NW pairs in (rank, warp) order from distributed shared memory. */
+template <int CS, int NW, class Prog, class Pr>
+GK_DEV void gk_cluster_pairs(const Prog &pg, Pr &pr, int par, const typename Prog::OpA::A &aw,
+                             const typename Prog::OpB::A &bw, typename Prog::OpA::A &a, typename Prog::OpB::A &b) {
+  if (gk_lane() == 0) { pr.a[par][threadIdx.x >> 5] = aw; pr.b[par][threadIdx.x >> 5] = bw; }
+  gk_cluster_sync();
+  gk_row_pairs_fold<CS * NW>(pg, [&](int i) { return *gk_cluster_map(&pr.a[par][i % NW], (unsigned)(i / NW)); },
+                             [&](int i) { return *gk_cluster_map(&pr.b[par][i % NW], (unsigned)(i / NW)); }, a, b);
+}
 /* A cluster block's share of row: packs [q0, q0 + qn) of the row's body
 ** (gk_row_span) and, in block 0, the element ec around them (ev: this
 ** thread has one). */
@@ -347,7 +415,8 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
   enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
-  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
+  enum { ONL = gk_online_b<Prog>::V && Prog::PASSES == 2 };
+  __shared__ gk_row_cluster_shared<T, OpA, OpB, ONL> sh;
   int par = 0;
   for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += (Idx)gridDim.x / CS, par ^= 1) {
     const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, gk_cluster_rank());
@@ -366,8 +435,18 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
       const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
       if (q < qn) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[p], col, 0);
     }
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
     B b = pg.opb.identity();
+    if constexpr (ONL) {
+      const A aw = gk_warp_allreduce<32>(a, pg.opa);
+      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, aw));
+#pragma unroll
+      for (int p = 0; p < NP; ++p) {
+        const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
+        if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, aw);
+      }
+      gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, aw, gk_warp_allreduce<32>(b, pg.opb), a, b);
+    } else {
+    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
     if constexpr (Prog::PASSES == 2) {
       if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
 #pragma unroll
@@ -376,6 +455,7 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
         if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, a);
       }
       b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
+    }
     }
     if constexpr (Prog::HAS_STORE) {
 #pragma unroll
@@ -422,8 +502,19 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
   typedef typename Prog::OpB::A B;
   enum { T = P::THREADS, PK = P::PACK };
   const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;
-  a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
   B b = pg.opb.identity();
+  if constexpr (gk_online_b<Prog>::V && Prog::PASSES == 2) {
+    const typename Prog::OpA::A aw = gk_warp_allreduce<32>(a, pg.opa);
+    if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, aw));
+#pragma unroll 4
+    for (Idx q = threadIdx.x; q < qn; q += T) {
+      X x[PK];
+      gk_row_unshare<PK, Prog>(x, buf + q * PK, row);
+      b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, aw);
+    }
+    gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, aw, gk_warp_allreduce<32>(b, pg.opb), a, b);
+  } else {
+  a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
   if constexpr (Prog::PASSES == 2) {
     if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
 #pragma unroll 4
@@ -433,6 +524,7 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
       b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, a);
     }
     b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
+  }
   }
   if constexpr (Prog::HAS_STORE) {
 #pragma unroll 4
@@ -455,7 +547,7 @@ GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
   typedef typename Prog::XS XS;                 /* what a share keeps of an element (Prog::to_s, from_s) */
   XS *xs = reinterpret_cast<XS *>(gk_row_smem);  /* pack p of thread t at xs + (p * T + t) * PK */
-  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
+  __shared__ gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> sh;
   int par = 0;
   for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += (Idx)gridDim.x / CS, par ^= 1) {
     const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, gk_cluster_rank());
@@ -527,7 +619,7 @@ GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
   enum { T = P::THREADS, PK = P::PACK };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS && PK * sizeof(XS) == 16, "async cluster rows: block width, 16-byte packs");
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
-  __shared__ gk_row_cluster_shared<T, OpA, OpB> sh;
+  __shared__ gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> sh;
   XS *const xs = reinterpret_cast<XS *>(gk_row_smem);
   const Idx half = (Idx)(gk_dynamic_smem() / (2 * sizeof(XS)));   /* elements a buffer */
   const unsigned rank = gk_cluster_rank();

@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -1328,31 +1328,37 @@ static int lower_staged(lw *L, fmt_buf *src) {
 ** guards compiler/build.c's safe_max writes (where(m > -inf, m, c),
 ** where(isfinite(m), m, c), c a finite constant) and max(E) computed in this
 ** group: such a sum folds in the same pass as max(E), with online
-** rescaling (gkl_op_ms).  Else NULL. */
-static const rt_node *online_mprime(const rt_group *g, const rt_node *x) {
-  if (x->op != RT_REDUCE || x->rop != ROP_SUM || x->axis >= 0 || !isf(x->t) || in_index(g, x) >= 0) return NULL;
+** rescaling (gkl_op_ms).  Else NULL.  axis -1: whole arrays (m' one value);
+** 1: rows (sum and max per row, m' broadcast along the row: lower_rows'
+** ONLINE_B). */
+static const rt_node *online_mprime_ax(const rt_group *g, const rt_node *x, int axis) {
+  if (x->op != RT_REDUCE || x->rop != ROP_SUM || x->axis != axis || !isf(x->t) || in_index(g, x) >= 0) return NULL;
   const rt_node *e = x->in[0];
   if (e->op != RT_EXP || e->t != x->t || in_index(g, e) >= 0 || node_index(g, e) < 0) return NULL;
   const rt_node *d = e->in[0];
   if (d->op != RT_SUB || in_index(g, d) >= 0 || node_index(g, d) < 0) return NULL;
   const rt_node *E = d->in[0], *v = d->in[1];
-  if (v->op != RT_VIEW || in_index(g, v) >= 0 || v->voff != 0 || v->in[0]->n != 1 || v->n != E->n) return NULL;
-  for (int k = 0; k < v->ndim; k++) if (v->shape[k] != 1 && v->vstride[k] != 0) return NULL;
+  if (v->op != RT_VIEW || in_index(g, v) >= 0 || v->voff != 0 || v->in[0]->n != (axis < 0 ? 1 : x->n) || v->n != E->n)
+    return NULL;
+  if (axis < 0) {
+    for (int k = 0; k < v->ndim; k++) if (v->shape[k] != 1 && v->vstride[k] != 0) return NULL;
+  } else if (v->ndim != 2 || v->vstride[1] != 0 || (v->shape[0] != 1 && v->vstride[0] != 1)) return NULL;
   const rt_node *mp = v->in[0], *M = mp;
   if (in_index(g, mp) >= 0) return NULL;
   if (mp->op == RT_WHERE) {
     const rt_node *c = mp->in[0], *k = mp->in[2];
     M = mp->in[1];
-    if (k->op != RT_CONST || k->n != 1 || k->t != M->t || !isfinite(k->c.f) || in_index(g, c) >= 0) return NULL;
+    if (k->op != RT_CONST || k->n != (axis < 0 ? 1 : x->n) || k->t != M->t || !isfinite(k->c.f) || in_index(g, c) >= 0) return NULL;
     int gt = c->op == RT_GT && c->in[0] == M && c->in[1]->op == RT_CONST && c->in[1]->t == M->t &&
              c->in[1]->c.f == -INFINITY;
     if (!gt && !(c->op == RT_ISFINITE && c->in[0] == M)) return NULL;
   }
-  if (M->op != RT_REDUCE || M->rop != ROP_MAX || M->axis >= 0 || M->in[0] != E || M->t != E->t || E->t != x->t ||
+  if (M->op != RT_REDUCE || M->rop != ROP_MAX || M->axis != axis || M->in[0] != E || M->t != E->t || E->t != x->t ||
       in_index(g, M) >= 0 || node_index(g, M) < 0)
     return NULL;
   return mp;
 }
+static const rt_node *online_mprime(const rt_group *g, const rt_node *x) { return online_mprime_ax(g, x, -1); }
 
 /* lower_reduce1: blocks an SM of a kernel that folds an online pair */
 #define ONLINE_BLOCKS_PER_SM 3
@@ -1779,8 +1785,26 @@ static int lower_rows(lw *L, fmt_buf *src) {
       fmt_printf(&ro, "    out%d[row] = %s;\n", o, v);
     }
   }
+  /* ONLINE_B (gk_rows.cuh): every pass-B value is a sum(exp(E - m')) of a
+  ** pass-A max(E); rescale_b moves such a sum from one pass-A value to
+  ** another: s * exp(m'(from) - m'(to)), in double (an empty sum stays 0) */
+  fmt_buf rsb; fmt_init(&rsb);
+  int online = ns == 2 && env_rows.ol != 1;
+  for (int i = 0; i < g->nnodes && online; i++)
+    if (L->varm[i] || (L->stage[i] == 2 && !online_mprime_ax(g, g->nodes[i], 1))) online = 0;
+  for (int i = 0; i < g->nnodes && online; i++) if (L->stage[i] == 2) {
+    const rt_node *mp = online_mprime_ax(g, g->nodes[i], 1);
+    ixv ir = {"row", TAG_ROW};
+    char mf[32], mt[32];
+    L->o = &rsb; L->avail = 1;
+    scope_reset(L); L->acc[1] = "f"; snprintf(mf, sizeof mf, "%s", emit_val(L, mp, &ir));
+    scope_reset(L); L->acc[1] = "t"; snprintf(mt, sizeof mt, "%s", emit_val(L, mp, &ir));
+    fmt_printf(&rsb, "    r.f%d = b.f%d == 0 ? b.f%d : b.f%d * exp((double)%s - (double)%s);\n", L->field[i], L->field[i],
+               L->field[i], L->field[i], mf, mt);
+  }
+  L->acc[1] = "a";
   L->rowctx = 0;
-  if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); return -1; }
+  if (L->fail) { fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); fmt_free(&rsb); return -1; }
   /* plan */
   /* light: one accumulator field a pass, no shifted var (few registers) */
   int light = nper[1] <= 1 && (ns < 2 || nper[2] <= 1);
@@ -1848,6 +1872,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
                "AB"[s - 1], "AB"[s - 1], "ab"[s - 1], s == 2 ? ", const OpA::A &a" : "", "ab"[s - 1], s == 2 ? ", a" : "", f,
                "AB"[s - 1], f);
   }
+  if (online && (env_rows.ol != 3 || pl.mode == GK_ROWS_CLUSTER))   /* knob ol=3: the cluster kernels only */
+    fmt_printf(src, "  enum { ONLINE_B = 1 };\n  __device__ OpB::A rescale_b(const OpB::A &b, const OpA::A &f, const OpA::A &t) const {\n"
+                    "    OpB::A r = b;\n%s    return r;\n  }\n", rsb.data ? rsb.data : "");
   if (pl.smem) {   /* gk_row_cluster_smem: what a share keeps of an element */
     const char *ct = ctype(g->ins[xin]->t);
     fmt_printf(src, "  struct XS { %s f%d; };\n  static __device__ XS to_s(const X &x) { XS s; s.f%d = x.f%d; return s; }\n"
@@ -1883,7 +1910,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   else if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
-  fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro);
+  fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); fmt_free(&rsb);
   set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.mode == GK_ROWS_CLUSTER ? pl.smem : 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
