@@ -187,31 +187,26 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
         const Idx col = ((Idx)p * W + t) * PK;
         if (P::FULL || (rv && col < cols)) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[b][p], col, 0);
       }
+      /* pass B folds at af: the row's a, or under ONL this warp's (one barrier for both passes) */
       B bb = pg.opb.identity();
-      if constexpr (ONL) {   /* block mode: pass B at each warp's a, one barrier for both passes */
-        const A aw = gk_warp_allreduce<32>(a, pg.opa);
-#pragma unroll
-        for (int p = 0; p < NP; ++p) {
-          const Idx col = ((Idx)p * W + t) * PK;
-          if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, aw);
-        }
-        bb = gk_warp_allreduce<32>(bb, pg.opb);
-        if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = aw; prs.b[par][threadIdx.x >> 5] = bb; }
-        __syncthreads();
-        gk_row_pairs_fold<P::THREADS / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; },
-                                          a, bb);
-        par ^= 1;
-      } else {
-      a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
+      A af;
+      if constexpr (ONL) af = gk_warp_allreduce<32>(a, pg.opa);
+      else af = a = gk_group_allreduce<W, P::THREADS>(a, pg.opa, tsa);
       if constexpr (Prog::PASSES == 2) {
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx col = ((Idx)p * W + t) * PK;
-          if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, a);
+          if (P::FULL || (rv && col < cols)) bb = gk_row_fold_pack<1, PK>(bb, pg, pg.opb, x[b][p], col, af);
         }
-        bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
       }
-      }
+      if constexpr (ONL) {
+        bb = gk_warp_allreduce<32>(bb, pg.opb);
+        if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = af; prs.b[par][threadIdx.x >> 5] = bb; }
+        __syncthreads();
+        gk_row_pairs_fold<P::THREADS / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; },
+                                          a, bb);
+        par ^= 1;
+      } else if constexpr (Prog::PASSES == 2) bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
       if (!rv) continue;
       if constexpr (Prog::HAS_STORE) {
 #pragma unroll
@@ -435,28 +430,21 @@ GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
       const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
       if (q < qn) a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[p], col, 0);
     }
+    /* pass B folds at af: the row's a, or under ONL this warp's (one cluster barrier a row) */
     B b = pg.opb.identity();
-    if constexpr (ONL) {
-      const A aw = gk_warp_allreduce<32>(a, pg.opa);
-      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, aw));
-#pragma unroll
-      for (int p = 0; p < NP; ++p) {
-        const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
-        if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, aw);
-      }
-      gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, aw, gk_warp_allreduce<32>(b, pg.opb), a, b);
-    } else {
-    a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
+    A af;
+    if constexpr (ONL) af = gk_warp_allreduce<32>(a, pg.opa);
+    else af = a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
     if constexpr (Prog::PASSES == 2) {
-      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+      if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, af));
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
         const Idx q = (Idx)p * T + threadIdx.x, col = lead + (q0 + q) * PK;
-        if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, a);
+        if (q < qn) b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x[p], col, af);
       }
-      b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
     }
-    }
+    if constexpr (ONL) gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, af, gk_warp_allreduce<32>(b, pg.opb), a, b);
+    else if constexpr (Prog::PASSES == 2) b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
     if constexpr (Prog::HAS_STORE) {
 #pragma unroll
       for (int p = 0; p < NP; ++p) {
@@ -502,30 +490,23 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
   typedef typename Prog::OpB::A B;
   enum { T = P::THREADS, PK = P::PACK };
   const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;
+  enum { ONL = gk_online_b<Prog>::V && Prog::PASSES == 2 };
+  /* pass B folds at af: the row's a, or under ONL this warp's (one cluster barrier a row) */
   B b = pg.opb.identity();
-  if constexpr (gk_online_b<Prog>::V && Prog::PASSES == 2) {
-    const typename Prog::OpA::A aw = gk_warp_allreduce<32>(a, pg.opa);
-    if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, aw));
-#pragma unroll 4
-    for (Idx q = threadIdx.x; q < qn; q += T) {
-      X x[PK];
-      gk_row_unshare<PK, Prog>(x, buf + q * PK, row);
-      b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, aw);
-    }
-    gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, aw, gk_warp_allreduce<32>(b, pg.opb), a, b);
-  } else {
-  a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
+  typename Prog::OpA::A af;
+  if constexpr (ONL) af = gk_warp_allreduce<32>(a, pg.opa);
+  else af = a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
   if constexpr (Prog::PASSES == 2) {
-    if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, a));
+    if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, af));
 #pragma unroll 4
     for (Idx q = threadIdx.x; q < qn; q += T) {
       X x[PK];
       gk_row_unshare<PK, Prog>(x, buf + q * PK, row);
-      b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, a);
+      b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, af);
     }
-    b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
   }
-  }
+  if constexpr (ONL) gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, af, gk_warp_allreduce<32>(b, pg.opb), a, b);
+  else if constexpr (Prog::PASSES == 2) b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
   if constexpr (Prog::HAS_STORE) {
 #pragma unroll 4
     for (Idx q = threadIdx.x; q < qn; q += T) {
