@@ -195,9 +195,9 @@ typedef struct gk_rows_knobs {
             ** 3 always the shares copied by cp.async into two buffers (gk_row_cluster_async; by default where
             ** gk_rows_plan_cluster_async says), 4 neither kind of shared-memory share */
   int ol;   /* row programs (the lowering): a pass B of sums of exp(E - max E) declared ONLINE_B (gk_rows.cuh: folded at
-            ** each warp's max, one exchange of pairs a row in block and cluster modes): 2 on, 3 cluster modes only, else off (default: not yet
-            ** timed nor checked on a GPU).  Not
-            ** speed only: the sums round differently in their last bits */
+            ** each warp's max, one exchange of pairs a row in block and cluster modes): 2 on, 3 cluster modes only,
+            ** else off (the default: not yet timed or checked on a GPU).  Not speed only: the sums round differently
+            ** in their last bits */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
