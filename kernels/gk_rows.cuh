@@ -686,6 +686,99 @@ GK_DEV void gk_row_split(Idx rows, Idx cols, const Prog &pg, typename Prog::OpA:
   }
 }
 
+/* ---- short rows through shared memory (gk_row_tile) ----------------------
+** Rows of a few dozen elements or fewer, a row a thread.  A block takes the
+** P::THREADS rows from row blockIdx.x * THREADS -- contiguous in memory, since
+** the one input's row stride is cols (Prog::src_s) -- into shared memory
+** with 16-byte loads, each thread folds and stores its own row from there,
+** and the per-element output (at most one, Prog::store_s / Prog::dst_s) goes
+** back the same way with 16-byte stores: every global access whole, where
+** the warp mode gives rows of 10 a quarter of a warp's lanes and 8-byte
+** loads that straddle rows.  A row sits at a pitch of cols | 1 elements, so
+** the threads of a warp reading column c of their rows hit 32 banks.
+**   Prog: XS, from_s, src_s (the input's elements at (row, col)); with a
+**   store also YS (the output's element) and
+**     template <int N> void store_s(YS *v, Idx row, Idx col, const X *x, const OpA::A &a, const OpB::A &b) const;
+**     YS *dst_s(Idx row, Idx col) const;
+** Dynamic shared memory: THREADS x (cols | 1) x (sizeof(XS) + sizeof(YS)),
+** 16-aligned between the two (gk_rows_plan_tile).  Both arrays 16-byte
+** aligned (the host's vec_ok).  One tile a block: no grid-stride loop. */
+template <class Prog, class = void> struct gk_tile_ys { typedef char T; };
+template <class Prog> struct gk_tile_ys<Prog, decltype((void)sizeof(typename Prog::YS))> { typedef typename Prog::YS T; };
+/* ne elements of a tile between global g (contiguous, 16-byte aligned) and
+** shared s (row pitch `pitch`): IN true copies g -> s, else s -> g. */
+template <int T, bool IN, class E>
+GK_DEV void gk_tile_move(E *g, E *s, int ne, int cols, int pitch) {
+  enum { V = 16 / sizeof(E) };
+  const int nv = ne / V;
+  for (int q = threadIdx.x; q < nv; q += T) {
+    int r = q * V / cols, c = q * V - r * cols;
+    E v[V];
+    if (IN) gk_ld<V>(v, g + q * V);
+#pragma unroll
+    for (int k = 0; k < V; ++k) {
+      if (IN) s[r * pitch + c] = v[k]; else v[k] = s[r * pitch + c];
+      if (++c == cols) { c = 0; ++r; }
+    }
+    if (!IN) gk_st<V>(g + q * V, v);
+  }
+  for (int e = nv * V + threadIdx.x; e < ne; e += T) {
+    const int r = e / cols, c = e - r * cols;
+    if (IN) s[r * pitch + c] = g[e]; else g[e] = s[r * pitch + c];
+  }
+}
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_tile(Idx rows, Idx cols, const Prog &pg) {
+  typedef typename Prog::X X;
+  typedef typename Prog::XS XS;
+  typedef typename gk_tile_ys<Prog>::T YS;
+  typedef typename Prog::OpA::A A; typedef typename Prog::OpB::A B;
+  enum { T = P::THREADS };
+  static_assert(sizeof(XS) >= 4 && 16 % sizeof(XS) == 0 && 16 % sizeof(YS) == 0, "gk_row_tile: 4-, 8- or 16-byte elements");
+  extern __shared__ __align__(16) unsigned char gk_row_smem[];
+  const int nc = (int)cols, pitch = nc | 1;
+  XS *const xs = reinterpret_cast<XS *>(gk_row_smem);
+  YS *const ys = reinterpret_cast<YS *>(gk_row_smem + ((T * pitch * (int)sizeof(XS) + 15) & ~15));
+  const Idx r0 = (Idx)blockIdx.x * T;
+  if (r0 >= rows) return;
+  const int nr = rows - r0 < (Idx)T ? (int)(rows - r0) : T;
+  gk_tile_move<T, true>(const_cast<XS *>(pg.src_s(r0, 0)), xs, nr * nc, nc, pitch);
+  __syncthreads();
+  const int t = threadIdx.x;
+  const Idx row = r0 + t;
+  if (t < nr) {
+    const XS *xr = xs + t * pitch;
+    const int body = nc & ~3;
+    A a = pg.opa.identity();
+    for (int c = 0; c < body; c += 4) {
+      X x[4];
+#pragma unroll
+      for (int k = 0; k < 4; ++k) x[k] = Prog::from_s(xr[c + k], row);
+      a = gk_row_fold_pack<0, 4>(a, pg, pg.opa, x, (Idx)c, 0);
+    }
+    for (int c = body; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; a = gk_row_fold_pack<0, 1>(a, pg, pg.opa, x, (Idx)c, 0); }
+    B b = pg.opb.identity();
+    if constexpr (Prog::PASSES == 2) {
+      for (int c = 0; c < body; c += 4) {
+        X x[4];
+#pragma unroll
+        for (int k = 0; k < 4; ++k) x[k] = Prog::from_s(xr[c + k], row);
+        b = gk_row_fold_pack<1, 4>(b, pg, pg.opb, x, (Idx)c, a);
+      }
+      for (int c = body; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; b = gk_row_fold_pack<1, 1>(b, pg, pg.opb, x, (Idx)c, a); }
+    }
+    if constexpr (Prog::HAS_STORE) {
+      YS *yr = ys + t * pitch;
+      for (int c = 0; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; pg.template store_s<1>(yr + c, row, (Idx)c, x, a, b); }
+    }
+    pg.row_out(row, a, b);
+  }
+  if constexpr (Prog::HAS_STORE) {
+    __syncthreads();
+    gk_tile_move<T, false>(pg.dst_s(r0, 0), ys, nr * nc, nc, pitch);
+  }
+}
+
 /* ---- per-row scan --------------------------------------------------------
 ** A group of P::WIDTH threads (<= 32, or == THREADS for block per row) walks
 ** the row in chunks of WIDTH * PACKS * PACK, each thread scanning its

@@ -150,6 +150,7 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_STREAM 2
 #define GK_ROWS_SPLIT 3
 #define GK_ROWS_CLUSTER 4
+#define GK_ROWS_TILE 5
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
 /* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
@@ -194,6 +195,8 @@ typedef struct gk_rows_knobs {
             ** 1 where gk_rows_plan_cluster would take the row, 2 any program of one input of <= 4 bytes; default off;
             ** 3 always the shares copied by cp.async into two buffers (gk_row_cluster_async; by default where
             ** gk_rows_plan_cluster_async says), 4 neither kind of shared-memory share */
+  int tt;   /* short rows through shared memory, a row a thread (gk_row_tile): rows of at most tt elements (default 0: off) */
+  int tb;   /* gk_row_tile: threads (rows) a block (256; 128 past 16 columns) */
   int ol;   /* row programs (the lowering): a pass B of sums of exp(E - max E) declared ONLINE_B (gk_rows.cuh: folded at
             ** each warp's max, one exchange of pairs a row in block and cluster modes): 2 on, 3 cluster modes only,
             ** else off (the default: not yet timed or checked on a GPU).  Not speed only: the sums round differently
@@ -392,6 +395,27 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
   L.block[0] = t;
   L.smem = block - GK_ROWS_SMEM_EXTRA;
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
+  return L;
+}
+/* Short rows through shared memory (gk_row_tile, a row a thread, a block's
+** rows copied in and the per-element output copied out with 16-byte
+** accesses): a program of one input and at most one per-element output
+** (the caller's `eligible`), xs_bytes / ys_bytes their element sizes (ys 0
+** without a store), every array 16-byte aligned, rows the warp mode would
+** take.  Knob tt: rows of at most tt elements (default off); tb threads.
+** smem: the input tile, 16-aligned, then the output tile, both at a pitch
+** of cols | 1. */
+static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t cols, int aligned, int eligible, int xs_bytes,
+                                          int ys_bytes, const gk_rows_knobs *k) {
+  int tt = GK_KNOB(k, tt, 0);
+  if (!eligible || !aligned || cols > tt || L.mode != GK_ROWS_WARP) return L;
+  if (xs_bytes < 4 || 16 % xs_bytes || (ys_bytes && (ys_bytes < 4 || 16 % ys_bytes))) return L;
+  int t = GK_KNOB(k, tb, cols <= 16 ? 256 : 128);
+  int64_t pitch = cols | 1;
+  L.mode = GK_ROWS_TILE; L.width = t; L.packs = 1; L.pack = 1; L.batch = 1; L.full = 0; L.align = 0;
+  L.block[0] = t;
+  L.smem = gk_align16((int64_t)t * pitch * xs_bytes) + (int64_t)t * pitch * ys_bytes;
+  L.grid[0] = gk_max64(1, gk_cdiv64(rows, t));
   return L;
 }
 /* The same with the shares copied by cp.async into two buffers, the next

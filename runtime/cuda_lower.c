@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol), KN(tt), KN(tb)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -1826,6 +1826,12 @@ static int lower_rows(lw *L, fmt_buf *src) {
     pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, L->smem_block, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, ns, &env_rows);
+  /* short rows: a row a thread through shared memory (one input, at most one per-element output) */
+  int yo = -1, nyo = 0;
+  for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) { yo = o; nyo++; }
+  if (!L->nvf && xin >= 0 && nyo <= 1)
+    pl = gk_rows_plan_tile(pl, R, C, L->vec_ok, 1, (int)rt_dtype_size(g->ins[xin]->t),
+                           yo >= 0 ? (int)rt_dtype_size(g->outs[yo]->t) : 0, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
                                               &env_rows);
   int threads = pl.block[0];
@@ -1880,12 +1886,20 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  struct XS { %s f%d; };\n  static __device__ XS to_s(const X &x) { XS s; s.f%d = x.f%d; return s; }\n"
                     "  static __device__ X from_s(const XS &s, I row) { X x; x.f%d = s.f%d;%s (void)row; return x; }\n",
                ct, xin, xin, xin, xin, xin, L->lift_row ? " x.r = row;" : "");
-    if (pl.async)   /* gk_row_cluster_async copies the input's bytes */
+    if (pl.async || pl.mode == GK_ROWS_TILE)   /* gk_row_cluster_async and gk_row_tile copy the input's bytes */
       fmt_printf(src, "  __device__ const XS *src_s(I row, I col) const { return reinterpret_cast<const XS *>(in%d + row * (I)%s + col); }\n",
                  xin, pC);
   }
+  if (pl.mode == GK_ROWS_TILE && yo >= 0) {   /* gk_row_tile: the one output's values into shared memory */
+    fmt_printf(src, "  typedef %s YS;\n  template <int N> __device__ %svoid store_s(YS *v%d, I row, I col, const X *x, "
+                    "const OpA::A &a, const OpB::A &b) const {\n#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n"
+                    "    const I c = col + kk;\n    const I fi = row * (I)%s + c;\n    (void)fi;\n",
+               ctype(g->outs[yo]->t), noinl(cst), yo, pC);
+    fmt_puts(src, st.data ? st.data : "");
+    fmt_printf(src, "    }\n  }\n  __device__ YS *dst_s(I row, I col) const { return out%d + row * (I)%s + col; }\n", yo, pC);
+  }
   fmt_puts(src, "};\n");
-  const char *fn = pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
+  const char *fn = pl.mode == GK_ROWS_TILE ? "gk_row_tile" : pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_CLUSTER ? (pl.async ? "gk_row_cluster_async" : pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
   if (pl.full)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
@@ -1911,7 +1925,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); fmt_free(&rsb);
-  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.mode == GK_ROWS_CLUSTER ? pl.smem : 0);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.mode == GK_ROWS_CLUSTER || pl.mode == GK_ROWS_TILE ? pl.smem : 0);
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
     L->p->temp_zero = 1;
