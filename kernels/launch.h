@@ -406,15 +406,21 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
 ** smem: the input tile, 16-aligned, then the output tile, both at a pitch
 ** of cols | 1. */
 static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t cols, int aligned, int eligible, int xs_bytes,
-                                          int ys_bytes, const gk_rows_knobs *k) {
+                                          int ys_bytes, int64_t smem_block, const gk_rows_knobs *k) {
   int tt = GK_KNOB(k, tt, 0);
   if (!eligible || !aligned || cols > tt || L.mode != GK_ROWS_WARP) return L;
   if (xs_bytes < 4 || 16 % xs_bytes || (ys_bytes && (ys_bytes < 4 || 16 % ys_bytes))) return L;
   int t = GK_KNOB(k, tb, cols <= 16 ? 256 : 128);
-  int64_t pitch = cols | 1;
+  int64_t pitch = cols | 1, smem;
+  /* the tiles within what a block may take (48 KB without the opt-in below sm_90) */
+  for (;; t /= 2) {
+    smem = gk_align16((int64_t)t * pitch * xs_bytes) + (int64_t)t * pitch * ys_bytes;
+    if (smem <= (smem_block > 0 ? smem_block : 48 << 10) - GK_ROWS_SMEM_EXTRA) break;
+    if (t <= 32) return L;
+  }
   L.mode = GK_ROWS_TILE; L.width = t; L.packs = 1; L.pack = 1; L.batch = 1; L.full = 0; L.align = 0;
   L.block[0] = t;
-  L.smem = gk_align16((int64_t)t * pitch * xs_bytes) + (int64_t)t * pitch * ys_bytes;
+  L.smem = smem;
   L.grid[0] = gk_max64(1, gk_cdiv64(rows, t));
   return L;
 }

@@ -1831,7 +1831,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) { yo = o; nyo++; }
   if (!L->nvf && xin >= 0 && nyo <= 1)
     pl = gk_rows_plan_tile(pl, R, C, L->vec_ok, 1, (int)rt_dtype_size(g->ins[xin]->t),
-                           yo >= 0 ? (int)rt_dtype_size(g->outs[yo]->t) : 0, &env_rows);
+                           yo >= 0 ? (int)rt_dtype_size(g->outs[yo]->t) : 0, L->smem_block, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
                                               &env_rows);
   int threads = pl.block[0];
