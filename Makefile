@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu asan tsan fuzz debug install deps clean unit bench python test-python
 # `make`: the library, the binary and the shipped kernels (where NVRTC is);
 # `make all`: without the kernels (what the tests need)
 default: all kernels
@@ -232,6 +232,13 @@ sort-emu: $(B)/sort_emu
 $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 	@mkdir -p $(B)
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -o $@ $<
+
+# kernels/gk_rows.cuh's gk_row_tile run on the host against float64 loops (no GPU)
+tile-emu: $(B)/tile_emu
+	@$(B)/tile_emu 1901
+$(B)/tile_emu: tests/tile_emu.cpp kernels/gk_rows.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)
+	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -o $@ $<
 
 asan:
 	@$(MAKE) --no-print-directory B=build/asan OPT=-O1 \

@@ -61,6 +61,7 @@ case "$mode" in
   run ship python3 tests/run_ship.py
   # gk_sort.cuh's onesweep and one-block sorts run on the host (needs a C++17 compiler)
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run sort-emu make --no-print-directory B="$B" sort-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run tile-emu make --no-print-directory B="$B" tile-emu
   run shapes python3 tests/run_shapes.py
   run kernel_names python3 tests/tools/kernel_names.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc-compact env GK_COMPACT=1 sh tests/run_nvrtc.sh
