@@ -727,6 +727,21 @@ GK_DEV void gk_tile_move(E *g, E *s, int ne, int cols, int pitch) {
     if (IN) s[r * pitch + c] = g[e]; else g[e] = s[r * pitch + c];
   }
 }
+/* A pass over a row of nc elements at xr in shared memory: packs of 4, then one by one. */
+template <int PASS, class Prog, class Op, class XS, class Idx, class AA>
+GK_DEV typename Op::A gk_tile_fold(const Prog &pg, const Op &op, const XS *xr, int nc, Idx row, const AA &a) {
+  typedef typename Prog::X X;
+  typename Op::A acc = op.identity();
+  const int body = nc & ~3;
+  for (int c = 0; c < body; c += 4) {
+    X x[4];
+#pragma unroll
+    for (int k = 0; k < 4; ++k) x[k] = Prog::from_s(xr[c + k], row);
+    acc = gk_row_fold_pack<PASS, 4>(acc, pg, op, x, (Idx)c, a);
+  }
+  for (int c = body; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; acc = gk_row_fold_pack<PASS, 1>(acc, pg, op, x, (Idx)c, a); }
+  return acc;
+}
 template <class P, class Prog, class Idx>
 GK_DEV void gk_row_tile(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
@@ -748,25 +763,9 @@ GK_DEV void gk_row_tile(Idx rows, Idx cols, const Prog &pg) {
   const Idx row = r0 + t;
   if (t < nr) {
     const XS *xr = xs + t * pitch;
-    const int body = nc & ~3;
-    A a = pg.opa.identity();
-    for (int c = 0; c < body; c += 4) {
-      X x[4];
-#pragma unroll
-      for (int k = 0; k < 4; ++k) x[k] = Prog::from_s(xr[c + k], row);
-      a = gk_row_fold_pack<0, 4>(a, pg, pg.opa, x, (Idx)c, 0);
-    }
-    for (int c = body; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; a = gk_row_fold_pack<0, 1>(a, pg, pg.opa, x, (Idx)c, 0); }
+    const A a = gk_tile_fold<0>(pg, pg.opa, xr, nc, row, 0);
     B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) {
-      for (int c = 0; c < body; c += 4) {
-        X x[4];
-#pragma unroll
-        for (int k = 0; k < 4; ++k) x[k] = Prog::from_s(xr[c + k], row);
-        b = gk_row_fold_pack<1, 4>(b, pg, pg.opb, x, (Idx)c, a);
-      }
-      for (int c = body; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; b = gk_row_fold_pack<1, 1>(b, pg, pg.opb, x, (Idx)c, a); }
-    }
+    if constexpr (Prog::PASSES == 2) b = gk_tile_fold<1>(pg, pg.opb, xr, nc, row, a);
     if constexpr (Prog::HAS_STORE) {
       YS *yr = ys + t * pitch;
       for (int c = 0; c < nc; ++c) { X x[1] = {Prog::from_s(xr[c], row)}; pg.template store_s<1>(yr + c, row, (Idx)c, x, a, b); }

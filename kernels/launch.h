@@ -399,16 +399,16 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
 }
 /* Short rows through shared memory (gk_row_tile, a row a thread, a block's
 ** rows copied in and the per-element output copied out with 16-byte
-** accesses): a program of one input and at most one per-element output
-** (the caller's `eligible`), xs_bytes / ys_bytes their element sizes (ys 0
+** accesses) for a program of one input and at most one per-element output
+** (the caller checks), xs_bytes / ys_bytes their element sizes (ys 0
 ** without a store), every array 16-byte aligned, rows the warp mode would
 ** take.  Knob tt: rows of at most tt elements (default off); tb threads.
 ** smem: the input tile, 16-aligned, then the output tile, both at a pitch
 ** of cols | 1. */
-static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t cols, int aligned, int eligible, int xs_bytes,
+static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t cols, int aligned, int xs_bytes,
                                           int ys_bytes, int64_t smem_block, const gk_rows_knobs *k) {
   int tt = GK_KNOB(k, tt, 0);
-  if (!eligible || !aligned || cols > tt || L.mode != GK_ROWS_WARP) return L;
+  if (!aligned || cols > tt || L.mode != GK_ROWS_WARP) return L;
   if (xs_bytes < 4 || 16 % xs_bytes || (ys_bytes && (ys_bytes < 4 || 16 % ys_bytes))) return L;
   int t = GK_KNOB(k, tb, cols <= 16 ? 256 : 128);
   int64_t pitch = cols | 1, smem;

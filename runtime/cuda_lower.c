@@ -1647,6 +1647,15 @@ static int pack_member(const lw *L, int s, char *m, size_t n) {
   return k == 1;
 }
 
+/* A row program's per-element loop over a pack of N at (row, col): the
+** store body st (writing v<o>[kk]) with c and the flat index fi in scope. */
+static void store_loop(fmt_buf *src, const fmt_buf *st, const char *pC) {
+  fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n");
+  fmt_printf(src, "    const I c = col + kk;\n    const I fi = row * (I)%s + c;\n    (void)fi;\n", pC);
+  fmt_puts(src, st->data ? st->data : "");
+  fmt_puts(src, "    }\n");
+}
+
 /* Per-row reductions (axis 1) in at most two stages, elementwise outputs of
 ** the matrix shape, per-row outputs: one row program. */
 static int lower_rows(lw *L, fmt_buf *src) {
@@ -1830,7 +1839,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int yo = -1, nyo = 0;
   for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) { yo = o; nyo++; }
   if (!L->nvf && xin >= 0 && nyo <= 1)
-    pl = gk_rows_plan_tile(pl, R, C, L->vec_ok, 1, (int)rt_dtype_size(g->ins[xin]->t),
+    pl = gk_rows_plan_tile(pl, R, C, L->vec_ok, (int)rt_dtype_size(g->ins[xin]->t),
                            yo >= 0 ? (int)rt_dtype_size(g->outs[yo]->t) : 0, L->smem_block, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
                                               &env_rows);
@@ -1855,10 +1864,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   if (has_store) {
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
       fmt_printf(src, "    %s v%d[N];\n", ctype(g->outs[o]->t), o);
-    fmt_puts(src, "#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n");
-    fmt_printf(src, "    const I c = col + kk;\n    const I fi = row * (I)%s + c;\n    (void)fi;\n", pC);
-    fmt_puts(src, st.data ? st.data : "");
-    fmt_puts(src, "    }\n");
+    store_loop(src, &st, pC);
     for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o]))
       fmt_printf(src, "    gk_st<N>(out%d + row * (I)%s + col, v%d);\n", o, pC, o);
   }
@@ -1892,11 +1898,9 @@ static int lower_rows(lw *L, fmt_buf *src) {
   }
   if (pl.mode == GK_ROWS_TILE && yo >= 0) {   /* gk_row_tile: the one output's values into shared memory */
     fmt_printf(src, "  typedef %s YS;\n  template <int N> __device__ %svoid store_s(YS *v%d, I row, I col, const X *x, "
-                    "const OpA::A &a, const OpB::A &b) const {\n#pragma unroll\n    for (int kk = 0; kk < N; ++kk) {\n"
-                    "    const I c = col + kk;\n    const I fi = row * (I)%s + c;\n    (void)fi;\n",
-               ctype(g->outs[yo]->t), noinl(cst), yo, pC);
-    fmt_puts(src, st.data ? st.data : "");
-    fmt_printf(src, "    }\n  }\n  __device__ YS *dst_s(I row, I col) const { return out%d + row * (I)%s + col; }\n", yo, pC);
+                    "const OpA::A &a, const OpB::A &b) const {\n", ctype(g->outs[yo]->t), noinl(cst), yo);
+    store_loop(src, &st, pC);
+    fmt_printf(src, "  }\n  __device__ YS *dst_s(I row, I col) const { return out%d + row * (I)%s + col; }\n", yo, pC);
   }
   fmt_puts(src, "};\n");
   const char *fn = pl.mode == GK_ROWS_TILE ? "gk_row_tile" : pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"

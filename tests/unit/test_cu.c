@@ -898,20 +898,20 @@ static void test_row_plans(void) {
   /* short rows through shared memory (gk_row_tile): a block of 256 rows, both tiles at a pitch of cols | 1 */
   gk_rows_knobs kt = {0};
   kt.tt = 16;
-  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 1, 1, 4, 4, 0, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 1, 4, 4, 0, &kt);
   CHECK(L.mode == GK_ROWS_TILE && L.block[0] == 256 && L.grid[0] == 7813 && L.smem == 256 * 11 * 4 * 2,
         "2000000x10 tile: mode %d block %d grid %lld smem %lld", L.mode, L.block[0], (long long)L.grid[0], (long long)L.smem);
-  L = gk_rows_plan_tile(gk_rows_plan_store(1000, 3, 1, 132, 1, &kt), 1000, 3, 1, 1, 8, 0, 0, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(1000, 3, 1, 132, 1, &kt), 1000, 3, 1, 8, 0, 0, &kt);
   CHECK(L.mode == GK_ROWS_TILE && L.grid[0] == 4 && L.smem == 256 * 3 * 8, "1000x3 f64 tile: mode %d smem %lld", L.mode,
         (long long)L.smem);
-  L = gk_rows_plan_tile(gk_rows_plan_store(262144, 32, 4, 132, 1, &kt), 262144, 32, 1, 1, 4, 4, 0, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(262144, 32, 4, 132, 1, &kt), 262144, 32, 1, 4, 4, 0, &kt);
   CHECK(L.mode == GK_ROWS_WARP, "262144x32 past tt=16: mode %d", L.mode);
-  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 0, 1, 4, 4, 0, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 0, 4, 4, 0, &kt);
   CHECK(L.mode == GK_ROWS_WARP, "unaligned arrays: mode %d", L.mode);
-  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 1, 1, 1, 4, 0, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(2000000, 10, 2, 132, 1, &kt), 2000000, 10, 1, 1, 4, 0, &kt);
   CHECK(L.mode == GK_ROWS_WARP, "bool input: mode %d", L.mode);
   kt.tt = 64; kt.tb = 256;   /* f64 rows of 60: 256 x 61 x 16 bytes is past a block's 227 KB: 128 rows a block */
-  L = gk_rows_plan_tile(gk_rows_plan_store(5000, 60, 2, 132, 1, &kt), 5000, 60, 1, 1, 8, 8, 227 << 10, &kt);
+  L = gk_rows_plan_tile(gk_rows_plan_store(5000, 60, 2, 132, 1, &kt), 5000, 60, 1, 8, 8, 227 << 10, &kt);
   CHECK(L.mode == GK_ROWS_TILE && L.block[0] == 128 && L.smem == 128 * 61 * 16, "5000x60 f64 tile: block %d smem %lld",
         L.block[0], (long long)L.smem);
 }
