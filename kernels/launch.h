@@ -198,8 +198,8 @@ typedef struct gk_rows_knobs {
   int tt;   /* short rows through shared memory, a row a thread (gk_row_tile): rows of at most tt elements (default 0: off) */
   int tb;   /* gk_row_tile: threads (rows) a block (256; 128 past 16 columns) */
   int ol;   /* row programs (the lowering): a pass B of sums of exp(E - max E) declared ONLINE_B (gk_rows.cuh: folded at
-            ** each warp's max, one exchange of pairs a row in block and cluster modes): 2 on, 3 cluster modes only,
-            ** else off (the default: not yet timed or checked on a GPU).  Not speed only: the sums round differently
+            ** each warp's max, one exchange of pairs a row in block and cluster modes): on by default (timed and checked
+            ** on the GPU in sessions 18 and 20), 1 off, 3 cluster modes only.  Not speed only: the sums round differently
             ** in their last bits */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }

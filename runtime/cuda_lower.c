@@ -1798,7 +1798,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
   ** pass-A max(E); rescale_b moves such a sum from one pass-A value to
   ** another: s * exp(m'(from) - m'(to)), in double (an empty sum stays 0) */
   fmt_buf rsb; fmt_init(&rsb);
-  int online = ns == 2 && (env_rows.ol == 2 || env_rows.ol == 3);   /* opt-in until timed on a GPU (NOTES, session 17) */
+  int online = ns == 2 && env_rows.ol != 1;   /* on by default since session 20 (NOTES); knob ol=1 turns it off */
   for (int i = 0; i < g->nnodes && online; i++)
     if (L->varm[i] || (L->stage[i] == 2 && !online_mprime_ax(g, g->nodes[i], 1))) online = 0;
   for (int i = 0; i < g->nnodes && online; i++) if (L->stage[i] == 2) {
