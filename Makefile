@@ -236,9 +236,11 @@ $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 # kernels/gk_rows.cuh's gk_row_tile run on the host against float64 loops (no GPU)
 tile-emu: $(B)/tile_emu
 	@$(B)/tile_emu 1901
+# (a copy of gk_rows.cuh with `extern __shared__` as `extern` and alignas first: the emulation's __shared__ is `static`)
 $(B)/tile_emu: tests/tile_emu.cpp kernels/gk_rows.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
-	@mkdir -p $(B)
-	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -o $@ $<
+	@mkdir -p $(B)/emu
+	sed -e 's/extern __shared__/extern/' -e 's/__shared__ alignas(16)/alignas(16) __shared__/' kernels/gk_rows.cuh > $(B)/emu/gk_rows.cuh
+	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu -Ikernels -o $@ $<
 
 asan:
 	@$(MAKE) --no-print-directory B=build/asan OPT=-O1 \

@@ -38,8 +38,8 @@
 **                     P::BATCH rows a group at once; WIDTH == THREADS: the
 **                     whole block).  One global read.
 **   gk_row_stream<P>  block per row, the row re-read from global memory for
-**                     each pass (PASSES + HAS_STORE reads; re-reads mostly hit
-**                     L2).  Any length.
+**                     each pass (PASSES + HAS_STORE reads, one less under
+**                     ONLINE_B; re-reads mostly hit L2).  Any length.
 **   gk_row_cluster<P, CS>  long rows over a cluster of CS blocks, each with
 **                     its share in registers: one global read (sm_90).
 **   gk_row_cluster_smem<P, CS>  the same with the shares in shared memory.
@@ -279,18 +279,82 @@ GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, cons
   return gk_block_reduce<T, Op>(ts).reduce_all(acc[0], op);
 }
 
+/* ONLINE_B in one read (gk_row_stream): each thread folds pass A and pass B
+** together, a step of NP packs at a time: the step's pass-A value an, the
+** step's pass-B sum at an, and the thread's sum so far rescaled from its
+** previous pass-A value to an (rescale_b); then each warp's pairs, one
+** barrier and gk_row_pairs_fold as in block mode.  Result in all threads. */
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_stream_online(Idx row, Idx cols, const Prog &pg, typename Prog::OpA::A &a, typename Prog::OpB::A &b,
+                                 gk_row_pairs<P::THREADS / 32, typename Prog::OpA::A, typename Prog::OpB::A> &prs, int par) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA::A A;
+  typedef typename Prog::OpB::A B;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  A at = pg.opa.identity();
+  B bt = pg.opb.identity();
+  const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
+  if constexpr (P::ALIGN) {
+    if ((Idx)threadIdx.x < cols - sp.body) {   /* the unaligned head and tail */
+      const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+      X x1[1];
+      pg.template load<1>(x1, row, col);
+      at = pg.opa(at, pg.lift_a(x1[0], col));
+      bt = pg.lift_b(x1[0], col, at);
+    }
+  }
+  const Idx step = (Idx)T * PK * NP;
+  for (Idx base = 0; base < sp.body; base += step) {
+    X x[NP][PK];
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
+    }
+    A an = at;
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (off < sp.body) an = gk_row_fold_pack<0, PK>(an, pg, pg.opa, x[p], sp.lead + off, 0);
+    }
+    B bs = pg.opb.identity();
+#pragma unroll
+    for (int p = 0; p < NP; ++p) {
+      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
+      if (off < sp.body) bs = gk_row_fold_pack<1, PK>(bs, pg, pg.opb, x[p], sp.lead + off, an);
+    }
+    bt = pg.opb(pg.rescale_b(bt, at, an), bs);
+    at = an;
+  }
+  const A aw = gk_warp_allreduce<32>(at, pg.opa);
+  const B bw = gk_warp_allreduce<32>(pg.rescale_b(bt, at, aw), pg.opb);
+  if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = aw; prs.b[par][threadIdx.x >> 5] = bw; }
+  __syncthreads();
+  gk_row_pairs_fold<T / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; }, a, b);
+}
+
 template <class P, class Prog, class Idx>
 GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
   enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK };
+  enum { ONL = gk_online_b<Prog>::V && Prog::PASSES == 2 };
   __shared__ typename gk_block_reduce<T, OpA>::TempStorage tsa;
   __shared__ typename gk_block_reduce<T, OpB>::TempStorage tsb;
+  __shared__ gk_row_pairs<(ONL ? T / 32 : 1), A, B> prs;
+  int par = 0;
+  (void)par; (void)prs;
   for (Idx row = blockIdx.x; row < rows; row += gridDim.x) {
-    A a = gk_row_stream_pass<P, 0>(row, cols, pg, pg.opa, 0, tsa);
+    A a;
     B b = pg.opb.identity();
-    if constexpr (Prog::PASSES == 2) b = gk_row_stream_pass<P, 1>(row, cols, pg, pg.opb, a, tsb);
+    if constexpr (ONL) {   /* both passes in one read */
+      gk_row_stream_online<P>(row, cols, pg, a, b, prs, par);
+      par ^= 1;
+    } else {
+      a = gk_row_stream_pass<P, 0>(row, cols, pg, pg.opa, 0, tsa);
+      if constexpr (Prog::PASSES == 2) b = gk_row_stream_pass<P, 1>(row, cols, pg, pg.opb, a, tsb);
+    }
     if constexpr (Prog::HAS_STORE) {
       const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
       if constexpr (P::ALIGN) {

@@ -1,17 +1,26 @@
 /*
-** tests/tile_emu.cpp -- kernels/gk_rows.cuh's gk_row_tile (short rows a row a
-** thread through shared memory) run on the host: a block is THREADS pthreads
-** with a barrier for __syncthreads, blocks one after another over one shared
-** memory array.  Three programs shaped as runtime/cuda_lower.c writes them
-** (X, XS / from_s / src_s, YS / store_s / dst_s, lift_a / lift_b, the f32
-** pack sums of pass B) are compared, on fresh random data, with float64
-** loops written here: softmax of f32 rows (two passes, a store), the sum of
-** f64 rows (one pass, no store), and the deviation from the row mean of i32
-** rows as f64 (4-byte input, 8-byte output).  Row counts cover a partial
-** last tile and tiles that start in the middle of a 16-byte vector's rows;
-** lengths 1..33 cover every tail of the 16-byte copies.  The launch
-** geometry is gk_rows_plan_tile's (launch.h).  No GPU: this checks the
-** indexing (tiles, pitch, tails, the output tile), not the hardware.
+** tests/tile_emu.cpp -- kernels/gk_rows.cuh's row kernels run on the host
+** where they are hard to reach from a GPU-less test: a block is THREADS
+** pthreads with a barrier for __syncthreads and real warp shuffles (a slot
+** a lane and a barrier a warp), blocks one after another over one shared
+** memory (the Makefile compiles a copy of gk_rows.cuh whose `extern
+** __shared__` is plain `extern`; `__shared__` is `static` here).
+**   gk_row_tile (short rows a row a thread through shared memory): three
+** programs shaped as runtime/cuda_lower.c writes them (X, XS / from_s /
+** src_s, YS / store_s / dst_s, lift_a / lift_b, the f32 pack sums of pass
+** B) are compared, on fresh random data, with float64 loops written here:
+** softmax of f32 rows (two passes, a store), the sum of f64 rows (one pass,
+** no store), and the deviation from the row mean of i32 rows as f64 (4-byte
+** input, 8-byte output).  Row counts cover a partial last tile and tiles
+** that start in the middle of a 16-byte vector's rows; lengths 1..33 cover
+** every tail of the 16-byte copies.  The launch geometry is
+** gk_rows_plan_tile's (launch.h).
+**   gk_row_stream (a block a row) of softmax with ONLINE_B (pass A and B in
+** one read, each thread rescaling its sum as its max grows, the warps'
+** pairs folded once a row) and without it (three reads), packs of 4 and 1
+** from each row's aligned element (ALIGN): both against float64, rows with
+** -inf elements and a row all -inf included.
+** No GPU: this checks the indexing and the data flow, not the hardware.
 ** Build and run: make tile-emu.
 */
 #include <pthread.h>
@@ -31,7 +40,7 @@
 #define __forceinline__ inline
 #define __noinline__
 #define __restrict__
-#define __shared__
+#define __shared__ static
 #define __align__(n) __attribute__((aligned(n)))
 struct dim3 { unsigned x = 0, y = 1, z = 1; };
 static thread_local dim3 threadIdx, blockIdx;
@@ -41,10 +50,34 @@ static inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
 static inline void __syncwarp(unsigned = 0xffffffffu) {}
 static inline void __threadfence() {}
 static inline void __threadfence_system() {}
-template <class T> T __shfl_xor_sync(unsigned, T v, int, int = 32) { return v; }
-template <class T> T __shfl_sync(unsigned, T v, int, int = 32) { return v; }
-template <class T> T __shfl_up_sync(unsigned, T v, unsigned, int = 32) { return v; }
-template <class T> T __shfl_down_sync(unsigned, T v, unsigned, int = 32) { return v; }
+/* a shuffle: every lane of the warp writes its slot, waits for the warp,
+** reads the source lane's slot and waits again (blocks of whole warps) */
+static long long emu_slot[32][32];
+static pthread_barrier_t emu_wbar[32];
+template <class T> static T emu_exchange(T v, unsigned src) {
+  static_assert(sizeof(T) <= sizeof(long long), "a shuffle moves one word");
+  const unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31;
+  long long s = 0;
+  memcpy(&s, &v, sizeof v);
+  emu_slot[w][l] = s;
+  pthread_barrier_wait(&emu_wbar[w]);
+  T r;
+  memcpy(&r, &emu_slot[w][src & 31], sizeof r);
+  pthread_barrier_wait(&emu_wbar[w]);
+  return r;
+}
+template <class T> T __shfl_xor_sync(unsigned, T v, int m, int = 32) { return emu_exchange(v, (threadIdx.x & 31) ^ m); }
+template <class T> T __shfl_sync(unsigned, T v, int src, int width = 32) {
+  return emu_exchange(v, ((threadIdx.x & 31) & ~(width - 1)) | (src & (width - 1)));
+}
+template <class T> T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {
+  const unsigned l = threadIdx.x & 31;
+  return emu_exchange(v, (l & (width - 1)) < d ? l : l - d);
+}
+template <class T> T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
+  const unsigned l = threadIdx.x & 31;
+  return emu_exchange(v, (l & (width - 1)) + d >= (unsigned)width ? l : l + d);
+}
 static inline unsigned __ballot_sync(unsigned, int p) { return p; }
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
@@ -68,8 +101,8 @@ template <class T> void __stcg(T *p, T v) { *p = v; }
 template <class T> void __stcs(T *p, T v) { *p = v; }
 static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p; }
 
-#include "../kernels/gk_rows.cuh"
-#include "../kernels/launch.h"
+#include "gk_rows.cuh"   /* the Makefile's copy (extern __shared__ -> extern) */
+#include "launch.h"
 
 __attribute__((aligned(16))) unsigned char gk_row_smem[232448];   /* the dynamic shared memory of the block that runs */
 
@@ -145,27 +178,74 @@ struct Centre : SumPass<int, 1> {
   YS *dst_s(I row, I col) const { return out0 + row * C + col; }
 };
 
+/* softmax of f32 rows as lower_rows writes it for a block a row (load,
+** phase, the guarded max m' = m > -inf ? m : 0, store); with ONL also
+** ONLINE_B and rescale_b (in double, an empty sum stays 0) */
+struct SoftmaxRows {
+  struct XF { float f0; I r; };
+  typedef XF X;
+  typedef Op1<float, gk_op_max> OpA;
+  typedef Op1<double, gk_op_sum> OpB;
+  enum { PASSES = 2, HAS_STORE = 1 };
+  OpA opa; OpB opb;
+  const float *in0; float *out0; I C;
+  static float guard(float m) { return m > -INFINITY ? m : 0.0f; }
+  I phase(I row) const { return row * C; }
+  template <int N> void load(X *d, I row, I col) const {
+    for (int kk = 0; kk < N; ++kk) { d[kk].f0 = in0[row * C + col + kk]; d[kk].r = row; }
+  }
+  OpA::A lift_a(const X &x, I) const { OpA::A r; r.f0 = x.f0; return r; }
+  OpB::A lift_b(const X &x, I, const OpA::A &a) const { OpB::A r; r.f0 = (double)expf(x.f0 - guard(a.f0)); return r; }
+  enum { PACK_B = 1 };
+  template <int N> OpB::A lift_b_pack(const X *x, I col, const OpA::A &a) const {
+    float v_[N];
+    for (int kk = 0; kk < N; ++kk) v_[kk] = (float)lift_b(x[kk], col + kk, a).f0;
+    OpB::A r; r.f0 = (double)gk_pack_sum<N>(v_); return r;
+  }
+  template <int N> void store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {
+    for (int kk = 0; kk < N; ++kk) out0[row * C + col + kk] = expf(x[kk].f0 - guard(a.f0)) * (1.0f / (float)b.f0);
+  }
+  void row_out(I, const OpA::A &, const OpB::A &) const {}
+};
+struct SoftmaxOnline : SoftmaxRows {
+  enum { ONLINE_B = 1 };
+  OpB::A rescale_b(const OpB::A &b, const OpA::A &f, const OpA::A &t) const {
+    OpB::A r = b;
+    r.f0 = b.f0 == 0 ? b.f0 : b.f0 * exp((double)guard(f.f0) - (double)guard(t.f0));
+    return r;
+  }
+};
+
 /* ---- the launch: THREADS pthreads, blocks one after another ------------- */
-template <class Prog, int T> struct Launch { const Prog *pg; I rows, cols; int64_t grid; };
-template <class Prog, int T> struct Thr { const Launch<Prog, T> *L; unsigned t; };
-template <class Prog, int T> static void *run_thread(void *arg) {
-  Thr<Prog, T> *th = (Thr<Prog, T> *)arg;
+template <int T> struct TileK {
+  template <class Prog> static void run(I rows, I cols, const Prog &pg) { gk_row_tile<gk_rows_policy<T, T, 1, 1>>(rows, cols, pg); }
+};
+template <class P> struct StreamK {
+  template <class Prog> static void run(I rows, I cols, const Prog &pg) { gk_row_stream<P>(rows, cols, pg); }
+};
+template <class Prog> struct Launch { const Prog *pg; I rows, cols; int64_t grid; };
+template <class Prog> struct Thr { const Launch<Prog> *L; unsigned t; };
+template <class Prog, class Kern> static void *run_thread(void *arg) {
+  Thr<Prog> *th = (Thr<Prog> *)arg;
   threadIdx.x = th->t;
   for (int64_t b = 0; b < th->L->grid; ++b) {
     blockIdx.x = (unsigned)b;
-    gk_row_tile<gk_rows_policy<T, T, 1, 1>>(th->L->rows, th->L->cols, *th->L->pg);
+    Kern::run(th->L->rows, th->L->cols, *th->L->pg);
     pthread_barrier_wait(&emu_bar);   /* the block is done before the next one takes the shared memory */
   }
   return nullptr;
 }
-template <class Prog, int T> static void launch(const Prog &pg, I rows, I cols, int64_t grid) {
-  Launch<Prog, T> L = {&pg, rows, cols, grid};
+template <class Prog, int T, class Kern> static void launch(const Prog &pg, I rows, I cols, int64_t grid) {
+  static_assert(T % 32 == 0 && T <= 1024, "whole warps");
+  Launch<Prog> L = {&pg, rows, cols, grid};
   gridDim.x = (unsigned)grid; blockDim.x = T;
   pthread_barrier_init(&emu_bar, nullptr, T);
+  for (int w = 0; w < T / 32; ++w) pthread_barrier_init(&emu_wbar[w], nullptr, 32);
   std::vector<pthread_t> th(T);
-  std::vector<Thr<Prog, T>> a(T);
-  for (int t = 0; t < T; ++t) { a[t] = {&L, (unsigned)t}; pthread_create(&th[t], nullptr, run_thread<Prog, T>, &a[t]); }
+  std::vector<Thr<Prog>> a(T);
+  for (int t = 0; t < T; ++t) { a[t] = {&L, (unsigned)t}; pthread_create(&th[t], nullptr, run_thread<Prog, Kern>, &a[t]); }
   for (int t = 0; t < T; ++t) pthread_join(th[t], nullptr);
+  for (int w = 0; w < T / 32; ++w) pthread_barrier_destroy(&emu_wbar[w]);
   pthread_barrier_destroy(&emu_bar);
 }
 template <class Prog> static int run(const Prog &pg, I rows, I cols, int xs, int ys) {
@@ -176,9 +256,9 @@ template <class Prog> static int run(const Prog &pg, I rows, I cols, int xs, int
   if (L.mode != GK_ROWS_TILE || L.smem > (int64_t)sizeof gk_row_smem) return -1;
   memset(gk_row_smem, 0xa5, sizeof gk_row_smem);   /* poison: a tile element never copied in shows */
   switch (L.block[0]) {
-    case 256: launch<Prog, 256>(pg, rows, cols, L.grid[0]); break;
-    case 128: launch<Prog, 128>(pg, rows, cols, L.grid[0]); break;
-    case 64: launch<Prog, 64>(pg, rows, cols, L.grid[0]); break;
+    case 256: launch<Prog, 256, TileK<256>>(pg, rows, cols, L.grid[0]); break;
+    case 128: launch<Prog, 128, TileK<128>>(pg, rows, cols, L.grid[0]); break;
+    case 64: launch<Prog, 64, TileK<64>>(pg, rows, cols, L.grid[0]); break;
     default: return -1;
   }
   return 0;
@@ -188,6 +268,49 @@ static int npass, nfail;
 static void check(bool ok, const char *what, I rows, I cols, double err) {
   if (ok) npass++;
   else { nfail++; printf("FAIL %s %dx%d: max error %g\n", what, rows, cols, err); }
+}
+
+/* a float64 softmax of each row against the kernel's; a row whose every
+** element is -inf must come out NaN (0 / 0) as the reference does */
+static double softmax_err(const std::vector<float> &x, const std::vector<float> &y, I rows, I cols) {
+  double err = 0;
+  for (I r = 0; r < rows; ++r) {
+    double m = -INFINITY, sm = 0;
+    for (I c = 0; c < cols; ++c) m = fmax(m, x[(size_t)r * cols + c]);
+    const double mg = m > -INFINITY ? m : 0;
+    for (I c = 0; c < cols; ++c) sm += exp((double)x[(size_t)r * cols + c] - mg);
+    for (I c = 0; c < cols; ++c) {
+      const double ref = exp((double)x[(size_t)r * cols + c] - mg) / sm, got = y[(size_t)r * cols + c];
+      if (std::isnan(ref) || std::isnan(got)) { if (std::isnan(ref) != std::isnan(got)) err = INFINITY; }
+      else err = fmax(err, fabs(got - ref) / fmax(ref, 1e-30));
+    }
+  }
+  return err;
+}
+template <class P> static void stream_cases(std::mt19937_64 &rng, const char *name, int64_t grid_cap) {
+  std::uniform_real_distribution<double> U(-4, 4);
+  const I colsv[] = {1, 2, 3, 5, 31, 33, 257, 1001, 4099, 50257};
+  const I rowsv[] = {1, 3, 7};
+  for (I cols : colsv)
+    for (I rows : rowsv) {
+      if ((int64_t)rows * cols > 120000) continue;
+      const size_t n = (size_t)rows * cols;
+      std::vector<float> x(n), y0(n, 0.5f), y1(n, 0.5f);
+      for (auto &v : x) v = (float)(U(rng) * (1 + (rng() % 8)));   /* spread: the max moves along the row */
+      if (rows > 1) for (I c = 0; c < cols; c += 7) x[(size_t)cols + c] = -INFINITY;
+      if (rows == 7) for (I c = 0; c < cols; ++c) x[(size_t)6 * cols + c] = -INFINITY;
+      const int64_t grid = rows < grid_cap ? rows : grid_cap;
+      SoftmaxRows two; two.in0 = x.data(); two.out0 = y0.data(); two.C = cols;
+      SoftmaxOnline one; one.in0 = x.data(); one.out0 = y1.data(); one.C = cols;
+      launch<SoftmaxRows, P::THREADS, StreamK<P>>(two, rows, cols, grid);
+      launch<SoftmaxOnline, P::THREADS, StreamK<P>>(one, rows, cols, grid);
+      char what[96];
+      double e0 = softmax_err(x, y0, rows, cols), e1 = softmax_err(x, y1, rows, cols);
+      snprintf(what, sizeof what, "%s softmax", name);
+      check(e0 < 1e-5, what, rows, cols, e0);
+      snprintf(what, sizeof what, "%s softmax ONLINE_B", name);
+      check(e1 < 1e-5, what, rows, cols, e1);
+    }
 }
 
 int main(int argc, char **argv) {
@@ -250,6 +373,10 @@ int main(int argc, char **argv) {
         check(err < 1e-9, "centre i32->f64", rows, cols, err);
       }
     }
+  /* gk_row_stream: softmax with and without ONLINE_B */
+  stream_cases<gk_rows_policy<64, 64, 2, 4, 1, 1>>(rng, "stream 64x2x4", 2);
+  stream_cases<gk_rows_policy<128, 128, 4, 1, 1, 1>>(rng, "stream 128x4x1", 3);
+  stream_cases<gk_rows_policy<1024, 1024, 4, 4, 1, 1>>(rng, "stream 1024x4x4", 1);
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail != 0;
 }
