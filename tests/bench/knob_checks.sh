@@ -8,11 +8,12 @@
 # [".dev/d1"]:  OUT=$OUT sh tests/bench/knob_checks.sh .dev/d1
 # Each step has its own timeout (T_* variables, seconds); the whole is about
 # 9 minutes.  Logs and ab tables land in $OUT (res.tgz holds the ab folders).
+# Ran once (session 20, H100): NOTES.md has the tables.
 #   1. numpy_check on cuda under tt=32,ol=2 (gk_row_tile for rows of <= 32,
 #      ONLINE_B softmax): the row, softmax, norm and matrix checks
 #   2. A/B gk_row_tile: tt=16 / tt=32 / tt=32,tb=128 on short-row shapes
 #   3. gkdiff on cuda under ol=2,tt=32
-#   4. A/B ONLINE_B (ol=2) over the softmax row family
+#   4. A/B ONLINE_B (the default since session 20) against ol=1 (off) over the softmax row family
 #   5. A/B rp=2 (f32 pack sums in pass A) on the row sums
 #   6. A/B column-reduce knobs (cu: rows in flight; rp=2) on colsum / colmax / sum_axis1
 D=$(cd "${1:-.dev/d1}" && pwd) || exit 2
@@ -35,8 +36,8 @@ echo "== 3 gkdiff cuda ol=2,tt=32"
 GK_ROWS_VARIANT=ol=2,tt=32 timeout ${T_DIFF:-110} python3 tests/diff/gkdiff.py --backend cuda -j 16 --seed 1901 -n 20000 \
   --budget $(( ${T_DIFF:-110} - 40 )) --no-minimise > "$OUT/gkdiff.log" 2>&1
 tail -3 "$OUT/gkdiff.log"
-echo "== 4 ab ONLINE_B"
-timeout ${T_OL:-90} $AB --variants ',ol=2,' --out /tmp/ab_ol -- $NC \
+echo "== 4 ab ONLINE_B off"
+timeout ${T_OL:-90} $AB --variants ',ol=1,' --out /tmp/ab_ol -- $NC \
   --rows 65536x1024,4096x50257,8192x8192,1024x65536,4096x20000 --only softmax > "$OUT/ab_ol.txt" 2>&1
 tail -14 "$OUT/ab_ol.txt"
 echo "== 5 ab rp=2 row sums"
