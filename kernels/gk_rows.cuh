@@ -238,6 +238,32 @@ GK_DEV gk_row_span<Idx> gk_row_span_of(Idx row, Idx cols, const Prog &pg) {
 }
 template <class Idx> GK_DEV Idx gk_row_extra_col(const gk_row_span<Idx> &s, Idx e) { return e < s.lead ? e : s.body + e; }
 
+/* A block-per-row sweep's loads.  gk_row_extra_load: this thread's element
+** of the row's unaligned head and tail (ALIGN; one at most), if it has one.
+** gk_row_step_load: this thread's packs of the step from base, pack p at
+** column sp.lead + base + (p * THREADS + threadIdx.x) * PACK where that
+** lies inside the body (the caller tests the same offset). */
+template <class P, class Prog, class Idx>
+GK_DEV bool gk_row_extra_load(typename Prog::X *x1, Idx &col, Idx row, Idx cols, const gk_row_span<Idx> &sp,
+                              const Prog &pg) {
+  if constexpr (!P::ALIGN) return false;
+  else {
+    if ((Idx)threadIdx.x >= cols - sp.body) return false;
+    col = gk_row_extra_col(sp, (Idx)threadIdx.x);
+    pg.template load<1>(x1, row, col);
+    return true;
+  }
+}
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_step_load(typename Prog::X (&x)[P::PACKS][P::PACK], Idx row, Idx base, const gk_row_span<Idx> &sp,
+                             const Prog &pg) {
+#pragma unroll
+  for (int p = 0; p < P::PACKS; ++p) {
+    const Idx off = base + ((Idx)p * P::THREADS + threadIdx.x) * P::PACK;
+    if (off < sp.body) pg.template load<P::PACK>(x[p], row, sp.lead + off);
+  }
+}
+
 /* Fold one pass over [0, cols) of `row` with the block; result in all threads. */
 template <class P, int PASS, class Prog, class Op, class Idx, class AA>
 GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, const Op &op, const AA &a,
@@ -249,23 +275,16 @@ GK_DEV typename Op::A gk_row_stream_pass(Idx row, Idx cols, const Prog &pg, cons
 #pragma unroll
   for (int p = 0; p < NP; ++p) acc[p] = op.identity();
   const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
-  if constexpr (P::ALIGN) {
-    if ((Idx)threadIdx.x < cols - sp.body) {   /* the unaligned head and tail */
-      const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
-      X x1[1];
-      pg.template load<1>(x1, row, col);
-      if constexpr (PASS == 0) acc[0] = op(acc[0], pg.lift_a(x1[0], col));
-      else acc[0] = op(acc[0], pg.lift_b(x1[0], col, a));
-    }
+  X x1[1];
+  Idx c1;
+  if (gk_row_extra_load<P>(x1, c1, row, cols, sp, pg)) {   /* the unaligned head and tail */
+    if constexpr (PASS == 0) acc[0] = op(acc[0], pg.lift_a(x1[0], c1));
+    else acc[0] = op(acc[0], pg.lift_b(x1[0], c1, a));
   }
   const Idx step = (Idx)T * PK * NP;
   for (Idx base = 0; base < sp.body; base += step) {
     X x[NP][PK];
-#pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
-    }
+    gk_row_step_load<P>(x, row, base, sp, pg);
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
       const Idx off = base + ((Idx)p * T + threadIdx.x) * PK, col = sp.lead + off;
@@ -294,23 +313,16 @@ GK_DEV void gk_row_stream_online(Idx row, Idx cols, const Prog &pg, typename Pro
   A at = pg.opa.identity();
   B bt = pg.opb.identity();
   const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
-  if constexpr (P::ALIGN) {
-    if ((Idx)threadIdx.x < cols - sp.body) {   /* the unaligned head and tail */
-      const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
-      X x1[1];
-      pg.template load<1>(x1, row, col);
-      at = pg.opa(at, pg.lift_a(x1[0], col));
-      bt = pg.lift_b(x1[0], col, at);
-    }
+  X x1[1];
+  Idx c1;
+  if (gk_row_extra_load<P>(x1, c1, row, cols, sp, pg)) {   /* the unaligned head and tail */
+    at = pg.opa(at, pg.lift_a(x1[0], c1));
+    bt = pg.lift_b(x1[0], c1, at);
   }
   const Idx step = (Idx)T * PK * NP;
   for (Idx base = 0; base < sp.body; base += step) {
     X x[NP][PK];
-#pragma unroll
-    for (int p = 0; p < NP; ++p) {
-      const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
-      if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
-    }
+    gk_row_step_load<P>(x, row, base, sp, pg);
     A an = at;
 #pragma unroll
     for (int p = 0; p < NP; ++p) {
@@ -357,22 +369,13 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
     }
     if constexpr (Prog::HAS_STORE) {
       const gk_row_span<Idx> sp = gk_row_span_of<P>(row, cols, pg);
-      if constexpr (P::ALIGN) {
-        if ((Idx)threadIdx.x < cols - sp.body) {
-          const Idx col = gk_row_extra_col(sp, (Idx)threadIdx.x);
-          X x1[1];
-          pg.template load<1>(x1, row, col);
-          pg.template store<1>(row, col, x1, a, b);
-        }
-      }
+      X x1[1];
+      Idx c1;
+      if (gk_row_extra_load<P>(x1, c1, row, cols, sp, pg)) pg.template store<1>(row, c1, x1, a, b);
       const Idx step = (Idx)T * PK * NP;
       for (Idx base = 0; base < sp.body; base += step) {
         X x[NP][PK];
-#pragma unroll
-        for (int p = 0; p < NP; ++p) {
-          const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
-          if (off < sp.body) pg.template load<PK>(x[p], row, sp.lead + off);
-        }
+        gk_row_step_load<P>(x, row, base, sp, pg);
 #pragma unroll
         for (int p = 0; p < NP; ++p) {
           const Idx off = base + ((Idx)p * T + threadIdx.x) * PK;
