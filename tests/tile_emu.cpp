@@ -116,8 +116,9 @@ template <class T, template <class> class M> struct Op1 {
   A operator()(const A &a, const A &b) const { A r; r.f0 = o0(a.f0, b.f0); return r; }
 };
 
-/* softmax of f32 rows, as lower_rows writes it: pass A max, pass B sum of
-** exp(x - m) in double (packs summed in f32 first), store exp(x - m) / s */
+/* softmax of f32 rows, as lower_rows writes it: pass A max m, pass B sum
+** of exp(x - m') in double (packs summed in f32 first; m' = m > -inf ? m :
+** 0, the guard), store exp(x - m') * (1 / s) */
 struct Softmax {
   struct XF { float f0; I r; };
   typedef XF X;
@@ -127,7 +128,8 @@ struct Softmax {
   OpA opa; OpB opb;
   const float *in0; float *out0; I C;
   OpA::A lift_a(const X &x, I) const { OpA::A r; r.f0 = x.f0; return r; }
-  OpB::A lift_b(const X &x, I, const OpA::A &a) const { OpB::A r; r.f0 = (double)expf(x.f0 - a.f0); return r; }
+  static float guard(float m) { return m > -INFINITY ? m : 0.0f; }
+  OpB::A lift_b(const X &x, I, const OpA::A &a) const { OpB::A r; r.f0 = (double)expf(x.f0 - guard(a.f0)); return r; }
   enum { PACK_B = 1 };
   template <int N> OpB::A lift_b_pack(const X *x, I col, const OpA::A &a) const {
     float v_[N];
@@ -140,7 +142,7 @@ struct Softmax {
   const XS *src_s(I row, I col) const { return reinterpret_cast<const XS *>(in0 + row * C + col); }
   typedef float YS;
   template <int N> void store_s(YS *v0, I, I, const X *x, const OpA::A &a, const OpB::A &b) const {
-    for (int kk = 0; kk < N; ++kk) v0[kk] = expf(x[kk].f0 - a.f0) * (float)(1.0 / b.f0);
+    for (int kk = 0; kk < N; ++kk) v0[kk] = expf(x[kk].f0 - guard(a.f0)) * (1.0f / (float)b.f0);
   }
   YS *dst_s(I row, I col) const { return out0 + row * C + col; }
 };
@@ -178,34 +180,16 @@ struct Centre : SumPass<int, 1> {
   YS *dst_s(I row, I col) const { return out0 + row * C + col; }
 };
 
-/* softmax of f32 rows as lower_rows writes it for a block a row (load,
-** phase, the guarded max m' = m > -inf ? m : 0, store); with ONL also
+/* the same for a block a row (load, phase, store); with SoftmaxOnline also
 ** ONLINE_B and rescale_b (in double, an empty sum stays 0) */
-struct SoftmaxRows {
-  struct XF { float f0; I r; };
-  typedef XF X;
-  typedef Op1<float, gk_op_max> OpA;
-  typedef Op1<double, gk_op_sum> OpB;
-  enum { PASSES = 2, HAS_STORE = 1 };
-  OpA opa; OpB opb;
-  const float *in0; float *out0; I C;
-  static float guard(float m) { return m > -INFINITY ? m : 0.0f; }
+struct SoftmaxRows : Softmax {
   I phase(I row) const { return row * C; }
   template <int N> void load(X *d, I row, I col) const {
     for (int kk = 0; kk < N; ++kk) { d[kk].f0 = in0[row * C + col + kk]; d[kk].r = row; }
   }
-  OpA::A lift_a(const X &x, I) const { OpA::A r; r.f0 = x.f0; return r; }
-  OpB::A lift_b(const X &x, I, const OpA::A &a) const { OpB::A r; r.f0 = (double)expf(x.f0 - guard(a.f0)); return r; }
-  enum { PACK_B = 1 };
-  template <int N> OpB::A lift_b_pack(const X *x, I col, const OpA::A &a) const {
-    float v_[N];
-    for (int kk = 0; kk < N; ++kk) v_[kk] = (float)lift_b(x[kk], col + kk, a).f0;
-    OpB::A r; r.f0 = (double)gk_pack_sum<N>(v_); return r;
-  }
   template <int N> void store(I row, I col, const X *x, const OpA::A &a, const OpB::A &b) const {
-    for (int kk = 0; kk < N; ++kk) out0[row * C + col + kk] = expf(x[kk].f0 - guard(a.f0)) * (1.0f / (float)b.f0);
+    store_s<N>(out0 + row * C + col, row, col, x, a, b);
   }
-  void row_out(I, const OpA::A &, const OpB::A &) const {}
 };
 struct SoftmaxOnline : SoftmaxRows {
   enum { ONLINE_B = 1 };
