@@ -233,7 +233,7 @@ $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 	@mkdir -p $(B)
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -o $@ $<
 
-# kernels/gk_rows.cuh's gk_row_tile run on the host against float64 loops (no GPU)
+# kernels/gk_rows.cuh's gk_row_tile and gk_row_stream run on the host against float64 loops (no GPU)
 tile-emu: $(B)/tile_emu
 	@$(B)/tile_emu 1901
 # (a copy of gk_rows.cuh with `extern __shared__` as `extern` and alignas first: the emulation's __shared__ is `static`)

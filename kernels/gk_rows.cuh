@@ -137,6 +137,18 @@ GK_DEV void gk_row_pairs_fold(const Prog &pg, const GA &ga, const GB &gb, typena
   b = gk_warp_allreduce<32>(bl, pg.opb);
 }
 
+/* A block's row under ONLINE_B: lane 0 of each warp publishes the warp's
+** pair (aw, bw; bw folded at aw) in the slots of parity par, one barrier,
+** and every thread folds the NW pairs into the row's (a, b). */
+template <int NW, class Prog>
+GK_DEV void gk_row_pairs_block(const Prog &pg, gk_row_pairs<NW, typename Prog::OpA::A, typename Prog::OpB::A> &prs, int par,
+                               const typename Prog::OpA::A &aw, const typename Prog::OpB::A &bw,
+                               typename Prog::OpA::A &a, typename Prog::OpB::A &b) {
+  if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = aw; prs.b[par][threadIdx.x >> 5] = bw; }
+  __syncthreads();
+  gk_row_pairs_fold<NW>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; }, a, b);
+}
+
 /* Group all-reduce: warp shuffles when WIDTH <= 32, else through shared. */
 template <int WIDTH, int THREADS, class Op>
 GK_DEV typename Op::A gk_group_allreduce(typename Op::A v, const Op &op,
@@ -200,11 +212,8 @@ GK_DEV void gk_row_cached(Idx rows, Idx cols, const Prog &pg) {
         }
       }
       if constexpr (ONL) {
-        bb = gk_warp_allreduce<32>(bb, pg.opb);
-        if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = af; prs.b[par][threadIdx.x >> 5] = bb; }
-        __syncthreads();
-        gk_row_pairs_fold<P::THREADS / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; },
-                                          a, bb);
+        const B bw = gk_warp_allreduce<32>(bb, pg.opb);
+        gk_row_pairs_block<P::THREADS / 32>(pg, prs, par, af, bw, a, bb);
         par ^= 1;
       } else if constexpr (Prog::PASSES == 2) bb = gk_group_allreduce<W, P::THREADS>(bb, pg.opb, tsb);
       if (!rv) continue;
@@ -340,9 +349,7 @@ GK_DEV void gk_row_stream_online(Idx row, Idx cols, const Prog &pg, typename Pro
   }
   const A aw = gk_warp_allreduce<32>(at, pg.opa);
   const B bw = gk_warp_allreduce<32>(pg.rescale_b(bt, at, aw), pg.opb);
-  if (gk_lane() == 0) { prs.a[par][threadIdx.x >> 5] = aw; prs.b[par][threadIdx.x >> 5] = bw; }
-  __syncthreads();
-  gk_row_pairs_fold<T / 32>(pg, [&](int i) { return prs.a[par][i]; }, [&](int i) { return prs.b[par][i]; }, a, b);
+  gk_row_pairs_block<T / 32>(pg, prs, par, aw, bw, a, b);
 }
 
 template <class P, class Prog, class Idx>
