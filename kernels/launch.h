@@ -163,7 +163,8 @@ typedef struct gk_rows_knobs {
   int wx;   /* warp mode: most packs a lane (default GK_ROWS_WARP_MAX_PACKS) */
   int wb;   /* warp mode: threads a block (128; 256 where WIDTH >= 16) */
   int wg;   /* warp mode: grid cap in blocks an SM (32; none where WIDTH >= 16) */
-  int wr;   /* warp mode: rows a group holds at once (1; policy BATCH) */
+  int wr;   /* warp mode: rows a group holds at once (policy BATCH; 4 where a lane holds <= 4 elements of a row
+            ** of <= 4 lanes, else 1) */
   int bx;   /* block mode: most packs a thread (GK_ROWS_BLOCK_MAX_PACKS; 8 at half the threads where 4 took >= 512) */
   int bt;   /* block mode: fewest threads (128) */
   int bg;   /* block mode: grid cap in resident blocks an SM times (4; none for programs with a store, gk_rows_plan_store) */
@@ -223,7 +224,10 @@ static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int 
     int wb = GK_KNOB(k, wb, width >= 16 ? 256 : 128);   /* 256 for rows of 16-32 lanes (check2) */
     L.mode = GK_ROWS_WARP; L.width = width; L.packs = p2; L.pack = pack;
     L.block[0] = wb;
-    L.batch = GK_KNOB(k, wr, 1);
+    /* rows whose lane holds at most 4 elements (<= 4 lanes a row): 4 rows a
+    ** group at once, their loads all in flight (2000000x10 on the H100:
+    ** rowsum 41.4 -> 35.3 us; session 21); knob wr */
+    L.batch = GK_KNOB(k, wr, width <= 4 && p2 * pack <= 4 ? 4 : 1);
     int64_t rows_per_block = wb / width * L.batch;
     /* rows of 16 or 32 lanes: a block per group of rows, no grid-stride loop
     ** (measured 1.02-1.10x on 1048576x128, 65536x1024; rows of fewer lanes
@@ -278,6 +282,12 @@ static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, 
   /* block mode: a block a row, no grid-stride loop (8192x8192 layernorm 139 -> 135 us, rmsnorm 140
   ** -> 136; 65536x1024 as above; session 15); knob bg: the cap of gk_rows_plan_k */
   if (L.mode == GK_ROWS_BLOCK && !kw.bg) L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)1 << 30));
+  /* batched warp mode with a store: a block per group of rows, no grid-stride
+  ** loop (2000000x10 on the H100, 4 rows a group: softmax 68.3 -> 66.8 us,
+  ** layernorm 69.2 -> 66.5; a pure row reduction keeps the cap: rowsum
+  ** 35.3 capped, 39.7 not; session 21); knob wg */
+  if (L.mode == GK_ROWS_WARP && L.batch > 1 && !kw.wg)
+    L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(rows, L.block[0] / L.width * L.batch), (int64_t)1 << 30));
   if (L.mode == GK_ROWS_STREAM && light && L.pack == 1 && !(k && k->sp > 0)) L.packs = 8;
   /* FULL keeps lift_b's values live into store: layernorm 65536x1024 took
   ** 118 registers (64 without), so light programs only (softmax 1048576x128

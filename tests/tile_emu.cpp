@@ -204,6 +204,9 @@ struct SoftmaxOnline : SoftmaxRows {
 template <int T> struct TileK {
   template <class Prog> static void run(I rows, I cols, const Prog &pg) { gk_row_tile<gk_rows_policy<T, T, 1, 1>>(rows, cols, pg); }
 };
+template <class P> struct CachedK {
+  template <class Prog> static void run(I rows, I cols, const Prog &pg) { gk_row_cached<P>(rows, cols, pg); }
+};
 template <class P> struct StreamK {
   template <class Prog> static void run(I rows, I cols, const Prog &pg) { gk_row_stream<P>(rows, cols, pg); }
 };
@@ -297,6 +300,53 @@ template <class P> static void stream_cases(std::mt19937_64 &rng, const char *na
     }
 }
 
+/* the sum of f32 rows in double, a block a row's load: gk_row_cached's one-pass program */
+struct RowSumRows : SumPass<float, 0> {
+  double *out0;
+  template <int N> void load(X *d, I row, I col) const { for (int kk = 0; kk < N; ++kk) d[kk].f0 = in0[row * C + col + kk]; }
+  template <int N> void store(I, I, const X *, const OpA::A &, const OpB::A &) const {}
+  void row_out(I row, const OpA::A &a, const OpB::A &) const { out0[row] = a.f0; }
+};
+/* gk_row_cached in warp mode (W lanes a row, P::BATCH rows a group at once)
+** on every row length its packs hold, with the grid that covers the rows in
+** one step and with a grid of 2 blocks (the grid-stride loop): softmax and
+** the f32 row sum against float64 */
+template <class P> static void cached_cases(std::mt19937_64 &rng, const char *name) {
+  std::uniform_real_distribution<double> U(-4, 4);
+  const I rowsv[] = {1, 3, 31, 33, 257, 1000};
+  for (I cols = 1; cols <= P::CAPACITY; ++cols) {
+    if (P::FULL && cols != P::CAPACITY) continue;
+    if (cols % P::PACK) continue;   /* the lowering's pack divides the row */
+    for (I rows : rowsv) {
+      const size_t n = (size_t)rows * cols;
+      std::vector<float> x(n), y(n, 0.5f);
+      std::vector<double> s(rows, NAN);
+      for (auto &v : x) v = (float)(U(rng) * (1 + (rng() % 8)));
+      if (rows > 1) x[(size_t)cols] = -INFINITY;
+      const int64_t whole = (rows + P::GROUPS * P::BATCH - 1) / (P::GROUPS * P::BATCH);
+      for (int64_t grid : {whole, (int64_t)2}) {
+        if (grid > whole) continue;
+        SoftmaxRows sm; sm.in0 = x.data(); sm.out0 = y.data(); sm.C = cols;
+        RowSumRows rs; rs.in0 = x.data(); rs.out0 = s.data(); rs.C = cols;
+        launch<SoftmaxRows, P::THREADS, CachedK<P>>(sm, rows, cols, grid);
+        launch<RowSumRows, P::THREADS, CachedK<P>>(rs, rows, cols, grid);
+        char what[96];
+        double e = softmax_err(x, y, rows, cols), es = 0;
+        snprintf(what, sizeof what, "%s softmax grid %lld", name, (long long)grid);
+        check(e < 1e-5, what, rows, cols, e);
+        for (I r = 0; r < rows; ++r) {
+          double t = 0, a = 0;
+          for (I c = 0; c < cols; ++c) { const double v = x[(size_t)r * cols + c]; if (std::isinf(v)) { t = -INFINITY; break; } t += v; a += fabs(v); }
+          if (std::isinf(t)) { if (!(std::isinf(s[r]) && s[r] < 0)) es = INFINITY; continue; }
+          es = std::isnan(s[r]) ? INFINITY : fmax(es, fabs(s[r] - t) / fmax(a, 1e-300));
+        }
+        snprintf(what, sizeof what, "%s rowsum grid %lld", name, (long long)grid);
+        check(es < 1e-12, what, rows, cols, es);
+      }
+    }
+  }
+}
+
 int main(int argc, char **argv) {
   std::mt19937_64 rng(argc > 1 ? strtoull(argv[1], nullptr, 10) : 1901);
   std::uniform_real_distribution<double> U(-4, 4);
@@ -361,6 +411,14 @@ int main(int argc, char **argv) {
   stream_cases<gk_rows_policy<64, 64, 2, 4, 1, 1>>(rng, "stream 64x2x4", 2);
   stream_cases<gk_rows_policy<128, 128, 4, 1, 1, 1>>(rng, "stream 128x4x1", 3);
   stream_cases<gk_rows_policy<1024, 1024, 4, 4, 1, 1>>(rng, "stream 1024x4x4", 1);
+  /* gk_row_cached's warp mode, batched as gk_rows_plan_k picks for short rows (2000000x10: 4 lanes x 2
+  ** packs of 2, 4 rows a group) and not */
+  cached_cases<gk_rows_policy<128, 4, 2, 2, 4>>(rng, "cached 4x2x2 batch 4");
+  cached_cases<gk_rows_policy<128, 4, 2, 2, 1>>(rng, "cached 4x2x2");
+  cached_cases<gk_rows_policy<128, 4, 2, 1, 4>>(rng, "cached 4x2x1 batch 4");
+  cached_cases<gk_rows_policy<64, 1, 1, 1, 4>>(rng, "cached 1x1x1 batch 4");
+  cached_cases<gk_rows_policy<128, 2, 2, 1, 4>>(rng, "cached 2x2x1 batch 4");
+  cached_cases<gk_rows_policy<128, 4, 2, 2, 4, 0, 1>>(rng, "cached 4x2x2 batch 4 FULL");
   printf("%d passed, %d failed\n", npass, nfail);
   return nfail != 0;
 }

@@ -895,6 +895,20 @@ static void test_row_plans(void) {
         (long long)L.grid[0], L.block[0]);
   L = gk_row_reduce_plan(65536, 1024, 4, 132, 8);
   CHECK(L.mode == GK_ROWS_WARP, "row sum 65536x1024: mode %d", L.mode);
+  /* rows of a few elements a lane: 4 rows a group at once; with a store a block per 4 x 32 rows (no
+  ** grid-stride loop), a pure reduction keeps the cap of 32 blocks an SM; 4 x 2 packs of 4 stay unbatched */
+  L = gk_rows_plan_store(2000000, 10, 2, 132, 1, NULL);
+  CHECK(L.mode == GK_ROWS_WARP && L.width == 4 && L.packs == 2 && L.batch == 4 && L.grid[0] == 15625,
+        "2000000x10: mode %d width %d packs %d batch %d grid %lld", L.mode, L.width, L.packs, L.batch, (long long)L.grid[0]);
+  L = gk_row_reduce_plan(2000000, 10, 2, 132, 8);
+  CHECK(L.mode == GK_ROWS_WARP && L.batch == 4 && L.grid[0] == 132 * 32, "row sum 2000000x10: batch %d grid %lld", L.batch,
+        (long long)L.grid[0]);
+  L = gk_rows_plan_store(262144, 32, 4, 132, 1, NULL);
+  CHECK(L.mode == GK_ROWS_WARP && L.batch == 1, "262144x32: mode %d batch %d", L.mode, L.batch);
+  k.wr = 1;
+  L = gk_rows_plan_store(2000000, 10, 2, 132, 1, &k);
+  CHECK(L.batch == 1 && L.grid[0] == 132 * 32, "2000000x10 wr=1: batch %d grid %lld", L.batch, (long long)L.grid[0]);
+  k.wr = 0;
   /* short rows through shared memory (gk_row_tile): a block of 256 rows, both tiles at a pitch of cols | 1 */
   gk_rows_knobs kt = {0};
   kt.tt = 16;
