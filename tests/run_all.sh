@@ -63,6 +63,9 @@ case "$mode" in
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run sort-emu make --no-print-directory B="$B" sort-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run tile-emu make --no-print-directory B="$B" tile-emu
   run shapes python3 tests/run_shapes.py
+  # the benchmark's driver on the cpu backend with numpy as the peer (shrunk cases: checks, guard,
+  # poison, gk timed before and after the peers), nothing measured
+  run bench-local env OUT="$log" python3 tests/bench/bench_gk.py --local
   run kernel_names python3 tests/tools/kernel_names.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc-compact env GK_COMPACT=1 sh tests/run_nvrtc.sh
   run fuse_cost python3 tests/run_fuse_cost.py
