@@ -161,13 +161,15 @@ template <class E, int STORE> struct SumPass {
   struct XS { E f0; };
   static X from_s(const XS &s, I) { X x; x.f0 = s.f0; return x; }
   const XS *src_s(I row, I col) const { return reinterpret_cast<const XS *>(in0 + row * C + col); }
+  template <int N> void load(X *d, I row, I col) const { for (int kk = 0; kk < N; ++kk) d[kk].f0 = in0[row * C + col + kk]; }
 };
 
-/* the sum of f64 rows: one pass, no store, one value a row */
-struct RowSum : SumPass<double, 0> {
+/* the sum of rows of E: one pass, no store, one value a row */
+template <class E> struct RowSumOf : SumPass<E, 0> {
   double *out0;
-  void row_out(I row, const OpA::A &a, const OpB::A &) const { out0[row] = a.f0; }
+  void row_out(I row, const typename SumPass<E, 0>::OpA::A &a, const gk_none &) const { out0[row] = a.f0; }
 };
+typedef RowSumOf<double> RowSum;
 
 /* i32 rows to f64: x - mean(row) + 0.25 * col, the mean also out per row */
 struct Centre : SumPass<int, 1> {
@@ -300,13 +302,7 @@ template <class P> static void stream_cases(std::mt19937_64 &rng, const char *na
     }
 }
 
-/* the sum of f32 rows in double, a block a row's load: gk_row_cached's one-pass program */
-struct RowSumRows : SumPass<float, 0> {
-  double *out0;
-  template <int N> void load(X *d, I row, I col) const { for (int kk = 0; kk < N; ++kk) d[kk].f0 = in0[row * C + col + kk]; }
-  template <int N> void store(I, I, const X *, const OpA::A &, const OpB::A &) const {}
-  void row_out(I row, const OpA::A &a, const OpB::A &) const { out0[row] = a.f0; }
-};
+typedef RowSumOf<float> RowSumRows;   /* gk_row_cached's one-pass program */
 /* gk_row_cached in warp mode (W lanes a row, P::BATCH rows a group at once)
 ** on every row length its packs hold, with the grid that covers the rows in
 ** one step and with a grid of 2 blocks (the grid-stride loop): softmax and

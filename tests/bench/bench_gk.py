@@ -294,7 +294,7 @@ def run_case(cx, c):
     # alike
     g = gkc.Gk(cx.lib, cx.backend, profile=True)
     prof = ""
-    wall, timed = [], False
+    wall = []
     def gk_time(stmts, i0, n):
         for i in range(i0, i0 + n):
             t0 = time.perf_counter()
@@ -333,14 +333,12 @@ def run_case(cx, c):
         if not row["gk_ok"]: cx.failures.append("%s: gk output wrong: %s" % (c.key, row["gk_err"]))
         h1 = reps // 2
         gk_time(stmts, 0, warm + h1)
-        timed = True
         row["bytes"] = set_bytes + out_bytes
         peers(cx, c, row, sets, refs, reps, warm)
         gk_time(stmts, warm + h1, reps - h1)
         row["gk_e2e_us"] = median(wall[warm:])
     finally:
         prof = g.close()
-    if not timed: return row
     ks = gkc.parse_profile(prof)
     if ks:
         row["gk_kernels"] = [{"name": k[0], "kind": k[1], "launches": k[2], "median_us": k[3], "min_us": k[4],
