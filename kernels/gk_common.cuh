@@ -100,20 +100,6 @@ GK_DEV void gk_st(T *p, const T *src) {
     for (int k = 0; k < N; ++k) p[k] = src[k];
   }
 }
-/* Streaming (evict-first) variants for data read or written exactly once. */
-template <int N, class T>
-GK_DEV void gk_ld_cs(T *dst, const T *p) {
-  if (N * sizeof(T) == 16) {
-    gk_vec<T, N> v;
-    float4 f = __ldcs(reinterpret_cast<const float4 *>(p));
-    *reinterpret_cast<float4 *>(&v) = f;
-#pragma unroll
-    for (int k = 0; k < N; ++k) dst[k] = v.v[k];
-  } else {
-    gk_ld<N>(dst, p);
-  }
-}
-
 /* ---- folding one element into an accumulator ---------------------------
 ** gk_fold(op, acc, x, i) is op(acc, op.lift(x, i)), or op.fold(acc, x, i)
 ** when Op has such a member: an operator whose merge of two partial

@@ -12,7 +12,9 @@
 ** GK_PROFILE=1 times every launch with CUDA events and prints, when the
 ** backend closes, one line per kernel on stderr:
 **   gk-profile: KNAME KIND launches=N median_us=M min_us=m bytes=B
-** (B = the group's inputs read once plus its outputs written once).
+** (B = the group's inputs read once plus its outputs written once);
+** GK_PROFILE=2 adds, before each, every launch's time in launch order:
+**   gk-profile-times: KNAME t1 t2 ... (us, the first 512 launches)
 */
 #include <dlfcn.h>
 #include <math.h>
@@ -38,6 +40,7 @@ typedef struct prof_k {
 
 typedef struct prof {
   int on;
+  int all;                     /* GK_PROFILE=2: print every launch's time too */
   void *stream;                /* the device's CUstream */
   int (*create)(void **, unsigned);
   int (*record)(void *, void *);
@@ -109,6 +112,7 @@ static void prof_open(cuda_be *c) {
   p->destroy = (int (*)(void *))dlsym(h, "cuEventDestroy_v2");
   p->ks = calloc(PROF_MAX_KERNELS, sizeof(prof_k));
   p->stream = ((struct cu_dev_head *)c->d)->stream;
+  p->all = !strcmp(v, "2");
   p->on = p->create && p->record && p->sync && p->elapsed && p->destroy && p->ks;
 }
 
@@ -168,6 +172,11 @@ static void prof_close(prof *p) {
   for (int k = 0; k < p->nk; k++) {
     prof_k *q = &p->ks[k];
     if (!q->n) continue;
+    if (p->all) {
+      fprintf(stderr, "gk-profile-times: %s", q->kname);
+      for (int i = 0; i < q->n; i++) fprintf(stderr, " %.2f", q->t[i] * 1000.0);
+      fputc('\n', stderr);
+    }
     qsort(q->t, (size_t)q->n, sizeof(float), fcmp);
     fprintf(stderr, "gk-profile: %s %s launches=%d median_us=%.2f min_us=%.2f bytes=%lld\n", q->kname, q->kind, q->n,
             q->t[q->n / 2] * 1000.0, q->t[0] * 1000.0, (long long)q->bytes);

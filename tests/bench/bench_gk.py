@@ -292,8 +292,9 @@ def run_case(cx, c):
     # after them, in one GK_PROFILE session (its medians span both), so that a drift of the card's
     # state within the case (clocks, the pause of torch.compile's compile) weighs on gk and the peers
     # alike
-    g = gkc.Gk(cx.lib, cx.backend, profile=True)
+    g = gkc.Gk(cx.lib, cx.backend, profile=2)
     prof = ""
+    n0, h1 = 0, reps // 2   # launches before the timed ones (the plan, the checks); the first half
     wall = []
     def gk_time(stmts, i0, n):
         for i in range(i0, i0 + n):
@@ -331,7 +332,7 @@ def run_case(cx, c):
         row["gk_err"] = "%s / %s" % (err1, err2)
         row["poison_reused"] = p1 == p2
         if not row["gk_ok"]: cx.failures.append("%s: gk output wrong: %s" % (c.key, row["gk_err"]))
-        h1 = reps // 2
+        n0 = 3
         gk_time(stmts, 0, warm + h1)
         row["bytes"] = set_bytes + out_bytes
         peers(cx, c, row, sets, refs, reps, warm)
@@ -340,9 +341,18 @@ def run_case(cx, c):
     finally:
         prof = g.close()
     ks = gkc.parse_profile(prof)
+    times = gkc.parse_times(prof)
     if ks:
         row["gk_kernels"] = [{"name": k[0], "kind": k[1], "launches": k[2], "median_us": k[3], "min_us": k[4],
                               "bytes": k[5]} for k in ks]
+        for k in row["gk_kernels"]:
+            # every launch's time in order: the plan and checks (n0 launches when the statement runs one
+            # kernel), warm-up, the first half, then the second half after the peers
+            t = times.get(k["name"])
+            if not t: continue
+            k["times_us"] = t
+            if k["launches"] == n0 + warm + reps:
+                k["half_us"] = [median(t[n0 + warm:n0 + warm + h1]), median(t[n0 + warm + h1:])]
         row["gk_us"] = sum(k[3] for k in ks)
         kb = sum(k[5] for k in ks)
         if kb < 0.5 * set_bytes:

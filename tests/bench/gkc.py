@@ -70,7 +70,7 @@ class Gk:
         cfg.output = ctypes.cast(self._cb, c_p)
         cfg.backend = backend.encode()
         old = os.environ.get("GK_PROFILE")
-        os.environ["GK_PROFILE"] = "1" if profile else "0"   # read by the cuda backend when it opens
+        os.environ["GK_PROFILE"] = str(int(profile))   # read by the cuda backend when it opens (2: every launch)
         why = ctypes.c_char_p()
         self.g = lib.gk_open_ex(ctypes.byref(cfg), ctypes.byref(why))
         if old is None: del os.environ["GK_PROFILE"]
@@ -158,6 +158,12 @@ def parse_profile(text):
     """[(kname, kind, launches, median_us, min_us, bytes)] from GK_PROFILE lines."""
     return [(m.group(1), m.group(2), int(m.group(3)), float(m.group(4)), float(m.group(5)), int(m.group(6)))
             for m in PROFILE_RE.finditer(text)]
+
+TIMES_RE = re.compile(r"gk-profile-times: (\S+)((?: [\d.]+)*)")
+
+def parse_times(text):
+    """{kname: [us of every launch, in launch order]} from GK_PROFILE=2's lines."""
+    return {m.group(1): [float(t) for t in m.group(2).split()] for m in TIMES_RE.finditer(text)}
 
 LAZY_SOURCES = ("rand", "randn", "iota")
 
