@@ -162,9 +162,32 @@ class Ctx:
         self.backend = "cuda"
         self.t0 = time.time()
         self.failures = []
+        self.probe = None   # (src, dst, base_us): see settle()
 
     def elapsed(self):
         return time.time() - self.t0
+
+PROBE_N = 16 << 20   # the settle probe: a copy of 64 MB (past the L2)
+
+def probe_us(cx):
+    """The settle probe once: the median of 3 device copies of 64 MB, CUDA events."""
+    src, dst = cx.probe[0], cx.probe[1]
+    return median(cx.P.time_events(lambda: dst.copy_(src), [()], 0, 3))
+
+def settle(cx):
+    """Waits until the card runs at its own speed again: probes until one runs within 5 % of the
+    speed measured at the start (at most 2 s).  After the memory cache is emptied
+    (torch.cuda.empty_cache, every 8 cases) and new inputs allocated, every kernel -- gk's and the
+    peers' alike -- ran up to 20 % slower for several milliseconds (session 22: per-launch times,
+    the first half of gk's runs and torch eager slow, torch.compile and the second half not), the
+    driver's work on the freed memory.  Returns (ms waited, probes run)."""
+    if cx.probe is None: return None, 0
+    t0 = time.perf_counter()
+    n = 0
+    while True:
+        n += 1
+        if probe_us(cx) <= 1.05 * cx.probe[2] or time.perf_counter() - t0 > 2.0: break
+    return round((time.perf_counter() - t0) * 1e3, 2), n
 
 def reference(c, P, ins):
     fn = getattr(P, c.peer)
@@ -288,13 +311,14 @@ def run_case(cx, c):
     P.sync()
     refs = [reference(c, P, s) for s in sets[:2]]
     P.sync()
+    row["settle_ms"], row["settle_probes"] = settle(cx)
     # ---- gk: guard, check, poison, check again, time -- in two halves, one before the peers and one
     # after them, in one GK_PROFILE session (its medians span both), so that a drift of the card's
     # state within the case (clocks, the pause of torch.compile's compile) weighs on gk and the peers
     # alike
     g = gkc.Gk(cx.lib, cx.backend, profile=2)
     prof = ""
-    n0, h1 = 0, reps // 2   # launches before the timed ones (the plan, the checks); the first half
+    h1 = reps // 2   # gk's runs timed before the peers
     wall = []
     def gk_time(stmts, i0, n):
         for i in range(i0, i0 + n):
@@ -332,7 +356,6 @@ def run_case(cx, c):
         row["gk_err"] = "%s / %s" % (err1, err2)
         row["poison_reused"] = p1 == p2
         if not row["gk_ok"]: cx.failures.append("%s: gk output wrong: %s" % (c.key, row["gk_err"]))
-        n0 = 3
         gk_time(stmts, 0, warm + h1)
         row["bytes"] = set_bytes + out_bytes
         peers(cx, c, row, sets, refs, reps, warm)
@@ -346,12 +369,13 @@ def run_case(cx, c):
         row["gk_kernels"] = [{"name": k[0], "kind": k[1], "launches": k[2], "median_us": k[3], "min_us": k[4],
                               "bytes": k[5]} for k in ks]
         for k in row["gk_kernels"]:
-            # every launch's time in order: the plan and checks (n0 launches when the statement runs one
-            # kernel), warm-up, the first half, then the second half after the peers
+            # every launch's time in order: the plan and the checks, warm-up, the first half, then the
+            # second half after the peers (the halves where the statement runs this kernel once a step)
             t = times.get(k["name"])
             if not t: continue
             k["times_us"] = t
-            if k["launches"] == n0 + warm + reps:
+            n0 = k["launches"] - warm - reps
+            if n0 in (2, 3) and len(t) == k["launches"]:
                 k["half_us"] = [median(t[n0 + warm:n0 + warm + h1]), median(t[n0 + warm + h1:])]
         row["gk_us"] = sum(k[3] for k in ks)
         kb = sum(k[5] for k in ks)
@@ -582,6 +606,10 @@ def main():
         meta["copy_GBs"] = copy_gbs
         meta["copy_us_1GiB"] = median(ts)
         del src, dst
+        # the settle probe's buffers, kept for the whole run, and its speed now (the median of 5 medians)
+        cx.probe = (P.make("rand", (PROBE_N,), "f32"), P.empty(PROBE_N, "f32"), 0.0)
+        cx.probe = cx.probe[:2] + (median([probe_us(cx) for _ in range(5)]),)
+        meta["probe_us_64MB"] = cx.probe[2]
         print("bench: cudaMemcpy D2D 1 GiB %.1f us = %.0f GB/s (read + write)" % (meta["copy_us_1GiB"], copy_gbs),
               flush=True)
     # the quick set first (every family at its main shapes), then the rest: a
@@ -628,9 +656,11 @@ def main():
         r["target_kind"] = c.target[0]
         r["case_s"] = round(time.time() - t0, 2)
         rows.append(r)
-        print("[%3d/%d %5.0fs] %-34s gk %s us, torch %s, compile %s, cub %s%s" % (
+        print("[%3d/%d %5.0fs] %-34s gk %s us, torch %s, compile %s, cub %s%s%s" % (
             i + 1, len(cs), cx.elapsed(), c.key, fmt(r.get("gk_us"), 1), fmt(r.get("eager_us"), 1),
             fmt(r.get("compile_us"), 1), fmt((r.get("cub") or {}).get("us"), 1),
+            ", settled in %s ms (%d probes)" % (r["settle_ms"], r["settle_probes"])
+            if r.get("settle_probes", 0) > 1 else "",
             ("  ERROR " + r["error"]) if r.get("error") else ""), flush=True)
         if cx.P.name == "torch" and (i % 8 == 7):
             cx.P.torch.cuda.empty_cache()
