@@ -16,9 +16,11 @@ Per case: inputs past the 50 MB L2 (small shapes rotate among several input
 sets); gk's output checked against a reference (float64 on upcast inputs, or
 exact), then poisoned (NaN written through DLPack into gk's buffer, the
 variable unset) and checked again on the next input set, so a kernel that
-writes nothing fails; then timed, half of gk's runs before the peers and half
-after them (one profile session: a drift of the card within the case weighs on
-both sides).  gk kernel time: GK_PROFILE (CUDA events around every launch; per
+writes nothing fails; the card is let settle (a 64 MB copy probe repeated until
+it runs at the speed it had at the start: after torch.cuda.empty_cache every
+kernel ran up to 20% slower for milliseconds); then timed, half of gk's runs
+before the peers and half after them (one profile session: a drift of the card
+within the case weighs on both sides; GK_PROFILE=2 keeps every launch's time).  gk kernel time: GK_PROFILE (CUDA events around every launch; per
 kernel the median, summed over the case's kernels).
 Peers on the same tensors: torch eager and torch.compile (Inductor) with CUDA
 events around the op; CUB (tests/bench/cub_peer.cu: DeviceReduce, DeviceScan,
