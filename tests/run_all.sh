@@ -66,6 +66,7 @@ case "$mode" in
   # the benchmark's driver on the cpu backend with numpy as the peer (shrunk cases: checks, guard,
   # poison, gk timed before and after the peers), nothing measured
   run bench-local env OUT="$log" python3 tests/bench/bench_gk.py --local
+  run bench-harness python3 tests/bench/test_harness.py
   run kernel_names python3 tests/tools/kernel_names.py
   [ -f tests/run_nvrtc.sh ] && run nvrtc-compact env GK_COMPACT=1 sh tests/run_nvrtc.sh
   run fuse_cost python3 tests/run_fuse_cost.py

@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+"""tests/bench/test_harness.py -- the benchmark driver's own logic, without a GPU:
+settle() (waits out a slow spell of the card, gives up and takes the new speed
+as the card's when it lasts) and gkc.parse_times (GK_PROFILE=2's per-launch
+lines).  Prints "N passed, M failed"."""
+import os, sys, types
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench_gk, gkc
+
+class Dst:
+    def __init__(self): self.copies = 0
+    def copy_(self, src): self.copies += 1
+
+class Card:
+    """A stand-in for the torch peer: each probe takes the next time of seq (us), then `after`."""
+    def __init__(self, seq, after):
+        self.seq, self.after = list(seq), after
+    def time_events(self, fn, argsets, warm, reps):
+        out = []
+        for _ in range(reps):
+            fn(*argsets[0])
+            out.append(self.seq.pop(0) if self.seq else self.after)
+        return out
+
+def cx_of(card, base):
+    return types.SimpleNamespace(P=card, probe=(None, Dst(), base), rebased=[])
+
+passed = failed = 0
+def check(what, ok):
+    global passed, failed
+    if ok: passed += 1
+    else:
+        failed += 1
+        print("FAILED:", what)
+
+bench_gk.SETTLE_MAX_S = 0.05
+# a quiet card: one probe, no wait
+cx = cx_of(Card([], 100.0), 100.0)
+ms, n = bench_gk.settle(cx)
+check("quiet card: one probe", n == 1 and cx.probe[1].copies == 3 and not cx.rebased)
+# a slow spell that ends: probes (medians of 3) until one is within 5 %
+cx = cx_of(Card([130] * 3 + [120] * 3 + [106] * 3 + [104] * 3, 100.0), 100.0)
+ms, n = bench_gk.settle(cx)
+check("slow spell: settles at the 4th probe (%s)" % n, n == 4 and cx.probe[2] == 100.0 and not cx.rebased)
+# 105 % is settled, 105.1 % is not
+check("5 % bound", bench_gk.settle(cx_of(Card([105.0] * 3, 100.0), 100.0))[1] == 1 and
+      bench_gk.settle(cx_of(Card([105.1] * 3, 100.0), 100.0))[1] == 2)
+# a card slowed for good: gives up after SETTLE_MAX_S and takes its speed as the new base
+cx = cx_of(Card([], 120.0), 100.0)
+ms, n = bench_gk.settle(cx)
+check("slowed for good: rebased (%s ms)" % ms, ms >= 50 and cx.probe[2] == 120.0 and cx.rebased == [120.0])
+check("then the next case does not wait", bench_gk.settle(cx)[1] == 1)
+# no probe (the cpu backend): nothing measured
+check("no probe", bench_gk.settle(types.SimpleNamespace(probe=None)) == (None, 0))
+# GK_PROFILE=2's lines
+text = ("gk-profile-times: gk_aa 1.50 2.25 3.00\ngk-profile: gk_aa rows launches=3 median_us=2.25 min_us=1.50 bytes=8\n"
+        "gk-profile-times: gk_bb 7.00\ngk-profile: gk_bb map launches=1 median_us=7.00 min_us=7.00 bytes=4\n")
+check("parse_times", gkc.parse_times(text) == {"gk_aa": [1.5, 2.25, 3.0], "gk_bb": [7.0]})
+check("parse_profile beside them", [k[:3] for k in gkc.parse_profile(text)] == [("gk_aa", "rows", 3), ("gk_bb", "map", 1)])
+print("%d passed, %d failed" % (passed, failed))
+sys.exit(1 if failed else 0)
