@@ -9,7 +9,7 @@ time, the ratio the target is stated in, the target, met?), or with
 Several files (the parts of a run split with bench_gk.py --part) are joined:
 their rows in the order of the files, each part's date and commit listed.
 """
-import json, sys
+import json, statistics, sys
 
 def f(v, p=0):
     return "–" if v is None else "%.*f" % (p, v)
@@ -74,6 +74,27 @@ def main():
         missed = [r for r in rows if r.get("met") is False]
         print("\n%d cases: %d targets met, %d missed, %d without a verdict." % (
             len(rows), sum(1 for r in rows if r.get("met")), len(missed), sum(1 for r in rows if r.get("met") is None)))
+        halves(rows, m.get("reps") or 20)
+
+def halves(rows, reps):
+    """The cases whose gk kernel ran > 5 % apart in the two halves of its timed runs (before and after the
+    peers; bench.json's half_us, or its last `reps` times_us, GK_PROFILE=2): a state of the card that
+    changed within the case."""
+    odd = []
+    for r in rows:
+        for k in r.get("gk_kernels") or []:
+            h, t = k.get("half_us"), k.get("times_us") or []
+            if not h and len(t) == k.get("launches") and len(t) > reps and len(r.get("gk_kernels")) == 1:
+                h = [statistics.median(t[-reps:-(reps - reps // 2)]), statistics.median(t[-(reps - reps // 2):])]
+            if h and min(h) > 0 and max(h) > 1.05 * min(h): odd.append((r, k, h))
+    if not odd: return
+    print("\ngk's two halves more than 5 % apart (µs, the median of each half's runs; settle: ms the case "
+          "waited for the card, probes):\n")
+    print("| operation | shape | dtype | kernel | before the peers | after | min | settle |\n|---|---|---|---|---|---|---|---|")
+    for r, k, h in odd:
+        print("| %s | %s | %s | `%s` | %.1f | %.1f | %.1f | %s |" % (SRC.get(r["op"], r["op"]), shape(r), r["dtype"],
+              k["name"], h[0], h[1], k["min_us"], "–" if r.get("settle_ms") is None else
+              "%s ms, %d" % (r["settle_ms"], r.get("settle_probes", 0))))
 
 if __name__ == "__main__":
     main()
