@@ -20,8 +20,9 @@ writes nothing fails; the card is let settle (a 64 MB copy probe repeated until
 it runs at the speed it had at the start: after torch.cuda.empty_cache every
 kernel ran up to 20% slower for milliseconds); then timed, half of gk's runs
 before the peers and half after them (one profile session: a drift of the card
-within the case weighs on both sides; GK_PROFILE=2 keeps every launch's time).  gk kernel time: GK_PROFILE (CUDA events around every launch; per
-kernel the median, summed over the case's kernels).
+within the case weighs on both sides).  gk kernel time: GK_PROFILE=2 (CUDA
+events around every launch; per kernel the median, summed over the case's
+kernels; every launch's time kept in bench.json, times_us).
 Peers on the same tensors: torch eager and torch.compile (Inductor) with CUDA
 events around the op; CUB (tests/bench/cub_peer.cu: DeviceReduce, DeviceScan,
 DeviceSelect::If, DeviceHistogram::HistogramEven) and cudaMemcpy D2D (the copy
@@ -329,7 +330,7 @@ def run_case(cx, c):
     # alike
     g = gkc.Gk(cx.lib, cx.backend, profile=2)
     prof = ""
-    h1 = reps // 2   # gk's runs timed before the peers
+    h1 = reps // 2   # gk's runs timed before the peers (report.py's halves split there too)
     wall = []
     def gk_time(stmts, i0, n):
         for i in range(i0, i0 + n):
@@ -381,13 +382,8 @@ def run_case(cx, c):
                               "bytes": k[5]} for k in ks]
         for k in row["gk_kernels"]:
             # every launch's time in order: the plan and the checks, warm-up, the first half, then the
-            # second half after the peers (the halves where the statement runs this kernel once a step)
-            t = times.get(k["name"])
-            if not t: continue
-            k["times_us"] = t
-            n0 = k["launches"] - warm - reps
-            if n0 in (2, 3) and len(t) == k["launches"]:
-                k["half_us"] = [median(t[n0 + warm:n0 + warm + h1]), median(t[n0 + warm + h1:])]
+            # second half after the peers (report.py lists the cases whose halves differ)
+            if times.get(k["name"]): k["times_us"] = times[k["name"]]
         row["gk_us"] = sum(k[3] for k in ks)
         kb = sum(k[5] for k in ks)
         if kb < 0.5 * set_bytes:

@@ -78,15 +78,15 @@ def main():
 
 def halves(rows, reps):
     """The cases whose gk kernel ran > 5 % apart in the two halves of its timed runs (before and after the
-    peers; bench.json's half_us, or its last `reps` times_us, GK_PROFILE=2): a state of the card that
-    changed within the case."""
+    peers): a state of the card that changed within the case.  A statement of one kernel runs it once a
+    step, so the last `reps` of its times_us (GK_PROFILE=2) are the timed runs, reps // 2 of them first."""
     odd = []
     for r in rows:
-        for k in r.get("gk_kernels") or []:
-            h, t = k.get("half_us"), k.get("times_us") or []
-            if not h and len(t) == k.get("launches") and len(t) > reps and len(r.get("gk_kernels")) == 1:
-                h = [statistics.median(t[-reps:-(reps - reps // 2)]), statistics.median(t[-(reps - reps // 2):])]
-            if h and min(h) > 0 and max(h) > 1.05 * min(h): odd.append((r, k, h))
+        ks = r.get("gk_kernels") or []
+        t = (ks[0].get("times_us") or []) if len(ks) == 1 else []
+        if len(t) != (ks[0]["launches"] if ks else -1) or len(t) <= reps: continue
+        h = [statistics.median(t[-reps:-(reps - reps // 2)]), statistics.median(t[-(reps - reps // 2):])]
+        if min(h) > 0 and max(h) > 1.05 * min(h): odd.append((r, ks[0], h))
     if not odd: return
     print("\ngk's two halves more than 5 % apart (µs, the median of each half's runs; settle: ms the case "
           "waited for the card, probes):\n")

@@ -3,9 +3,8 @@
 settle() (waits out a slow spell of the card, gives up and takes the new speed
 as the card's when it lasts) and gkc.parse_times (GK_PROFILE=2's per-launch
 lines).  Prints "N passed, M failed"."""
-import os, sys, types
+import contextlib, io, os, sys, types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import contextlib, io
 import bench_gk, gkc, report
 
 class Dst:
@@ -58,7 +57,7 @@ text = ("gk-profile-times: gk_aa 1.50 2.25 3.00\ngk-profile: gk_aa rows launches
         "gk-profile-times: gk_bb 7.00\ngk-profile: gk_bb map launches=1 median_us=7.00 min_us=7.00 bytes=4\n")
 check("parse_times", gkc.parse_times(text) == {"gk_aa": [1.5, 2.25, 3.0], "gk_bb": [7.0]})
 check("parse_profile beside them", [k[:3] for k in gkc.parse_profile(text)] == [("gk_aa", "rows", 3), ("gk_bb", "map", 1)])
-# report.py's list of cases whose halves differ: from times_us (the last 20 launches) when half_us is absent
+# report.py's list of cases whose halves differ: the last 20 of times_us, split at 10
 rows = [{"op": "rowsum", "shape": [4096, 50257], "dtype": "f32",
          "gk_kernels": [{"name": "gk_x", "launches": 25, "min_us": 263.0, "times_us": [320.0] * 15 + [265.0] * 10}]},
         {"op": "rowmax", "shape": [4096, 50257], "dtype": "f32",
