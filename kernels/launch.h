@@ -343,6 +343,7 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** 16-byte aligned.  The values change (another order of the fold), not
 ** their determinism. */
 #define GK_ROWS_ASYNC_ONE 28672   /* the longest row whose two buffers fit one block (512 x 14 packs of 4, twice) (gk_row_cluster_async) */
+#define GK_ROWS_ASYNC_TWO_MIN 32768   /* softmax's rows past this take gk_row_cluster_async 4 x 256 where two blocks fit an SM */
 /* A streamed row program (a store or two passes) over thread-block
 ** clusters (gk_row_cluster; the kernel text falls back to gk_row_stream
 ** with the same policy below sm_90): cs blocks a row, each holding its
@@ -359,9 +360,10 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** the stream would take. */
 static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int eligible,
                                              int passes, const gk_rows_knobs *k) {
-  /* two passes (softmax, logsoftmax) past GK_ROWS_ASYNC_ONE: 4 blocks of 512 a row, two an SM (session 14,
-  ** 4096 x 32000 / 50257, 2048 x 40000, 1024 x 65536: 0.97x / 0.93x / 0.92x / 0.93x the time of 2 of 1024
-  ** or of the stream; rmsnorm, one pass, 1.01-1.05x: not there) */
+  /* two passes (softmax, logsoftmax) past GK_ROWS_ASYNC_ONE that gk_rows_plan_cluster_async left (rows of
+  ** 28673-32768 and past 57344): 4 blocks of 512 a row, two an SM (session 14, 4096 x 32000 / 50257,
+  ** 2048 x 40000, 1024 x 65536: 0.97x / 0.93x / 0.92x / 0.93x the time of 2 of 1024 or of the stream;
+  ** rmsnorm, one pass, 1.01-1.05x: not there) */
   int two = eligible && passes == 2 && cols > GK_ROWS_ASYNC_ONE && cols <= 65536;
   int cs = k && k->kc > 0 ? k->kc : two ? 4 : eligible && cols >= 32768 ? 2 : 0;
   if (!aligned || L.mode != GK_ROWS_STREAM || (cs != 2 && cs != 4 && cs != 8)) return L;
@@ -437,29 +439,50 @@ static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t col
 /* The same with the shares copied by cp.async into two buffers, the next
 ** row's while this one is folded and stored (gk_row_cluster_async): any
 ** program of one input of elem_bytes 4 (16-byte packs) whose rows the
-** stream would take.  By default (ks unset) where a row's two buffers fit
-** one block (cs 1: rows of at most 28672 elements), and for programs that
-** are not light (layernorm) at any length with the fewest of 2, 4, 8
-** blocks a row whose buffers fit; light programs of longer rows keep
-** gk_row_cluster (session 14, 4096 x 20000 / 24000 / 50257, 2048 x 40000,
-** 1024 x 65536: softmax 0.79x / 0.90x the stream's time, layernorm 0.79x /
-** 0.82x / 0.89x / 0.94x / 0.95x; rmsnorm at 50257 1.03x, softmax at 65536
-** 1.18x gk_row_cluster's).  Knob ks: 3 always (cs: knob kc, else the fit
-** rule from 1), 4 never (nor the smem kernel's ks 1 / 2); kt threads (512).
-** smem: two buffers of the largest share rounded up to the threads (the
-** kernel splits it in halves).  smem_block: the shared memory a block of the
-** device may take (0 below sm_90, whose kernel text streams the row instead
-** and would only carry the request). */
+** stream would take.  By default (ks unset):
+** - where a row's two buffers fit one block (cs 1: rows of at most 28672
+**   elements);
+** - programs that are not light (layernorm) at any length, with the fewest
+**   of 2, 4, 8 blocks of 512 a row whose buffers fit; where that leaves one
+**   block an SM using less than 60 % of its shared memory (rows of
+**   28673-32768 and 57345-65536 elements), twice the blocks of 256 threads,
+**   so that 3 blocks share an SM (1024 x 65536 on the H100: 230 -> 209 us;
+**   on the H200, session 14: 186 -> 174; 4096 x 32000 on the H200 329-335
+**   -> 326);
+** - light programs of two passes (softmax, logsoftmax) of rows of 32769-57344
+**   elements: 4 blocks of 256 a row, the longest rows whose buffers let two
+**   blocks share an SM (4096 x 50257 on the H100: 677 -> 623 us, 2048 x
+**   40000: 289 -> 268; on the H200 before ONLINE_B, session 14: 550 -> 545,
+**   243 -> 235; 1024 x 65536, one block an SM, lost: 207 -> 235);
+** other light programs of rows past 28672 keep gk_row_cluster (session 14,
+** 4096 x 20000 / 24000 / 50257, 2048 x 40000, 1024 x 65536: softmax 0.79x /
+** 0.90x the stream's time, layernorm 0.79x / 0.82x / 0.89x / 0.94x / 0.95x;
+** rmsnorm at 50257 1.03x gk_row_cluster's).  Knob ks: 3 always (cs: knob
+** kc, else the fit rule from 1, kt threads, 512), 4 never (nor the smem
+** kernel's ks 1 / 2).  smem: two buffers of the largest share rounded up to
+** the threads (the kernel splits it in halves).  smem_block: the shared
+** memory a block of the device may take (0 below sm_90, whose kernel text
+** streams the row instead and would only carry the request).  passes: the
+** program's passes over a row (1 or 2). */
 static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
-                                                   int any, int light, int elem_bytes, const gk_rows_knobs *k) {
+                                                   int any, int light, int passes, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = ks == 3 ? GK_KNOB(k, kc, 0) : 0, cs = kc ? kc : 1;
   if ((ks && ks != 3) || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
-  if (!ks && light && cols > GK_ROWS_ASYNC_ONE) return L;
+  int two = !ks && light && passes == 2 && cols > GK_ROWS_ASYNC_TWO_MIN;   /* softmax's long rows: 4 x 256 */
+  if (!ks && light && cols > GK_ROWS_ASYNC_ONE && !two) return L;
+  if (two) { cs = 4; t = 256; }
   int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
   for (;; cs *= 2) {
     np = gk_cdiv64(gk_cdiv64(npk, cs), t);
     block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
-    if (kc || cs == 8 || block <= smem_block) break;
+    if (kc || two || cs == 8 || block <= smem_block) break;
+  }
+  if (two && 2 * block > GK_ROWS_SMEM_SM) return L;
+  /* one block an SM under 60 % of its shared memory: twice the blocks, half the threads */
+  if (!ks && !light && cs < 8 && t == 512 && block <= smem_block && 10 * block < 6 * GK_ROWS_SMEM_SM) {
+    cs *= 2; t = 256;
+    np = gk_cdiv64(gk_cdiv64(npk, cs), t);
+    block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
   }
   int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
   if (block > smem_block || per_sm < 1) return L;

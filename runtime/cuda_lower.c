@@ -1830,7 +1830,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   int xin = -1;
   for (int k = 0; k < g->nin && k < 64; k++) if (L->used_field[k] && nin1 == 1) xin = k;
   if (!L->nvf && (has_store || ns == 2) && xin >= 0)
-    pl = gk_rows_plan_cluster_async(pl, R, C, L->vec_ok, L->sms, L->smem_block, small, light, rt_dtype_size(g->ins[xin]->t), &env_rows);
+    pl = gk_rows_plan_cluster_async(pl, R, C, L->vec_ok, L->sms, L->smem_block, small, light, ns, rt_dtype_size(g->ins[xin]->t),
+                                     &env_rows);
   if (!L->nvf && (has_store || ns == 2) && xin >= 0)
     pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, L->smem_block, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))

@@ -928,6 +928,32 @@ static void test_row_plans(void) {
   L = gk_rows_plan_tile(gk_rows_plan_store(5000, 60, 2, 132, 1, &kt), 5000, 60, 1, 8, 8, 227 << 10, &kt);
   CHECK(L.mode == GK_ROWS_TILE && L.block[0] == 128 && L.smem == 128 * 61 * 16, "5000x60 f64 tile: block %d smem %lld",
         L.block[0], (long long)L.smem);
+  /* long rows of one f32 input through the async cluster kernel (session 23): softmax (light, two passes)
+  ** of 32769-57344 elements 4 blocks of 256 a row, two an SM; at 65536 (one block an SM) gk_row_cluster;
+  ** layernorm (not light) the fewest blocks of 512 whose buffers fit, or twice the blocks of 256 where
+  ** that left one block an SM under 60 % of its shared memory; rmsnorm (light, one pass) never */
+  const int64_t sb = 227 << 10;
+  struct { int64_t rows, cols; int light, passes, mode, cs, threads, async; } lr[] = {
+    {4096, 50257, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1}, {2048, 40000, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1},
+    {1024, 65536, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0}, {4096, 32000, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0},
+    {4096, 57344, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1}, {4096, 57345, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0},
+    {4096, 20000, 1, 2, GK_ROWS_CLUSTER, 1, 512, 1},
+    {1024, 65536, 0, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {4096, 50257, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1},
+    {2048, 40000, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1}, {4096, 32000, 0, 2, GK_ROWS_CLUSTER, 4, 256, 1},
+    {20, 100000, 0, 2, GK_ROWS_CLUSTER, 4, 512, 1},
+    {4096, 50257, 1, 1, GK_ROWS_CLUSTER, 2, 1024, 0},
+  };
+  for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++) {
+    int64_t R = lr[i].rows, C = lr[i].cols;
+    L = gk_rows_plan_store(R, C, 4, 132, lr[i].light, NULL);
+    L = gk_rows_plan_cluster_async(L, R, C, 1, 132, sb, 1, lr[i].light, lr[i].passes, 4, NULL);
+    L = gk_rows_plan_cluster(L, R, C, 1, 132, lr[i].light, lr[i].passes, NULL);
+    int cs = L.mode == GK_ROWS_CLUSTER ? L.cluster : 1;
+    CHECK(L.mode == lr[i].mode && cs == lr[i].cs && L.block[0] == lr[i].threads && L.async == lr[i].async &&
+          (!L.async || L.smem + GK_ROWS_SMEM_EXTRA <= sb),
+          "%lldx%lld light %d passes %d: mode %d cluster %d threads %d async %d smem %lld", (long long)R, (long long)C,
+          lr[i].light, lr[i].passes, L.mode, cs, L.block[0], L.async, (long long)L.smem);
+  }
 }
 
 int main(void) {
