@@ -1,15 +1,21 @@
 #!/usr/bin/env python3
 """Markdown tables from a bench.json that bench_gk.py wrote (tests/bench/report.py).
 
-    python3 tests/bench/report.py bench.json [more.json ...] [--summary]
+    python3 tests/bench/report.py bench.json [more.json ...] [--summary] [--into FILE]
 
 Prints the whole table (every case: gk kernel time and GB/s, each peer's
 time, the ratio the target is stated in, the target, met?), or with
 --summary the few rows per family that README's speed table carries.
 Several files (the parts of a run split with bench_gk.py --part) are joined:
 their rows in the order of the files, each part's date and commit listed.
+
+--into FILE writes the table into FILE instead, between the lines
+`<!-- report.py --summary -->` (or `<!-- report.py -->` for the whole
+table) and `<!-- /report.py -->`, and leaves the rest of FILE as it was;
+README.md and tests/bench/RESULTS.md carry those marks.  Without both
+marks FILE is not touched and the exit status is 1.
 """
-import json, statistics, sys
+import io, json, statistics, sys
 
 def f(v, p=0):
     return "–" if v is None else "%.*f" % (p, v)
@@ -55,7 +61,34 @@ SUMMARY = [("sum_e2e", None, "f32"), ("map", "2^28", "f32"), ("map", "2^28", "f6
            ("nchw_nhwc", "32×256×56×56", "f32")]
 
 def main():
-    ds = [json.load(open(p)) for p in sys.argv[1:] if not p.startswith("--")]
+    argv = sys.argv[1:]
+    into = argv[argv.index("--into") + 1] if "--into" in argv and argv.index("--into") + 1 < len(argv) else None
+    if "--into" in argv and not into: sys.exit("report.py: --into needs a file")
+    files = [p for i, p in enumerate(argv) if not p.startswith("--") and not (i and argv[i - 1] == "--into")]
+    if not into: return table(files, "--summary" in argv)
+    buf = io.StringIO()
+    stdout, sys.stdout = sys.stdout, buf
+    try: table(files, "--summary" in argv)
+    finally: sys.stdout = stdout
+    try:
+        text = splice(open(into).read(), buf.getvalue(), "--summary" in argv)
+    except ValueError as e:
+        sys.exit("report.py: %s: %s" % (into, e))
+    with open(into, "w") as fh: fh.write(text)
+
+def splice(text, table_md, summary):
+    """text with the lines between its marks (the --summary or the whole table's) replaced by table_md."""
+    begin, end = "<!-- report.py --summary -->" if summary else "<!-- report.py -->", "<!-- /report.py -->"
+    lines = text.split("\n")
+    try:
+        b = lines.index(begin)
+        e = lines.index(end, b + 1)
+    except ValueError:
+        raise ValueError("no lines %r and %r after it" % (begin, end))
+    return "\n".join(lines[:b + 1] + table_md.rstrip("\n").split("\n") + lines[e:])
+
+def table(files, summary):
+    ds = [json.load(open(p)) for p in files]
     m, rows = ds[0]["meta"], [r for d in ds for r in d["rows"]]
     if len(ds) > 1:
         print("Joined from %d parts: %s.\n" % (len(ds), "; ".join("%s (gk %s, part %s, %d rows)" % (
@@ -64,7 +97,7 @@ def main():
     print("%s, %s, torch %s, gk %s; %d timed runs per median; cudaMemcpy D2D %.0f GB/s (1 GiB, read + write)\n" % (
         m["date"], m["gpu"], m["peer_version"], m.get("gk_commit") or m["gk_version"], m["reps"], m.get("copy_GBs") or 0))
     print(HEAD)
-    if "--summary" in sys.argv:
+    if summary:
         for op, sh, dt in SUMMARY:
             for r in rows:
                 if r["op"] == op and r["dtype"] == dt and (sh is None or shape(r) == sh):

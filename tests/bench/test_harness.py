@@ -66,5 +66,29 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf): report.halves(rows, 20)
 out = buf.getvalue()
 check("report.halves lists the odd case only", "| 320.0 | 265.0 | 263.0 |" in out and "gk_y" not in out)
+# report.py --into: the table between the marks, the rest of the file as it was; no marks, no change
+import subprocess, tempfile, json
+doc = "intro\n<!-- report.py --summary -->\nold table\nold row\n<!-- /report.py -->\nafter\n"
+check("splice replaces between the marks only",
+      report.splice(doc, "T1\nT2\n", True) == "intro\n<!-- report.py --summary -->\nT1\nT2\n<!-- /report.py -->\nafter\n")
+try:
+    report.splice(doc, "T\n", False); check("splice without the whole table's mark fails", False)
+except ValueError: check("splice without the whole table's mark fails", True)
+with tempfile.TemporaryDirectory() as td:
+    js, md, bare = os.path.join(td, "b.json"), os.path.join(td, "r.md"), os.path.join(td, "bare.md")
+    meta = {"date": "D", "gpu": "G", "peer_version": "V", "gk_commit": "C", "reps": 20, "copy_GBs": 1000.0}
+    r1 = {"op": "sum", "shape": [268435456], "dtype": "f32", "gk_us": 340.0, "gk_GBs": 3158.0, "ratio": 1.02,
+          "target_str": ">= 1.00x CUB Sum", "met": True, "cub": {"name": "CUB Sum", "us": 347.0}}
+    json.dump({"meta": meta, "rows": [r1]}, open(js, "w"))
+    open(md, "w").write(doc)
+    open(bare, "w").write("no marks\n")
+    rp = os.path.join(os.path.dirname(os.path.abspath(__file__)), "report.py")
+    rc = subprocess.run([sys.executable, rp, js, "--summary", "--into", md], capture_output=True).returncode
+    got = open(md).read()
+    check("report.py --into writes the summary between the marks", rc == 0 and got.startswith("intro\n<!-- report.py --summary -->\nD, G")
+          and "| `sum(x)` | 2^28 | f32 | 340.0 | 3158 |" in got and "old row" not in got and got.endswith("<!-- /report.py -->\nafter\n"))
+    p = subprocess.run([sys.executable, rp, js, "--into", bare], capture_output=True, text=True)
+    check("report.py --into a file without the marks: status 1, file untouched",
+          p.returncode == 1 and "report.py" in p.stderr and open(bare).read() == "no marks\n")
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
