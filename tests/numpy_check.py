@@ -492,6 +492,7 @@ def longrows_group(D, r, c, dt):
 
     add("softmax", "softmax(rows(m))", lambda e: softmax(f64(e["m"]), 1))
     add("logsoftmax", "logsoftmax(rows(m))", lambda e: logsoftmax(f64(e["m"]), 1))
+    add("layernorm", "layernorm(rows(m))", lambda e: layernorm(f64(e["m"]), None, None, 1e-5, 1))
     add("layernorm_gb", "layernorm(rows(m), gc, bc, eps=1e-3)",
         lambda e: layernorm(f64(e["m"]), f64(e["gc"]), f64(e["bc"]), 1e-3, 1))
     add("rmsnorm_g", "rmsnorm(rows(m), gc)", lambda e: rmsnorm(f64(e["m"]), f64(e["gc"]), axis=1))
@@ -1175,9 +1176,11 @@ def main():
     # streamed row, gk_row_span) with the odd and the 2-mod-4 length; 37 x 128, 3 x 1024, 5 x 8192: rows
     # that fill a warp's or block's packs exactly, the last block short of rows (policy FULL); 37 x 768:
     # 6 packs a lane (GK_ROWS_VARIANT=we=2); 270 x 16387: more rows than the GPU's clusters of long rows
-    # (each takes 2-3 rows: the next row's share copied while this one is stored, gk_row_cluster_async)
-    for r, c in [(3, 50257), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768)] + \
-            ([] if args.quick else [(2, 65536), (1, 2 ** 20 + 1), (270, 16387)]):
+    # (each takes 2-3 rows: the next row's share copied while this one is stored, gk_row_cluster_async);
+    # 3 x 32000 and 2 x 57344: the ends of session 23's long-row plans (layernorm over 4 blocks of 256,
+    # softmax's last length over the async kernel at 4 x 256)
+    for r, c in [(3, 50257), (3, 32000), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768)] + \
+            ([] if args.quick else [(2, 65536), (2, 57344), (1, 2 ** 20 + 1), (270, 16387)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387)]):
