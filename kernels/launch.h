@@ -464,6 +464,10 @@ static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t col
 ** memory a block of the device may take (0 below sm_90, whose kernel text
 ** streams the row instead and would only carry the request).  passes: the
 ** program's passes over a row (1 or 2). */
+/* a block's shared memory in gk_row_cluster_async: two buffers of its share of npk packs over cs blocks, rounded up to t threads */
+static inline int64_t gk_rows_async_block(int64_t npk, int cs, int t, int elem_bytes) {
+  return 2 * gk_cdiv64(gk_cdiv64(npk, cs), t) * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+}
 static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
                                                    int any, int light, int passes, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = ks == 3 ? GK_KNOB(k, kc, 0) : 0, cs = kc ? kc : 1;
@@ -471,18 +475,17 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
   int two = !ks && light && passes == 2 && cols > GK_ROWS_ASYNC_TWO_MIN;   /* softmax's long rows: 4 x 256 */
   if (!ks && light && cols > GK_ROWS_ASYNC_ONE && !two) return L;
   if (two) { cs = 4; t = 256; }
-  int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
+  const int64_t npk = gk_cdiv64(cols, 4);   /* packs of 4 a row */
+  int64_t block;
   for (;; cs *= 2) {
-    np = gk_cdiv64(gk_cdiv64(npk, cs), t);
-    block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+    block = gk_rows_async_block(npk, cs, t, elem_bytes);
     if (kc || two || cs == 8 || block <= smem_block) break;
   }
   if (two && 2 * block > GK_ROWS_SMEM_SM) return L;
   /* one block an SM under 60 % of its shared memory: twice the blocks, half the threads */
   if (!ks && !light && cs < 8 && t == 512 && block <= smem_block && 10 * block < 6 * GK_ROWS_SMEM_SM) {
     cs *= 2; t = 256;
-    np = gk_cdiv64(gk_cdiv64(npk, cs), t);
-    block = 2 * np * t * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+    block = gk_rows_async_block(npk, cs, t, elem_bytes);
   }
   int per_sm = (int)gk_min64(2048 / t, GK_ROWS_SMEM_SM / block);
   if (block > smem_block || per_sm < 1) return L;

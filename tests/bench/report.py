@@ -15,7 +15,7 @@ table) and `<!-- /report.py -->`, and leaves the rest of FILE as it was;
 README.md and tests/bench/RESULTS.md carry those marks.  Without both
 marks FILE is not touched and the exit status is 1.
 """
-import io, json, statistics, sys
+import argparse, contextlib, io, json, statistics, sys
 
 def f(v, p=0):
     return "–" if v is None else "%.*f" % (p, v)
@@ -61,20 +61,19 @@ SUMMARY = [("sum_e2e", None, "f32"), ("map", "2^28", "f32"), ("map", "2^28", "f6
            ("nchw_nhwc", "32×256×56×56", "f32")]
 
 def main():
-    argv = sys.argv[1:]
-    into = argv[argv.index("--into") + 1] if "--into" in argv and argv.index("--into") + 1 < len(argv) else None
-    if "--into" in argv and not into: sys.exit("report.py: --into needs a file")
-    files = [p for i, p in enumerate(argv) if not p.startswith("--") and not (i and argv[i - 1] == "--into")]
-    if not into: return table(files, "--summary" in argv)
+    ap = argparse.ArgumentParser(description="Markdown tables from bench.json files (tests/bench/report.py)")
+    ap.add_argument("files", nargs="+", help="bench.json, or the parts of a split run in order")
+    ap.add_argument("--summary", action="store_true", help="the rows README's speed table carries")
+    ap.add_argument("--into", metavar="FILE", help="write the table between FILE's <!-- report.py --> marks")
+    a = ap.parse_args()
+    if not a.into: return table(a.files, a.summary)
     buf = io.StringIO()
-    stdout, sys.stdout = sys.stdout, buf
-    try: table(files, "--summary" in argv)
-    finally: sys.stdout = stdout
+    with contextlib.redirect_stdout(buf): table(a.files, a.summary)
     try:
-        text = splice(open(into).read(), buf.getvalue(), "--summary" in argv)
+        text = splice(open(a.into).read(), buf.getvalue(), a.summary)
     except ValueError as e:
-        sys.exit("report.py: %s: %s" % (into, e))
-    with open(into, "w") as fh: fh.write(text)
+        sys.exit("report.py: %s: %s" % (a.into, e))
+    with open(a.into, "w") as fh: fh.write(text)
 
 def splice(text, table_md, summary):
     """text with the lines between its marks (the --summary or the whole table's) replaced by table_md."""
