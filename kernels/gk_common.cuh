@@ -71,10 +71,54 @@ template <class T, int N> struct alignas(sizeof(T) * N) gk_vec { T v[N]; };
 ** the access is one vector instruction and p must be aligned to N*sizeof(T);
 ** 32 bytes are two 16-byte accesses (p 16-byte aligned); the host picks N > 1
 ** only when every pointer and the row stride are aligned. */
+/* Cache hints of the vector accesses, for timing experiments only (NVRTC
+** option -DGK_LD_HINT=n / -DGK_ST_HINT=n through GK_NVRTC_OPTS; off by
+** default, so the kernels' texts and binaries are those without them).
+** Loads: 1 ld.global.cs (evict first), 2 ld.global.nc, 3 ld.global.lu (last
+** use), 4 ld.global.nc.L1::no_allocate.L2::256B.  Stores: 1 st.global.cs,
+** 2 st.global.cg. */
+#ifndef GK_LD_HINT
+#define GK_LD_HINT 0
+#endif
+#ifndef GK_ST_HINT
+#define GK_ST_HINT 0
+#endif
+template <int B> struct gk_raw_of;
+template <> struct gk_raw_of<4> { typedef unsigned T; };
+template <> struct gk_raw_of<8> { typedef uint2 T; };
+template <> struct gk_raw_of<16> { typedef uint4 T; };
+template <class V>
+GK_DEV V gk_ld_vec(const V *p) {
+  if constexpr (GK_LD_HINT == 0) return *p;
+  else {
+    typedef typename gk_raw_of<sizeof(V)>::T R;
+    const R *q = reinterpret_cast<const R *>(p);
+    R r;
+    if constexpr (GK_LD_HINT == 1) r = __ldcs(q);
+    else if constexpr (GK_LD_HINT == 2) r = __ldg(q);
+    else if constexpr (GK_LD_HINT == 3) r = __ldlu(q);
+    else if constexpr (sizeof(V) == 16)
+      asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0,%1,%2,%3}, [%4];"
+                   : "=r"(r.x), "=r"(r.y), "=r"(r.z), "=r"(r.w) : "l"(q));
+    else r = __ldg(q);
+    return *reinterpret_cast<const V *>(&r);
+  }
+}
+template <class V>
+GK_DEV void gk_st_vec(V *p, const V &v) {
+  if constexpr (GK_ST_HINT == 0) *p = v;
+  else {
+    typedef typename gk_raw_of<sizeof(V)>::T R;
+    const R r = *reinterpret_cast<const R *>(&v);
+    if constexpr (GK_ST_HINT == 1) __stcs(reinterpret_cast<R *>(p), r);
+    else __stcg(reinterpret_cast<R *>(p), r);
+  }
+}
+
 template <int N, class T>
 GK_DEV void gk_ld(T *dst, const T *p) {
   if constexpr (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8 || N * sizeof(T) == 4)) {
-    gk_vec<T, N> v = *reinterpret_cast<const gk_vec<T, N> *>(p);
+    gk_vec<T, N> v = gk_ld_vec(reinterpret_cast<const gk_vec<T, N> *>(p));
 #pragma unroll
     for (int k = 0; k < N; ++k) dst[k] = v.v[k];
   } else if constexpr (N * sizeof(T) == 32) {   /* two 16-byte halves (p 16-byte aligned) */
@@ -91,7 +135,7 @@ GK_DEV void gk_st(T *p, const T *src) {
     gk_vec<T, N> v;
 #pragma unroll
     for (int k = 0; k < N; ++k) v.v[k] = src[k];
-    *reinterpret_cast<gk_vec<T, N> *>(p) = v;
+    gk_st_vec(reinterpret_cast<gk_vec<T, N> *>(p), v);
   } else if constexpr (N * sizeof(T) == 32) {
     gk_st<N / 2>(p, src);
     gk_st<N / 2>(p + N / 2, src + N / 2);
