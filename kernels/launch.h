@@ -344,6 +344,7 @@ static inline gk_launch gk_row_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** their determinism. */
 #define GK_ROWS_ASYNC_ONE 28672   /* the longest row whose two buffers fit one block (512 x 14 packs of 4, twice) (gk_row_cluster_async) */
 #define GK_ROWS_ASYNC_TWO_MIN 32768   /* softmax's rows past this take gk_row_cluster_async 4 x 256 where two blocks fit an SM */
+#define GK_ROWS_ASYNC_EIGHT_MIN 65536 /* and past this (gk_row_cluster's reach) 8 x 256 where one block fits */
 /* A streamed row program (a store or two passes) over thread-block
 ** clusters (gk_row_cluster; the kernel text falls back to gk_row_stream
 ** with the same policy below sm_90): cs blocks a row, each holding its
@@ -453,7 +454,12 @@ static inline gk_launch gk_rows_plan_tile(gk_launch L, int64_t rows, int64_t col
 **   elements: 4 blocks of 256 a row, the longest rows whose buffers let two
 **   blocks share an SM (4096 x 50257 on the H100: 677 -> 623 us, 2048 x
 **   40000: 289 -> 268; on the H200 before ONLINE_B, session 14: 550 -> 545,
-**   243 -> 235; 1024 x 65536, one block an SM, lost: 207 -> 235);
+**   243 -> 235; 1024 x 65536, one block an SM, lost: 207 -> 235); past
+**   65536 elements, where gk_row_cluster does not reach and the stream took
+**   them, 8 blocks of 256 a row wherever a block's buffers fit (rows of up
+**   to ~232000 elements; on the H100, session 24: 4096 x 128256 softmax
+**   2081 -> 1928 us, logsoftmax 2079 -> 1794; 2048 x 152064 1243 -> 1070,
+**   1244 -> 1015; 8 x 512 gained less, 2187 / 1172);
 ** other light programs of rows past 28672 keep gk_row_cluster (session 14,
 ** 4096 x 20000 / 24000 / 50257, 2048 x 40000, 1024 x 65536: softmax 0.79x /
 ** 0.90x the stream's time, layernorm 0.79x / 0.82x / 0.89x / 0.94x / 0.95x;
@@ -474,14 +480,14 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
   if ((ks && ks != 3) || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
   int two = !ks && light && passes == 2 && cols > GK_ROWS_ASYNC_TWO_MIN;   /* softmax's long rows: 4 x 256 */
   if (!ks && light && cols > GK_ROWS_ASYNC_ONE && !two) return L;
-  if (two) { cs = 4; t = 256; }
+  if (two) { cs = cols > GK_ROWS_ASYNC_EIGHT_MIN ? 8 : 4; t = 256; }
   const int64_t npk = gk_cdiv64(cols, 4);   /* packs of 4 a row */
   int64_t block;
   for (;; cs *= 2) {
     block = gk_rows_async_block(npk, cs, t, elem_bytes);
     if (kc || two || cs == 8 || block <= smem_block) break;
   }
-  if (two && 2 * block > GK_ROWS_SMEM_SM) return L;
+  if (two && cs == 4 && 2 * block > GK_ROWS_SMEM_SM) return L;
   /* one block an SM under 60 % of its shared memory: twice the blocks, half the threads */
   if (!ks && !light && cs < 8 && t == 512 && block <= smem_block && 10 * block < 6 * GK_ROWS_SMEM_SM) {
     cs *= 2; t = 256;

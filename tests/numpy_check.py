@@ -1178,9 +1178,11 @@ def main():
     # 6 packs a lane (GK_ROWS_VARIANT=we=2); 270 x 16387: more rows than the GPU's clusters of long rows
     # (each takes 2-3 rows: the next row's share copied while this one is stored, gk_row_cluster_async);
     # 3 x 32000 and 2 x 57344: the ends of session 23's long-row plans (layernorm over 4 blocks of 256,
-    # softmax's last length over the async kernel at 4 x 256)
-    for r, c in [(3, 50257), (3, 32000), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768)] + \
-            ([] if args.quick else [(2, 65536), (2, 57344), (1, 2 ** 20 + 1), (270, 16387)]):
+    # softmax's last length over the async kernel at 4 x 256); 2 x 65537 and 40 x 100003: softmax's rows
+    # past 65536 over the async kernel at 8 x 256 (session 24), the second with more rows than clusters
+    for r, c in [(3, 50257), (3, 32000), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768),
+                 (2, 65537)] + \
+            ([] if args.quick else [(2, 65536), (2, 57344), (1, 2 ** 20 + 1), (270, 16387), (40, 100003)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
     for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387)]):

@@ -930,6 +930,7 @@ static void test_row_plans(void) {
         L.block[0], (long long)L.smem);
   /* long rows of one f32 input through the async cluster kernel (session 23): softmax (light, two passes)
   ** of 32769-57344 elements 4 blocks of 256 a row, two an SM; at 65536 (one block an SM) gk_row_cluster;
+  ** past 65536 8 blocks of 256 where one fits (session 24), the stream past that (256000);
   ** layernorm (not light) the fewest blocks of 512 whose buffers fit, or twice the blocks of 256 where
   ** that left one block an SM under 60 % of its shared memory; rmsnorm (light, one pass) never */
   const int64_t sb = 227 << 10;
@@ -942,6 +943,9 @@ static void test_row_plans(void) {
     {2048, 40000, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1}, {4096, 32000, 0, 2, GK_ROWS_CLUSTER, 4, 256, 1},
     {20, 100000, 0, 2, GK_ROWS_CLUSTER, 4, 512, 1},
     {4096, 50257, 1, 1, GK_ROWS_CLUSTER, 2, 1024, 0},
+    {4096, 128256, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {2048, 152064, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1},
+    {100, 65537, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {64, 256000, 1, 2, GK_ROWS_STREAM, 1, 1024, 0},
+    {4096, 128256, 1, 1, GK_ROWS_STREAM, 1, 1024, 0},
   };
   for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++) {
     int64_t R = lr[i].rows, C = lr[i].cols;
