@@ -21,13 +21,17 @@ it runs at the speed it had at the start: after torch.cuda.empty_cache every
 kernel ran up to 20% slower for milliseconds); then timed, half of gk's runs
 before the peers and half after them (one profile session: a drift of the card
 within the case weighs on both sides).  gk kernel time: GK_PROFILE=2 (CUDA
-events around every launch; per kernel the median, summed over the case's
-kernels; every launch's time kept in bench.json, times_us).
-Peers on the same tensors: torch eager and torch.compile (Inductor) with CUDA
-events around the op; CUB (tests/bench/cub_peer.cu: DeviceReduce, DeviceScan,
-DeviceSelect::If, DeviceHistogram::HistogramEven) and cudaMemcpy D2D (the copy
-ceiling) through ctypes; each peer's output is checked too.  End to end:
-host wall clock around step + sync (gk) or the call + synchronize (torch),
+events around every launch; per kernel the median of the timed launches,
+summed over the case's kernels; every launch's time kept in bench.json,
+times_us).  Peers on the same tensors: torch eager and torch.compile
+(Inductor) with CUDA events around the op; CUB (tests/bench/cub_peer.cu:
+DeviceReduce, DeviceScan, DeviceSelect::If, DeviceHistogram::HistogramEven)
+and cudaMemcpy D2D (the copy ceiling) through ctypes; each peer's output is
+checked too.  Every side's timed calls are queued back to back after one
+synchronize (gk's steps, torch's ops, CUB's and the copy's calls alike), so
+that each pair of events brackets the kernels and not the host's launch gap in
+front of a kernel on an idle card.  End to end: host wall clock around step +
+sync (gk, in a session without GK_PROFILE) or the call + synchronize (torch),
 median of >= 20; `sum` of 1024 elements through gk_step + gk_get in C
 (tests/bench/bench_gk.c).  GB/s counts the fewest bytes (inputs read once,
 outputs written once).  Prints the table (op, shape, gk, peer, ratio,
@@ -211,6 +215,18 @@ def reference(c, P, ins):
 def nbytes_of(a):
     return a.numel() * a.element_size() if hasattr(a, "numel") else a.nbytes
 
+def cub_times(cx, algo, dtc, xs, out, out2, n, nbins, lo, hi, warm, reps):
+    """The CUB or copy peer's µs a call: warm + reps calls queued back to back (cubp_times), the i-th on
+    xs[i % len(xs)], CUDA events around each, as torch's ops (P.time_events) and gk's steps are timed;
+    the warm-up's times dropped."""
+    P = cx.P
+    ins = (ctypes.c_void_p * len(xs))(*[P.ptr(a) for a in xs])
+    us = (ctypes.c_double * (warm + reps))()
+    ptr = lambda a: ctypes.c_void_p(P.ptr(a)) if a is not None else None
+    rc = cx.cub.cubp_times(algo, dtc, ins, len(xs), ptr(out), ptr(out2), n, nbins, lo, hi, warm + reps, us)
+    if rc: raise RuntimeError("cubp_times(%d) failed: %d" % (algo, rc))
+    return list(us)[warm:]
+
 def cub_peer(cx, c, sets, refs, reps, warm):
     """Times the CUB peer (or cudaMemcpy of the inputs' bytes for 'copy'); checks its output first."""
     P, lib = cx.P, cx.cub
@@ -222,14 +238,13 @@ def cub_peer(cx, c, sets, refs, reps, warm):
     if algo == 0:
         nb = sum(nbytes_of(a) for a in sets[0])
         dst = P.empty(nb // 4, "f32")
-        srcs = [(a, dst) for a in [s[0] for s in sets]]
         def once(a, d): return run(0, 0, ctypes.c_void_p(P.ptr(a)), ctypes.c_void_p(P.ptr(d)), None, nb, 0, 0.0, 0.0)
         ok, err = True, "copy"
-        t = once(*srcs[0])
+        t = once(x, dst)
         if t < 0: raise RuntimeError("cudaMemcpy failed: %d" % t)
         P.sync()
         same = bool((dst.view(x.dtype)[:n].reshape(x.shape) == x).all().item()) if c.nin == 1 else True
-        ts = [once(*srcs[(i + 1) % len(srcs)]) for i in range(warm + reps)][warm:]
+        ts = cub_times(cx, 0, 0, [s[0] for s in sets[1:] + sets[:1]], dst, None, nb, 0, 0.0, 0.0, warm, reps)
         return {"name": "cudaMemcpy", "us": median(ts), "ok": same, "err": "copy of the input bytes",
                 "bytes": 2 * nb}
     odt = {"sum": "i64" if dt == "i32" else dt, "max": dt, "min": dt, "argmax": dt,
@@ -259,9 +274,8 @@ def cub_peer(cx, c, sets, refs, reps, warm):
     else:
         got, ref, tol = out.reshape(refs[0].shape), refs[0], c.tol
     ok, err = P.compare(got, ref, tol)
-    xs = [s[0] for s in sets]
-    ts = [once(xs[i % len(xs)]) for i in range(warm + reps)][warm:]
-    if min(ts) < 0: raise RuntimeError("CUB %s failed in the loop" % c.cub)
+    ts = cub_times(cx, algo, DTC[dt], [s[0] for s in sets], out, out2, n, 256, 0.5 if c.cub == "select" else 0.0, 1.0,
+                   warm, reps)
     inb = nbytes_of(x)
     name = {"sum": "CUB Sum", "max": "CUB Max", "min": "CUB Min", "argmax": "CUB ArgMax", "scan": "CUB InclusiveSum",
             "select": "CUB Select::If", "hist": "CUB HistogramEven", "sort": "CUB RadixSort::SortKeys"}[c.cub]
@@ -331,12 +345,13 @@ def run_case(cx, c):
     g = gkc.Gk(cx.lib, cx.backend, profile=2)
     prof = ""
     h1 = reps // 2   # gk's runs timed before the peers (report.py's halves split there too)
-    wall = []
     def gk_time(stmts, i0, n):
-        for i in range(i0, i0 + n):
-            t0 = time.perf_counter()
-            g.step(stmts[i % K]); g.sync()
-            wall.append((time.perf_counter() - t0) * 1e6)
+        # the steps queued back to back, as the peers' calls are timed (P.time_events, cub_times):
+        # each launch's events then bracket its kernel, not the host's launch gap in front of a
+        # kernel on an idle card (session 24: that gap, 1-4 µs, was in gk's times and not torch's)
+        P.sync()
+        for i in range(i0, i0 + n): g.step(stmts[i % K])
+        g.sync()
     try:
         names = []
         for k, s in enumerate(sets):
@@ -368,13 +383,14 @@ def run_case(cx, c):
         row["gk_err"] = "%s / %s" % (err1, err2)
         row["poison_reused"] = p1 == p2
         if not row["gk_ok"]: cx.failures.append("%s: gk output wrong: %s" % (c.key, row["gk_err"]))
-        gk_time(stmts, 0, warm + h1)
+        gk_time(stmts, 0, warm)
+        gk_time(stmts, warm, h1)
         row["bytes"] = set_bytes + out_bytes
         peers(cx, c, row, sets, refs, reps, warm)
         gk_time(stmts, warm + h1, reps - h1)
-        row["gk_e2e_us"] = median(wall[warm:])
     finally:
         prof = g.close()
+    row["gk_e2e_us"] = gk_e2e(cx, c, sets, warm, reps)
     ks = gkc.parse_profile(prof)
     times = gkc.parse_times(prof)
     if ks:
@@ -384,7 +400,10 @@ def run_case(cx, c):
             # every launch's time in order: the plan and the checks, warm-up, the first half, then the
             # second half after the peers (report.py lists the cases whose halves differ)
             if times.get(k["name"]): k["times_us"] = times[k["name"]]
-        row["gk_us"] = sum(k[3] for k in ks)
+        for k in row["gk_kernels"]:
+            tm = timed_median(k, 2 + warm + reps, reps)   # the plan's step, the check's, warm-up, timed
+            if tm is not None: k["timed_median_us"] = tm
+        row["gk_us"] = sum(k.get("timed_median_us", k["median_us"]) for k in row["gk_kernels"])
         kb = sum(k[5] for k in ks)
         if kb < 0.5 * set_bytes:
             cx.failures.append("%s: gk kernels move %d bytes, inputs hold %d" % (c.key, kb, set_bytes))
@@ -392,6 +411,34 @@ def run_case(cx, c):
         row["gk_us"] = None   # cpu backend: no kernel times
     del sets, refs
     return row
+
+def timed_median(k, steps, reps):
+    """The median µs of a kernel's timed launches (k: a gk_kernels entry), or None where they cannot be
+    told apart.  A step runs the kernel m times, the same m in every one of the case's `steps` steps, the
+    timed `reps` steps last: the last m * reps of its times_us (all its launches, in order)."""
+    t = k.get("times_us") or []
+    if not t or len(t) != k["launches"] or len(t) % steps: return None
+    return median(t[-(len(t) // steps) * reps:])
+
+def gk_e2e(cx, c, sets, warm, reps):
+    """gk end to end in µs: host wall clock around step + sync, the median of reps after warm, in a
+    session of its own without GK_PROFILE (its events would add to the wall clock; and gk's kernel
+    times come from queued steps, which a sync after each step would not be)."""
+    g = gkc.Gk(cx.lib, cx.backend, profile=False)
+    try:
+        stmts = []
+        for k, st in enumerate(sets):
+            nm = ["x%d" % k, "y%d" % k][:c.nin]
+            for v, arr in zip(nm, st): g.put(v, cx.P.capsule(arr))
+            stmts.append(g.prepare(c.src.format(**dict(zip("xy", nm)))))
+        wall = []
+        for i in range(warm + reps):
+            t0 = time.perf_counter()
+            g.step(stmts[i % len(stmts)]); g.sync()
+            wall.append((time.perf_counter() - t0) * 1e6)
+        return median(wall[warm:])
+    finally:
+        g.close()
 
 def latency_case(cx):
     """sum of 1024 f32 end to end: gk_step + gk_get in C (median of 2000) vs torch x.sum().item()."""
@@ -590,6 +637,10 @@ def main():
             cx.cub.cubp_run.restype = ctypes.c_double
             cx.cub.cubp_run.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
                                         ctypes.c_longlong, ctypes.c_int, ctypes.c_double, ctypes.c_double]
+            cx.cub.cubp_times.restype = ctypes.c_int
+            cx.cub.cubp_times.argtypes = [ctypes.c_int, ctypes.c_int, ctypes.c_void_p, ctypes.c_int, ctypes.c_void_p,
+                                          ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int, ctypes.c_double,
+                                          ctypes.c_double, ctypes.c_int, ctypes.c_void_p]
         else:
             print("bench: libcubpeer.so not found: no CUB or cudaMemcpy peer", flush=True)
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": cx.P.gpu, "peer_lib": cx.P.name,
@@ -604,8 +655,7 @@ def main():
         P = cx.P
         src, dst = P.make("rand", (N28,), "f32"), P.empty(N28, "f32")
         P.sync()
-        ts = [cx.cub.cubp_run(0, 0, ctypes.c_void_p(P.ptr(src)), ctypes.c_void_p(P.ptr(dst)), None, 4 * N28, 0, 0.0, 0.0)
-              for _ in range(3 + a.reps)][3:]
+        ts = cub_times(cx, 0, 0, [src], dst, None, 4 * N28, 0, 0.0, 0.0, 3, a.reps)
         if not bool((dst == src).all().item()):
             cx.failures.append("cudaMemcpy ceiling: the copy is wrong")
         copy_gbs = 2 * 4 * N28 / (median(ts) * 1e3)

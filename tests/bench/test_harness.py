@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/bench/test_harness.py -- the benchmark driver's own logic, without a GPU:
 settle() (waits out a slow spell of the card, gives up and takes the new speed
-as the card's when it lasts) and gkc.parse_times (GK_PROFILE=2's per-launch
-lines).  Prints "N passed, M failed"."""
+as the card's when it lasts), gkc.parse_times (GK_PROFILE=2's per-launch
+lines), timed_median (which of them are the timed runs) and report.py.  Prints "N passed, M failed"."""
 import contextlib, io, os, sys, types
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench_gk, gkc, report
@@ -90,5 +90,11 @@ with tempfile.TemporaryDirectory() as td:
     p = subprocess.run([sys.executable, rp, js, "--into", bare], capture_output=True, text=True)
     check("report.py --into a file without the marks: status 1, file untouched",
           p.returncode == 1 and "report.py" in p.stderr and open(bare).read() == "no marks\n")
+# timed_median: the last m * reps launches of a kernel run m times a step; None where the count does not divide
+slow, fast = [9.0] * 5, [float(i) for i in range(1, 21)]
+check("timed_median: the timed launches only", bench_gk.timed_median({"launches": 25, "times_us": slow + fast}, 25, 20) == 10.5)
+check("timed_median: two launches a step", bench_gk.timed_median({"launches": 50, "times_us": slow * 2 + fast * 2}, 25, 20) == 10.5)
+check("timed_median: a count that does not divide", bench_gk.timed_median({"launches": 26, "times_us": [1.0] + slow + fast}, 25, 20) is None)
+check("timed_median: times cut at 512", bench_gk.timed_median({"launches": 600, "times_us": fast * 25}, 25, 20) is None)
 print("%d passed, %d failed" % (passed, failed))
 sys.exit(1 if failed else 0)
