@@ -267,6 +267,15 @@ int gk_unset(gk_ctx *g, const char *name);
 /* Computes every pending value; returns when the device is done. */
 int gk_sync(gk_ctx *g);
 
+/* Computes every pending value without waiting for the device: on cuda the
+** kernels are queued on the context's stream, in order, and the call returns
+** once they are (a later read, gk_to_dlpack or gk_sync waits for them); on
+** the cpu backend it is gk_sync.  For a loop of gk_step + gk_flush that keeps
+** the GPU busy while the host prepares the next step (torch's asynchronous
+** launches).  Errors as gk_sync's; those the device reports later come from
+** the call that waits. */
+int gk_flush(gk_ctx *g);
+
 /* Asks the statement running on g to stop at its next check point; safe to
 ** call from a signal handler or another thread.  The statement fails with
 ** GK_EINTERRUPT and binds nothing. */

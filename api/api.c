@@ -697,14 +697,16 @@ int gk_unset(gk_ctx *g, const char *name) {
   return GK_OK;
 }
 
-int gk_sync(gk_ctx *g) {
+static int sync_(gk_ctx *g, int wait, const char *what) {
   if (!g) return GK_EMISUSE;
   begin(g);
   rt_err e; rt_err_clear(&e);
-  int rc = cc_sync(g->cc, &e);
-  if (rc) return fail(g, rc, "gk_sync: %s", e.msg[0] ? e.msg : g->be->err.msg[0] ? g->be->err.msg : gk_errstr(rc));
+  int rc = cc_sync(g->cc, wait, &e);
+  if (rc) return fail(g, rc, "%s: %s", what, e.msg[0] ? e.msg : g->be->err.msg[0] ? g->be->err.msg : gk_errstr(rc));
   return GK_OK;
 }
+int gk_sync(gk_ctx *g) { return sync_(g, 1, "gk_sync"); }
+int gk_flush(gk_ctx *g) { return sync_(g, 0, "gk_flush"); }
 
 typedef struct varsctx { void (*fn)(void *, const gk_varinfo *); void *ud; } varsctx;
 

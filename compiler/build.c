@@ -2489,7 +2489,7 @@ int cc_exec(cc_session *s, const ast *st, rt_err *err, lang_loc *loc) {
   if (rc) { s->seed = seed0; s->rng_offset = off0; }
   if (rc == GK_ELIMIT && s->steps > CC_MAX_STEPS && st->nkids > 0) s->errloc = st->kids[0]->loc;   /* the call, not a body */
   cc_end_statement(s);
-  if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_compute_vars(s);
+  if (!rc && s->nlive > CC_MAX_PENDING) rc = cc_compute_vars(s, 1);
   *loc = s->errloc;
   s->err = saved;
   return rc;

@@ -77,7 +77,7 @@ int cc_unbind(cc_session *s, const char *name);
 int cc_has_fn(cc_session *s, const char *name);   /* a user function of that name is defined */
 /* Finds `name`; computes it if pending when `compute`.  *v is borrowed. */
 int cc_lookup(cc_session *s, const char *name, int compute, rt_node **x, rt_err *err);
-int cc_sync(cc_session *s, rt_err *err);   /* computes every pending variable */
+int cc_sync(cc_session *s, int wait, rt_err *err);   /* computes every pending variable; wait: for the device too */
 typedef void (*cc_var_fn)(void *ud, const char *name, const rt_node *x);
 void cc_each_var(cc_session *s, cc_var_fn fn, void *ud);  /* in name order */
 

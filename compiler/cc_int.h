@@ -208,7 +208,7 @@ void cc_names_free(cc_session *s);                     /* every variable and fun
 
 /* run.c */
 int cc_compute(cc_session *s, rt_node **targets, int n);   /* materializes targets */
-int cc_compute_vars(cc_session *s);                        /* every pending variable, then the backend's sync */
+int cc_compute_vars(cc_session *s, int wait);              /* every pending variable, then (wait) the backend's sync */
 
 /* fuse.c */
 int cc_collect(cc_session *s, rt_node **targets, int nt, cc_pending *pg);   /* the pending graph of targets */

@@ -107,7 +107,7 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
 
 /* Computes every pending variable, then waits for the backend (cc_sync
 ** without the error redirection). */
-int cc_compute_vars(cc_session *s) {
+int cc_compute_vars(cc_session *s, int wait) {
   rt_node **xs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
   int n = 0, rc = GK_OK;
   if (!xs) rc = cc_error(s, s->errloc, GK_ENOMEM, "out of memory");
@@ -116,6 +116,6 @@ int cc_compute_vars(cc_session *s) {
     if (n) rc = cc_compute(s, xs, n);
     rt_free(s->mem, xs, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
   }
-  if (!rc) rc = s->be->sync(s->be);
+  if (!rc && wait) rc = s->be->sync(s->be);
   return rc;
 }

@@ -77,10 +77,10 @@ void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, doubl
 }
 
 /* Computes every pending variable (into err), then waits for the backend. */
-int cc_sync(cc_session *s, rt_err *err) {
+int cc_sync(cc_session *s, int wait, rt_err *err) {
   rt_err *saved = s->err;
   s->err = err;
-  int rc = cc_compute_vars(s);
+  int rc = cc_compute_vars(s, wait);
   s->err = saved;
   return rc;
 }

@@ -444,6 +444,11 @@ class Context:
         """Computes every pending value and waits for the device."""
         self._call(lib.gk_sync)
 
+    def flush(self):
+        """Computes every pending value without waiting for the device (the
+        kernels queued; a later read or sync waits)."""
+        self._call(lib.gk_flush)
+
     def interrupt(self):
         """Stops the running statement (safe from another thread)."""
         h = self._h

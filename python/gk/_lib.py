@@ -106,6 +106,7 @@ for name, res, args in [
     ("gk_shape", _I, [_P, _C, ctypes.POINTER(_I), ctypes.POINTER(_I), _I64P]),
     ("gk_unset", _I, [_P, _C]),
     ("gk_sync", _I, [_P]),
+    ("gk_flush", _I, [_P]),
     ("gk_interrupt", None, [_P]),
     ("gk_prepare", _I, [_P, _C, ctypes.POINTER(_P), ctypes.POINTER(_P)]),
     ("gk_step", _I, [_P]),

@@ -347,6 +347,25 @@ static void test_vars_unset_sync(gk_ctx *g) {
   for (int i = 0; i < l.n; i++) if (!strcmp(l.names[i], "aa")) CHECK_STR(l.where[i], gk_backend(g));
   OK(g, gk_unset(g, "zz"));
   CHECK_RC(g, gk_unset(g, "zz"), GK_EMISUSE);
+  /* gk_flush computes what is pending without waiting; a loop of steps, each flushed, ends at the last
+  ** step's value (every step computed: gk_sync after it has nothing left to do) */
+  CHECK(gk_flush(NULL) == GK_EMISUSE);
+  OK(g, gk_eval(g, "ff = reshape(iota(6), 2, 3) * 2.5; acc = ff"));
+  OK(g, gk_flush(g));
+  memset(&l, 0, sizeof l);
+  OK(g, gk_vars(g, collect, &l));
+  int seen = 0;
+  for (int i = 0; i < l.n; i++) if (!strcmp(l.names[i], "ff")) { CHECK_STR(l.where[i], gk_backend(g)); seen = 1; }
+  CHECK(seen);
+  gk_stmt *st = NULL;
+  OK(g, gk_prepare(g, "acc = acc + ff", &st, NULL));
+  for (int i = 0; i < 5; i++) { OK(g, gk_step(st)); OK(g, gk_flush(g)); }
+  double fo[6];
+  OK(g, gk_get(g, "acc", fo, sizeof fo));   /* iota is i64: f64 */
+  for (int i = 0; i < 6; i++) CHECK(fo[i] == 6 * 2.5 * i);
+  gk_finalize(st);
+  OK(g, gk_unset(g, "ff"));
+  OK(g, gk_unset(g, "acc"));
 }
 
 static void test_borrow(gk_ctx *g) {

@@ -350,7 +350,7 @@ def run_case(cx, c):
         # each launch's events then bracket its kernel, not the host's launch gap in front of a
         # kernel on an idle card (session 24: that gap, 1-4 µs, was in gk's times and not torch's)
         P.sync()
-        for i in range(i0, i0 + n): g.step(stmts[i % K])
+        for i in range(i0, i0 + n): g.step(stmts[i % K]); g.flush()   # computed, not waited for
         g.sync()
     try:
         names = []

@@ -48,7 +48,7 @@ def load(path):
     lib.gk_errmsg.argtypes = [c_p]
     lib.gk_backend.restype = ctypes.c_char_p
     lib.gk_backend.argtypes = [c_p]
-    for f in ("gk_eval", "gk_sync", "gk_close", "gk_option", "gk_from_dlpack", "gk_to_dlpack", "gk_unset",
+    for f in ("gk_eval", "gk_sync", "gk_flush", "gk_close", "gk_option", "gk_from_dlpack", "gk_to_dlpack", "gk_unset",
               "gk_get", "gk_prepare", "gk_vars", "gk_shape"):
         getattr(lib, f).argtypes = None
     lib.gk_close.restype = None
@@ -112,6 +112,9 @@ class Gk:
 
     def sync(self):
         self._ok(self.lib.gk_sync(c_p(self.g)), "gk_sync")
+
+    def flush(self):
+        self._ok(self.lib.gk_flush(c_p(self.g)), "gk_flush")
 
     def option(self, name, v):
         self._ok(self.lib.gk_option(c_p(self.g), name.encode(), ctypes.c_int(v)), "gk_option " + name)
