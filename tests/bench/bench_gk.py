@@ -400,9 +400,15 @@ def run_case(cx, c):
             # every launch's time in order: the plan and the checks, warm-up, the first half, then the
             # second half after the peers (report.py lists the cases whose halves differ)
             if times.get(k["name"]): k["times_us"] = times[k["name"]]
+        steps = 2 + warm + reps   # the plan's step, the check's, warm-up, timed
         for k in row["gk_kernels"]:
-            tm = timed_median(k, 2 + warm + reps, reps)   # the plan's step, the check's, warm-up, timed
+            tm = timed_median(k, steps, reps)
             if tm is not None: k["timed_median_us"] = tm
+        # every step must have run its kernels (session 24: steps queued without gk_flush were rebound
+        # before they ran, and 25 steps launched 5 kernels)
+        if max(k["launches"] for k in row["gk_kernels"]) < steps:
+            cx.failures.append("%s: gk ran its kernels at most %d times in %d steps" % (
+                c.key, max(k["launches"] for k in row["gk_kernels"]), steps))
         row["gk_us"] = sum(k.get("timed_median_us", k["median_us"]) for k in row["gk_kernels"])
         kb = sum(k[5] for k in ks)
         if kb < 0.5 * set_bytes:
