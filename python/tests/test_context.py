@@ -133,6 +133,19 @@ def test_prepared_on_fresh_inputs(ctx, rng):
     assert int(ctx["w"]) == 2
 
 
+def test_flush(ctx, rng):
+    x = rng.standard_normal(33)
+    ctx["x"] = x
+    ctx.eval("acc = x")
+    st = ctx.prepare("acc = acc + x")
+    for _ in range(4):
+        st.step()
+        ctx.flush()                      # computed (queued on cuda), not waited for
+        assert ctx.vars()["acc"][2] == ctx.backend
+    np.testing.assert_allclose(ctx["acc"].numpy(), 5 * x, rtol=1e-12)
+    st.finalize()
+
+
 def test_statement_after_close():
     g = gk.Context("cpu")
     st = g.prepare("y = 1")
