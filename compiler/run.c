@@ -105,8 +105,8 @@ int cc_compute(cc_session *s, rt_node **targets, int nt) {
   return rc;
 }
 
-/* Computes every pending variable, then waits for the backend (cc_sync
-** without the error redirection). */
+/* Computes every pending variable, then (wait) waits for the backend
+** (cc_sync without the error redirection). */
 int cc_compute_vars(cc_session *s, int wait) {
   rt_node **xs = rt_alloc(s->mem, sizeof(rt_node *) * (size_t)(s->nvars ? s->nvars : 1));
   int n = 0, rc = GK_OK;

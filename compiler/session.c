@@ -76,7 +76,7 @@ void cc_progress(cc_session *s, int64_t *done, int64_t *planned, int *jit, doubl
   *bytes = atomic_load_explicit(&s->prof_bytes, memory_order_relaxed);
 }
 
-/* Computes every pending variable (into err), then waits for the backend. */
+/* Computes every pending variable (into err), then (wait) waits for the backend. */
 int cc_sync(cc_session *s, int wait, rt_err *err) {
   rt_err *saved = s->err;
   s->err = err;

@@ -67,10 +67,6 @@ GK_DEV double gk_log(double x) { return log(x); }
 /* ---- vectors: N consecutive elements, 16-byte access where aligned ------- */
 template <class T, int N> struct alignas(sizeof(T) * N) gk_vec { T v[N]; };
 
-/* Load N consecutive elements starting at p.  When N*sizeof(T) is 4, 8 or 16
-** the access is one vector instruction and p must be aligned to N*sizeof(T);
-** 32 bytes are two 16-byte accesses (p 16-byte aligned); the host picks N > 1
-** only when every pointer and the row stride are aligned. */
 /* Cache hints of the vector accesses, for timing experiments only (NVRTC
 ** option -DGK_LD_HINT=n / -DGK_ST_HINT=n through GK_NVRTC_OPTS; off by
 ** default, so the kernels' texts and binaries are those without them).
@@ -115,6 +111,10 @@ GK_DEV void gk_st_vec(V *p, const V &v) {
   }
 }
 
+/* Load N consecutive elements starting at p.  When N*sizeof(T) is 4, 8 or 16
+** the access is one vector instruction and p must be aligned to N*sizeof(T);
+** 32 bytes are two 16-byte accesses (p 16-byte aligned); the host picks N > 1
+** only when every pointer and the row stride are aligned. */
 template <int N, class T>
 GK_DEV void gk_ld(T *dst, const T *p) {
   if constexpr (N > 1 && (N * sizeof(T) == 16 || N * sizeof(T) == 8 || N * sizeof(T) == 4)) {

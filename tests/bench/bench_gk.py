@@ -353,14 +353,9 @@ def run_case(cx, c):
         for i in range(i0, i0 + n): g.step(stmts[i % K]); g.flush()   # computed, not waited for
         g.sync()
     try:
-        names = []
-        for k, s in enumerate(sets):
-            nm = ["x%d" % k, "y%d" % k][:c.nin]
-            for v, arr in zip(nm, s): g.put(v, P.capsule(arr))
-            names.append(nm)
+        stmts = gk_bind(g, P, c, sets)
         vs = g.vars()
         pending = [v for v in vs if vs[v][2] == "pending"]
-        stmts = [g.prepare(c.src.format(**dict(zip("xy", nm)))) for nm in names]
         plan = g.plan_of(lambda: (g.step(stmts[0]), g.sync()))
         lazy = gkc.lazy_sources(plan)
         kins = gkc.kernel_inputs(plan)
@@ -426,17 +421,23 @@ def timed_median(k, steps, reps):
     if not t or len(t) != k["launches"] or len(t) % steps: return None
     return median(t[-(len(t) // steps) * reps:])
 
+def gk_bind(g, P, c, sets):
+    """Binds input set k as x<k> (and y<k>) in g, the peer's tensors through DLPack; returns the case's
+    statement prepared on each set."""
+    stmts = []
+    for k, s in enumerate(sets):
+        nm = ["x%d" % k, "y%d" % k][:c.nin]
+        for v, arr in zip(nm, s): g.put(v, P.capsule(arr))
+        stmts.append(g.prepare(c.src.format(**dict(zip("xy", nm)))))
+    return stmts
+
 def gk_e2e(cx, c, sets, warm, reps):
     """gk end to end in µs: host wall clock around step + sync, the median of reps after warm, in a
     session of its own without GK_PROFILE (its events would add to the wall clock; and gk's kernel
     times come from queued steps, which a sync after each step would not be)."""
     g = gkc.Gk(cx.lib, cx.backend, profile=False)
     try:
-        stmts = []
-        for k, st in enumerate(sets):
-            nm = ["x%d" % k, "y%d" % k][:c.nin]
-            for v, arr in zip(nm, st): g.put(v, cx.P.capsule(arr))
-            stmts.append(g.prepare(c.src.format(**dict(zip("xy", nm)))))
+        stmts = gk_bind(g, cx.P, c, sets)
         wall = []
         for i in range(warm + reps):
             t0 = time.perf_counter()
