@@ -16,6 +16,8 @@
 #include <math.h>
 #include "check.h"
 
+static int flushed, flush_msg_bad;   /* operations past gk_flush; gk_flush failures without "gk_flush: " */
+
 typedef struct fail_alloc {
   long count;       /* allocations so far */
   long fail_at;     /* 0 = never */
@@ -96,6 +98,13 @@ static int operation(fail_alloc *fa, gk_ctx **g_out, int *releases) {
   if (!rc) rc = gk_step(st);
   gk_finalize(st);
   if (rc) return rc;
+  /* gk_flush computes without waiting; its failure names it */
+  if ((rc = gk_eval(g, "f = sum(rows(q)) * 2"))) return rc;
+  if ((rc = gk_flush(g))) {
+    if (strncmp(gk_errmsg(g), "gk_flush: ", 10)) flush_msg_bad++;
+    return rc;
+  }
+  flushed++;
   if ((rc = gk_sync(g))) return rc;
   void *t = NULL;
   if ((rc = gk_to_dlpack(g, "q", &t))) return rc;
@@ -182,6 +191,7 @@ static void run_mode(int persistent) {
   CHECK(leaks == 0);
   CHECK(bad_release == 0);
   CHECK(n > 10);
+  CHECK(flush_msg_bad == 0);
 }
 
 int main(int argc, char **argv) {
@@ -193,6 +203,7 @@ int main(int argc, char **argv) {
   expected();
   run_mode(0);
   run_mode(1);
+  CHECK(flushed > 0);
   free(X);
   return t_done();
 }
