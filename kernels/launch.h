@@ -181,7 +181,7 @@ typedef struct gk_rows_knobs {
   int cw;   /* col reduce: blocks an SM wanted (32) */
   int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
   int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
-  int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
+  int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 16 gk_row_cluster_async / _smem only; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
   int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
             ** but not for heavy programs with a store (gk_rows_plan_store; the default), 1 never */

@@ -1014,6 +1014,9 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
     int v = 0;
     fn->cluster = CU_CALL(d, drv, cuFuncGetAttribute, &v, CU_FUNC_ATTRIBUTE_REQUIRED_CLUSTER_WIDTH, fn->f) ? 0 : v;
     d->err[0] = 0;
+    /* past the 8 blocks every sm_90 part runs (16 on the H100 / H200), the kernel must opt in */
+    if (fn->cluster > 8 && CU_CALL(d, drv, cuFuncSetAttribute, fn->f, CU_FUNC_ATTRIBUTE_NON_PORTABLE_CLUSTER_SIZE_ALLOWED, 1))
+      return GK_EDEVICE;
   }
   if (fn->cluster > 1 && gy == 1 && gz == 1 && cu_drv.cuOccupancyMaxActiveClusters) {
     if (fn->occ_block != bx * by * bz || fn->occ_smem != shmem) {

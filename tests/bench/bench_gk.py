@@ -53,6 +53,8 @@ ROWS = [(65536, 1024), (32768, 768), (4096, 50257), (8192, 8192), (1024, 65536),
         (2000000, 10)]
 ROWS_Q = [(65536, 1024), (4096, 50257), (262144, 32)]
 COLS = [(8192, 8192), (4096, 50257)]
+ROWS_SWEEP = [(4096, 32000), (4096, 128256), (2048, 151936), (8, 128256), (1, 1000003), (16384, 4096), (1000, 1000),
+              (100000, 100), (8191, 8193), (65537, 33), (3, 1000003)]
 CUB = {"copy": 0, "sum": 1, "max": 2, "min": 3, "argmax": 4, "scan": 5, "select": 6, "hist": 7, "sort": 8}
 DTC = {"f32": 0, "f64": 1, "i32": 2}
 SIZE = {"bool": 1, "i32": 4, "i64": 8, "f32": 4, "f64": 8}
@@ -145,6 +147,48 @@ def cases(quick):
     for k in ((1, 8, 64) if not quick else (8,)):
         cs.append(Case("topk%d" % k, "rows", (4096, 50257), "f32", "r = topk(rows({x}), %d)" % k, "topk%d_rows" % k,
                        tol=0, ref="same", target=("torch", 1.0)))
+    return cs
+
+def sweep_cases():
+    """--sweep: shapes the issue does not name (its check times "other shapes" too): odd 1-D sizes (one in
+    the L2), LLM vocabularies, few and single long rows, square and odd rows, narrow and wide columns, odd
+    transposes.  Same targets as the named families."""
+    cs = []
+    for n in (1000003, (1 << 20) + 1, 30000001):
+        cs.append(Case("map", "1d", [n], "f32", "r = {x} * 2 + 1", "map2x1", tol=0, ref="same", cub="copy",
+                       target=("copy", 0.95)))
+        for op in ("sum", "max", "argmax"):
+            cs.append(Case(op, "1d", [n], "f32", "r = %s({x})" % op, op, tol=(0 if op != "sum" else None),
+                           ref="argmax" if op == "argmax" else ("same" if op == "max" else "up"), cub=op,
+                           target=("cub", 1.0)))
+        cs.append(Case("scan", "1d", [n], "f32", "r = scan({x})", "scan", cub="scan", target=("cub", 1.0), tol=1e-4))
+        cs.append(Case("filter", "1d", [n], "f32", "r = {x}[{x} > 0.5]", "filter", tol=0, ref="same", cub="select",
+                       target=("cub", 1.0)))
+        cs.append(Case("sumexp", "1d", [n], "f32", "r = sum(exp({x} - max({x})))", "sumexp", target=("self_sum", 0.9)))
+    for dt in ("f64", "i32"):
+        cs.append(Case("sum", "1d", [30000001], dt, "r = sum({x})", "sum", cub="sum", target=("cub", 1.0),
+                       tol=(0 if dt == "i32" else None)))
+    row_ops = [("softmax", "softmax_rows", "softmax(rows({x}))"), ("logsoftmax", "logsoftmax_rows", "logsoftmax(rows({x}))"),
+               ("layernorm", "layernorm_rows", "layernorm(rows({x}))"), ("rmsnorm", "rmsnorm_rows", "rmsnorm(rows({x}))"),
+               ("rowsum", "sum_rows", "sum(rows({x}))"), ("rowmax", "max_rows", "max(rows({x}))")]
+    for shape in ROWS_SWEEP:
+        for op, peer, src in row_ops:
+            cs.append(Case(op, "rows", shape, "f32", "r = " + src, peer, tol=(0 if op == "rowmax" else None),
+                           ref="same" if op == "rowmax" else "up", cub="copy",
+                           target=("torch+copy", 1.0, 0.85) if shape[1] >= 256 else ("torch", 1.0)))
+    for shape in ((100000, 1000), (1000, 100000), (1000003, 3), (33, 1000003)):
+        for op, peer, src, tol in (("colsum", "sum_cols", "sum(cols({x}))", None), ("colmax", "max_cols", "max(cols({x}))", 0),
+                                   ("rowscan", "scan_rows", "scan(rows({x}))", 1e-5),
+                                   ("colscan", "scan_cols", "scan(cols({x}))", 1e-5)):
+            cs.append(Case(op, "cols", shape, "f32", "r = " + src, peer, tol=tol, ref="same" if tol == 0 else "up"))
+    for op, shape, src, peer in (("transpose", (3000, 5000), "transpose({x})", "transpose"),
+                                 ("transpose", (12345, 6789), "transpose({x})", "transpose"),
+                                 ("transpose", (3, 1000003), "transpose({x})", "transpose"),
+                                 ("transpose", (1000003, 3), "transpose({x})", "transpose"),
+                                 ("nchw_nhwc", (64, 128, 28, 28), "permute({x}, 0, 2, 3, 1)", "nchw_nhwc"),
+                                 ("nhwc_nchw", (64, 28, 28, 128), "permute({x}, 0, 3, 1, 2)", "nhwc_nchw")):
+        cs.append(Case(op, "move", shape, "f32", "r = " + src, peer, tol=0, ref="same", cub="copy",
+                       target=("copy", 0.8)))
     return cs
 
 def shrink(shape):
@@ -597,6 +641,8 @@ def main():
     ap.add_argument("--local", action="store_true", help="cpu backend, numpy peer, shrunk shapes (no GPU)")
     ap.add_argument("--part", help="I/N: only every N-th case from the I-th (1-based), for a run split over "
                     "several calls; report.py joins the parts' bench.json files")
+    ap.add_argument("--sweep", action="store_true", help="shapes the issue does not name (sweep_cases) instead of "
+                    "the standard ones; with --rows, those row shapes")
     ap.add_argument("--rows", help="RxC,RxC,...: the row family's shapes instead of the standard ones "
                     "(the row ops' cases only; e.g. --rows 4096x20000 --only softmax)")
     a = ap.parse_args()
@@ -605,6 +651,7 @@ def main():
         try:
             ROWS = [tuple(int(v) for v in t.split("x")) for t in a.rows.split(",")]
             if any(len(r) != 2 or min(r) < 1 for r in ROWS): raise ValueError
+            if a.sweep: ROWS_SWEEP[:] = ROWS
         except ValueError:
             sys.exit("bench: --rows takes RxC,RxC,... (positive sizes), got %r" % a.rows)
         ROWS_Q = []
@@ -653,7 +700,7 @@ def main():
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "gpu": cx.P.gpu, "peer_lib": cx.P.name,
             "peer_version": cx.P.version, "gk_version": cx.lib.gk_version().decode(), "libgk": libp,
             "gk_commit": os.environ.get("GK_COMMIT", ""), "mode": "quick" if a.quick else "full", "reps": a.reps,
-            "local": a.local, "host": platform.node()}
+            "local": a.local, "host": platform.node(), "sweep": a.sweep}
     print("bench: %s, %s %s, gk %s %s, reps %d" % (meta["gpu"], meta["peer_lib"], meta["peer_version"],
                                                    meta["gk_version"], meta["gk_commit"], a.reps), flush=True)
     # the copy ceiling: cudaMemcpy D2D of 1 GiB, read + write counted
@@ -678,8 +725,8 @@ def main():
               flush=True)
     # the quick set first (every family at its main shapes), then the rest: a
     # run cut short by --budget still covers every family
-    cs = cases(True)
-    if not a.quick:
+    cs = sweep_cases() if a.sweep else cases(True)
+    if not a.quick and not a.sweep:
         seen = set(c.key for c in cs)
         cs += [c for c in cases(False) if c.key not in seen]
     if a.only: cs = [c for c in cs if any(s in c.key for s in a.only)]
