@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu colscan-emu transpose-emu rowscan-emu cols-emu asan tsan fuzz debug install deps clean unit bench python test-python
 # `make`: the library, the binary and the shipped kernels (where NVRTC is);
 # `make all`: without the kernels (what the tests need)
 default: all kernels
@@ -233,6 +233,13 @@ $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 	@mkdir -p $(B)
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -o $@ $<
 
+# kernels/gk_cols.cuh's column scan look-back (blocks as threads, descriptors torn and withheld) against float64 (no GPU)
+colscan-emu: $(B)/colscan_emu
+	@$(B)/colscan_emu 7 quick
+$(B)/colscan_emu: tests/colscan_emu.cpp kernels/gk_cols.cuh kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)
+	$(CXX) -O2 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -Ikernels -o $@ $<
+
 # kernels/gk_rows.cuh's gk_row_tile and gk_row_stream run on the host against float64 loops (no GPU)
 tile-emu: $(B)/tile_emu
 	@$(B)/tile_emu 1901
@@ -241,6 +248,35 @@ $(B)/tile_emu: tests/tile_emu.cpp kernels/gk_rows.cuh kernels/gk_reduce.cuh kern
 	@mkdir -p $(B)/emu
 	sed -e 's/extern __shared__/extern/' -e 's/__shared__ alignas(16)/alignas(16) __shared__/' kernels/gk_rows.cuh > $(B)/emu/gk_rows.cuh
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu -Ikernels -o $@ $<
+
+# kernels/gk_cols.cuh's gk_col_reduce runs on the host against float64 loops (no GPU)
+cols-emu: $(B)/cols_emu
+	@$(B)/cols_emu 2027
+# (a copy of gk_cols.cuh without the column scan, whose inline PTX does not build on the host)
+$(B)/cols_emu: tests/cols_emu.cpp kernels/gk_cols.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)/emu
+	sed -e '/#include "gk_scan.cuh"/d' -e '/struct gk_col_scan_policy/,$$d' kernels/gk_cols.cuh > $(B)/emu/gk_cols.cuh
+	echo '#endif' >> $(B)/emu/gk_cols.cuh
+	$(CXX) -O2 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu -Ikernels -o $@ $<
+
+# kernels/gk_scan.cuh's gk_row_scan_lb runs on the host against float64 / integer loops (no GPU)
+rowscan-emu: $(B)/rowscan_emu
+	@$(B)/rowscan_emu 2027
+# (a copy of gk_scan.cuh with plain loads and stores for the relaxed PTX ones and counted polls for nanosleep)
+$(B)/rowscan_emu: tests/rowscan_emu.cpp kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)/emu-scan
+	sed -e 's/^  asm volatile("st.relaxed.gpu.u64 .*/  *p = a;/' -e 's/^  asm volatile("st.relaxed.gpu.v2.u64 .*/  p[0] = a; p[1] = b;/' \
+	    -e 's/^  asm volatile("ld.relaxed.gpu.u64 .*/  a = *p;/' -e 's/^  asm volatile("ld.relaxed.gpu.v2.u64 .*/  a = p[0]; b = p[1];/' \
+	    -e 's/{ asm volatile("nanosleep.u32 .*/{ (void)ns; emu_spin(); }/' kernels/gk_scan.cuh > $(B)/emu-scan/gk_scan.cuh
+	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -Wno-maybe-uninitialized -I$(B)/emu-scan -Ikernels -o $@ $<
+
+# kernels/gk_transpose.cuh's gk_transpose_narrow runs on the host against a loop transpose (no GPU);
+# `$(B)/transpose_emu SEED` adds 3 x 1000003 and 1000003 x 3 (40 s)
+transpose-emu: $(B)/transpose_emu
+	@$(B)/transpose_emu 2501 quick
+$(B)/transpose_emu: tests/transpose_emu.cpp kernels/gk_transpose.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)
+	$(CXX) -O1 -std=c++17 -Wall -Wno-unknown-pragmas -Ikernels -o $@ $<
 
 asan:
 	@$(MAKE) --no-print-directory B=build/asan OPT=-O1 \

@@ -113,7 +113,8 @@ template <class A> struct gk_lb_desc {
 
 /* Views into the tile-state buffer: tile descriptors [ntiles], then group
 ** descriptors [ceil(ntiles / 32)], each array 16-byte aligned.  ntiles is the
-** grid size the host sized the buffer with (gridDim.x). */
+** count the host sized the buffer with (gk_scan: gridDim.x; gk_row_scan_lb:
+** a row's tiles). */
 template <class A> struct gk_tile_state {
   gk_u64 *tile, *group;
   GK_DEV gk_tile_state(void *buf, gk_i64 ntiles) {
@@ -258,9 +259,13 @@ template <int BUF, int SLOT, int WARPS> struct gk_rounds {
 ** transposes them through shared memory so each lane holds ITEMS consecutive
 ** elements in registers; lanes fold their lifted items, the block scans the
 ** lane totals, warp 0 looks back, and each lane folds its items again from
-** its prefix, transposing the accumulators back for striped stores. */
+** its prefix, transposing the accumulators back for striped stores.
+** gk_scan_tile is the block's work on tile `tile` of `ntiles` over n
+** elements (gk_scan: blockIdx.x of gridDim.x; gk_row_scan_lb: a tile of a
+** row, the row's own tile state). */
 template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
-GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, void *tile_state, gk_u32 epoch) {
+GK_DEV void gk_scan_tile(Idx n, Idx tile, Idx ntiles, const Load &load, const Op &op, const Store &store,
+                         void *tile_state, gk_u32 epoch) {
   typedef typename Op::A A;
   typedef typename Load::X X;
   typedef typename gk_store_type<Store, A>::type Y;   /* what goes through shared memory on the way out */
@@ -273,7 +278,6 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   __shared__ gk_scan_smem<BUF> sh;
   __shared__ typename gk_block_scan<T, Op>::TempStorage bs;
   __shared__ A block_excl;
-  const Idx tile = blockIdx.x;
   const int warp = threadIdx.x >> 5, lane = gk_lane();
   const Idx base = tile * (Idx)P::TILE;
   const bool full = n - base >= (Idx)P::TILE;
@@ -324,9 +328,9 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
   }
   A agg;
   const A tpre = gk_block_scan<T, Op>(bs).exclusive(tsum, op, &agg);   /* ends with a barrier */
-  if (gridDim.x > 1) {                         /* one call site: the look-back is compiled once */
+  if (ntiles > 1) {                            /* one call site: the look-back is compiled once */
     if (warp == 0) {
-      const A e = gk_lookback<P>(tile_state, (Idx)gridDim.x, tile, agg, op, epoch);   /* tile 0: publishes only */
+      const A e = gk_lookback<P>(tile_state, ntiles, tile, agg, op, epoch);   /* tile 0: publishes only */
       if (lane == 0 && tile > 0) block_excl = e;
     }
     if (tile > 0) __syncthreads();
@@ -368,6 +372,52 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
     }
     if (RA::R > 1 && r + 1 < RA::R) __syncthreads();
   }
+}
+template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, void *tile_state, gk_u32 epoch) {
+  gk_scan_tile<P, EXCLUSIVE>(n, (Idx)blockIdx.x, (Idx)gridDim.x, load, op, store, tile_state, epoch);
+}
+
+/* ---- per-row scan over the rows' own tiles ----------------------------------
+** For few long rows (launch.h gk_row_scan_lb_use): a row of cols elements is
+** ntiles = ceil(cols / TILE) tiles, block b scans tile b % ntiles of row
+** b / ntiles with gk_scan_tile, and the look-back runs over that row's own
+** tile state (gk_tile_state_size bytes a row, rows one after another in
+** tile_state: launch.h gk_row_scan_lb_plan sizes it with 16-byte
+** descriptors, the most any A here takes).  A row's tiles have increasing
+** block indices, so a tile waits only on blocks scheduled before it, as in
+** gk_scan; the look-back never leaves the row, and each row's combination
+** tree is gk_scan's over its own elements: the same bits run to run.
+** Functors are the row scan's (gk_row_scan): Load: typedef X; load<N>(X *,
+** Idx row, Idx col); Store: store<N>(Idx row, Idx col, const Y *v) with Y
+** = Store::Y if declared, else Op::A; lift sees the column. */
+template <class A, class Idx> GK_DEV Idx gk_tile_state_size(Idx ntiles) {
+  const Idx d = (Idx)gk_lb_desc<A>::BYTES;
+  return (ntiles * d + 15) / 16 * 16 + ((ntiles + GK_LB_GROUP - 1) / GK_LB_GROUP * d + 15) / 16 * 16;
+}
+template <class Load, class Idx> struct gk_row_at_load {   /* a row's elements by column */
+  typedef typename Load::X X;
+  const Load &l;
+  Idx row;
+  GK_DEV gk_row_at_load(const Load &l_, Idx row_) : l(l_), row(row_) {}
+  template <int N> GK_DEV void load(X *d, Idx i) const { l.template load<N>(d, row, i); }
+};
+template <class Store, class A, class Idx> struct gk_row_at_store {
+  typedef typename gk_store_type<Store, A>::type Y;
+  const Store &s;
+  Idx row;
+  GK_DEV gk_row_at_store(const Store &s_, Idx row_) : s(s_), row(row_) {}
+  template <int N> GK_DEV void store(Idx i, const Y *v) const { s.template store<N>(row, i, v); }
+};
+template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_row_scan_lb(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store, void *tile_state,
+                           gk_u32 epoch) {
+  (void)rows;
+  const Idx ntiles = (cols + (Idx)P::TILE - 1) / (Idx)P::TILE;
+  const Idx b = (Idx)blockIdx.x, row = b / ntiles, tile = b - row * ntiles;
+  char *st = (char *)tile_state + (gk_i64)row * (gk_i64)gk_tile_state_size<typename Op::A>(ntiles);
+  gk_scan_tile<P, EXCLUSIVE>(cols, tile, ntiles, gk_row_at_load<Load, Idx>(load, row),
+                             op, gk_row_at_store<Store, typename Op::A, Idx>(store, row), (void *)st, epoch);
 }
 
 #endif /* GK_SCAN_CUH */

@@ -26,6 +26,25 @@
 ** step's loads are in registers while a step's window is written.
 ** Grid: (ceil(C/TC), ceil(R/seg), batch), block 32 x 8, seg a multiple of 64.
 **
+** gk_transpose_narrow: the same transpose when one side S = min(R, C) is
+** small (<= 32 by default: launch.h GK_TN_MAX_S; a 64 x 64 tile
+** of a 3 x 1000003 input is 3/64 full: 143.6 us against a copy's 13.2 on
+** the H100).  A block takes a run of `run` indices l of the long side (R of
+** an R x 3 input, C of a 3 x C one): an S x run sub-matrix that is one
+** contiguous span of run * S elements on one side (SCOLS: the input, C
+** small; else the output) and S rows of run elements, L apart, on the other.
+** It stages the span in shared memory (K elements at most, a pad slot every
+** 32 elements, 16 for 8-byte ones, so that stride-S accesses spread over the
+** banks): loads, barrier, stores.
+** Every warp access, both sides, is 32 consecutive elements from an element
+** whose address is a multiple of 32 elements (windows aligned on the
+** pointer, lanes outside the range idle): whole 32-byte sectors (a line for
+** 4-byte elements), whatever S, R, C and the batch offset are; only the two
+** ends of each row of a run share a sector with the next block.  All of a
+** thread's loads are issued before the shared stores (up to IS or IC in
+** flight).  Grid: (ceil(L / run), batch), block 256; run: launch.h
+** gk_transpose_narrow_run, the most that fits K and the windows' bound.
+**
 ** gk_permute: out has dims odims[0..nd); out element (o_0..o_{nd-1}) comes
 ** from in at sum_k o_k * istride[k], where istride[k] is the input stride
 ** (in elements) of the input axis that becomes output axis k.  One element
@@ -131,6 +150,84 @@ GK_DEV void gk_transpose_al(const T *in, T *out, Idx R, Idx C, Idx seg) {
     }
     if (!more) break;
     __syncthreads();
+  }
+}
+
+/* ORDER: launch.h GK_TN_* (gk_transpose_narrow_run keeps a block's windows within NW * IS) */
+#define GK_TN_THREADS 256
+
+/* The strided side's windows of a gk_transpose_narrow block: S rows (row s
+** at p + s * L) of n elements from l0, each cut into W = ceil((n + 31) / 32)
+** windows of 32 from the aligned element at or before row s's first; the
+** block's NW warps take the S * W windows round robin, IS each at most.
+** f(i, s, row, dl) for each lane's element in range: its i-th window, row s
+** at row = s * L, l - l0 = dl.  The warp's lanes read the same s: one address a window. */
+template <int IS, int NW, class T, class Idx, class F>
+GK_DEV void gk_tn_walk(const T *p, Idx L, Idx l0, int S, int n, F f) {
+  const int lane = threadIdx.x & 31, W = (n + 62) >> 5;
+  int s = (int)(threadIdx.x >> 5) / W, w = (int)(threadIdx.x >> 5) - s * W;
+#pragma unroll
+  for (int i = 0; i < IS; ++i) {
+    if (s < S) {
+      const Idx row = (Idx)s * L;
+      const int head = (int)(((unsigned long long)(size_t)(p + row + l0) / sizeof(T)) & 31);
+      const int dl = w * 32 + lane - head;
+      if (dl >= 0 && dl < n) f(i, s, row, dl);
+    }
+    w += NW;
+    while (w >= W) { w -= W; ++s; }
+  }
+}
+
+template <class T, int K, bool SCOLS, class Idx>
+GK_DEV void gk_transpose_narrow(const T *in, T *out, Idx R, Idx C, Idx run) {
+  static_assert(K == 1024 || K == 2048 || K == 4096, "gk_transpose_narrow: 1024, 2048 or 4096 elements staged");
+  constexpr int NT = GK_TN_THREADS, NW = NT / 32;
+  constexpr int LP = sizeof(T) == 8 ? 4 : 5;          /* a pad slot every 1 << LP elements (16 for 8-byte: each
+                                                      ** half warp's 8-byte accesses at stride S spread too) */
+  constexpr int IC = K / NT + 1;                      /* contiguous side: elements a thread (K and a head < 32) */
+  constexpr int IS = K / 128;                         /* strided side: windows a warp */
+  __shared__ T buf[K + (K >> LP)];
+  const Idx b = blockIdx.y;
+  in += b * R * C; out += b * R * C;
+  const Idx S = SCOLS ? C : R, L = SCOLS ? R : C;
+  const Idx l0 = (Idx)blockIdx.x * run, l1 = l0 + run < L ? l0 + run : L;
+  const int n = (int)(l1 - l0), N = n * (int)S;       /* N <= K */
+  const int tid = threadIdx.x;
+  /* the contiguous span: elements [0, N) of cp, in windows of 32 from the aligned element at -head */
+  const T *cpi = in + l0 * S;
+  T *cpo = out + l0 * S;
+  const int head = (int)(((unsigned long long)(size_t)(SCOLS ? cpi : (const T *)cpo) / sizeof(T)) & 31);
+  if (SCOLS) {
+    T v[IC];
+#pragma unroll
+    for (int i = 0; i < IC; ++i) {
+      const int j = i * NT + tid - head;
+      if (j >= 0 && j < N) v[i] = cpi[j];
+    }
+#pragma unroll
+    for (int i = 0; i < IC; ++i) {
+      const int j = i * NT + tid - head;
+      if (j >= 0 && j < N) buf[j + (j >> LP)] = v[i];
+    }
+    __syncthreads();
+    gk_tn_walk<IS, NW>((const T *)out, L, l0, (int)S, n, [&](int, int s, Idx row, int dl) {
+      const int j = dl * (int)S + s;
+      out[row + l0 + dl] = buf[j + (j >> LP)];
+    });
+  } else {
+    T v[IS];
+    gk_tn_walk<IS, NW>(in, L, l0, (int)S, n, [&](int i, int, Idx row, int dl) { v[i] = in[row + l0 + dl]; });
+    gk_tn_walk<IS, NW>(in, L, l0, (int)S, n, [&](int i, int s, Idx, int dl) {
+      const int j = dl * (int)S + s;
+      buf[j + (j >> LP)] = v[i];
+    });
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < IC; ++i) {
+      const int j = i * NT + tid - head;
+      if (j >= 0 && j < N) cpo[j] = buf[j + (j >> LP)];
+    }
   }
 }
 

@@ -177,7 +177,7 @@ typedef struct gk_rows_knobs {
   int ci;   /* row scan: most elements a lane (8) */
   int cb;   /* row scan: threads a block (128) */
   int cu;   /* col reduce: rows in flight a thread x pack (16; 4 at PACK 1) */
-  int cs;   /* col reduce: most splits (8) */
+  int cs;   /* col reduce: most splits (4096; 8 before the parallel fold of the splits) */
   int cw;   /* col reduce: blocks an SM wanted (32) */
   int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
   int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
@@ -202,6 +202,13 @@ typedef struct gk_rows_knobs {
             ** each warp's max, one exchange of pairs a row in block and cluster modes): on by default (timed and checked
             ** on the GPU in sessions 18 and 20), 1 off, 3 cluster modes only.  Not speed only: the sums round differently
             ** in their last bits */
+  int sl;   /* row scan: few long rows each scanned by the look-back over its own tiles (gk_row_scan_lb): 2 where
+            ** gk_row_scan_lb_use says (default), 1 never (lane groups, as before), 3 wherever a row has 2+ tiles */
+  int cl;   /* column scan: a tile's prefix by the grouped look-back (gk_cols.cuh LB 2) where gk_col_scan_lb says (0, the
+            ** default: more than one row tile, fewer than 4096 columns), 1 the chain of a strip's tiles everywhere (before
+            ** session 21), 2 the look-back everywhere, 3 as 0 with the look-back's kernel capped at 64 registers
+            ** (__launch_bounds__(256, 4)).  Not speed only: float sums round differently in their last bits */
+  int ct;   /* col reduce: most threads across a strip where there are fewer than 128 rows (256; 32 before) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
@@ -379,22 +386,50 @@ static inline gk_launch gk_rows_plan_cluster(gk_launch L, int64_t rows, int64_t 
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * (2048 / t) / cs)) * cs;
   return L;
 }
+#define GK_ROWS_SMEM_SM (228 << 10)     /* sm_90: shared memory an SM */
+#define GK_ROWS_SMEM_BLOCK (227 << 10)  /* sm_90: shared memory a block at most (the planners take the device's: smem_block) */
+#define GK_ROWS_SMEM_EXTRA 2048         /* a block's static shared memory and the 1 KB the system keeps, at most */
+#define GK_ROWS_SMEM_PACKS 64
+/* Rows past GK_ROWS_ASYNC_EIGHT_MIN of one 4-byte input, any program with a
+** store or two passes: gk_row_cluster_smem (one buffer, loads through
+** registers) with blocks of 256 threads, 8 a row where three such blocks
+** share an SM (rows up to ~148000 elements), else 16 (a non-portable
+** cluster, sm_90) up to ~296000; past that, or where neither lets three
+** blocks share an SM, 0 (the planners' other rules).  On the H100 (session
+** 25, against the plans before: the stream, or for softmax gk_row_cluster_async
+** 8 x 256 at one block an SM) 4096 x 128256 at 8: softmax 1923 -> 1541 us,
+** logsoftmax 1795 -> 1525, layernorm 1761 -> 1572, rmsnorm 2076 -> 1456;
+** 2048 x 151936 at 16 (5 blocks an SM): layernorm 1000 -> 954, rmsnorm 1237
+** -> 910, but softmax 1071 -> 1084 and logsoftmax 1024 -> 1206 (they keep
+** the async kernel there: gk_rows_plan_cluster_async); 1024 x 256000 at 16:
+** softmax 1051 -> 922, logsoftmax 1052 -> 910, layernorm 1060 -> 807,
+** rmsnorm 1054 -> 749.  Three blocks an SM was the common thread: 8 at 2 an
+** SM (151936) lost to the async kernel, 16 at 6 an SM (128256) won less
+** than 8 at 3 (1855 against 1541 us), and the async kernel at 16 lost
+** (2058).  Rows of 256 threads x 16 packs of 4 at most a thread. */
+static inline int gk_rows_smem_long_cs(int64_t cols, int elem_bytes) {
+  if (cols <= GK_ROWS_ASYNC_EIGHT_MIN) return 0;
+  for (int cs = 8; cs <= 16; cs *= 2) {
+    int64_t block = gk_cdiv64(gk_cdiv64(gk_cdiv64(cols, 4), cs), 256) * 256 * 4 * elem_bytes + GK_ROWS_SMEM_EXTRA;
+    if (3 * block <= GK_ROWS_SMEM_SM) return cs;
+  }
+  return 0;
+}
 /* The same with each block's share in shared memory (gk_row_cluster_smem),
 ** so that registers do not bound the blocks an SM holds (gk_row_cluster's
 ** 62 registers x 1024 threads: one block, one row's phases at a time): knob
-** ks (off by default until the device has timed it).  eligible: as above;
+** ks (1 / 2; by default only rows past 65536: gk_rows_smem_long_cs).  eligible: as above;
 ** any: a program of one input of elem_bytes <= 4 bytes (its X), e.g.
 ** layernorm.  cs: knob kc, else the fewest of 2, 4, 8 blocks a row whose
 ** shares let two blocks share an SM's GK_ROWS_SMEM_SM bytes; threads: knob
 ** kt, else 512.  PACKS in the text is the bound GK_ROWS_SMEM_PACKS (the
 ** loops stop at the share), so one text serves every row length. */
-#define GK_ROWS_SMEM_SM (228 << 10)     /* sm_90: shared memory an SM */
-#define GK_ROWS_SMEM_BLOCK (227 << 10)  /* sm_90: shared memory a block at most (the planners take the device's: smem_block) */
-#define GK_ROWS_SMEM_EXTRA 2048         /* a block's static shared memory and the 1 KB the system keeps, at most */
-#define GK_ROWS_SMEM_PACKS 64
 static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
                                                   int eligible, int any, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = GK_KNOB(k, kc, 0), cs = kc ? kc : 2;
+  /* by default rows past 65536 of one 4-byte input: gk_rows_smem_long_cs's clusters of 256 threads */
+  int long_cs = !ks && any && elem_bytes == 4 ? gk_rows_smem_long_cs(cols, elem_bytes) : 0;
+  if (long_cs) { ks = 2; cs = long_cs; kc = long_cs; t = 256; }
   if (!((ks == 1 && eligible) || (ks == 2 && any)) || !aligned || L.mode != GK_ROWS_STREAM) return L;
   int64_t npk = gk_cdiv64(cols, 4), np, block;   /* packs of 4 a row; a thread's; a block's bytes */
   for (;; cs *= 2) {
@@ -478,6 +513,10 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
                                                    int any, int light, int passes, int elem_bytes, const gk_rows_knobs *k) {
   int ks = GK_KNOB(k, ks, 0), t = GK_KNOB(k, kt, 512), kc = ks == 3 ? GK_KNOB(k, kc, 0) : 0, cs = kc ? kc : 1;
   if ((ks && ks != 3) || !any || elem_bytes != 4 || !aligned || L.mode != GK_ROWS_STREAM) return L;
+  /* rows past 65536 go to gk_row_cluster_smem where three blocks an SM fit, except light two-pass
+  ** programs where that takes 16 blocks a row (gk_rows_smem_long_cs) */
+  const int long_cs = ks ? 0 : gk_rows_smem_long_cs(cols, elem_bytes);
+  if (long_cs == 8 || (long_cs == 16 && !(light && passes == 2))) return L;
   int two = !ks && light && passes == 2 && cols > GK_ROWS_ASYNC_TWO_MIN;   /* softmax's long rows: 4 x 256 */
   if (!ks && light && cols > GK_ROWS_ASYNC_ONE && !two) return L;
   if (two) { cs = cols > GK_ROWS_ASYNC_EIGHT_MIN ? 8 : 4; t = 256; }
@@ -540,6 +579,35 @@ static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, 
 static inline gk_launch gk_row_scan_plan(int64_t rows, int64_t cols, int vec, int sms) {
   return gk_row_scan_plan_k(rows, cols, vec, sms, 0);
 }
+/* ---- gk_row_scan_lb (gk_scan.cuh): a row of few long rows is scanned
+** by the look-back over its own tiles of `tile` elements (gk_scan's policy
+** for the dtypes), a block a tile: grid rows x ceil(cols / tile); temp: a
+** tile state a row (16-byte descriptors), zeroed, epoch 1.
+** When: gk_row_scan gives a row of 256+ elements one warp, which keeps two
+** chunks of 32 x 8 elements (2 KB of f32) in flight; covering the H100's
+** latency x bandwidth (~1 us x 3.35 TB/s / 132 SMs ~ 25 KB an SM) takes
+** ~12-16 such warps an SM, so below GK_ROW_SCAN_LB_WARPS rows an SM the
+** lane groups cannot fill HBM (1000 x 100000 f32: 531 us where a copy takes
+** ~270; 33 x 1000003: 3473 us, 33 warps on 132 SMs).  The look-back gives a
+** row ceil(cols / tile) blocks of 4-8 warps; with 2+ tiles a row (cols >
+** tile) that is 8-16 times the lane groups' warps at any row count, and the 1-D scan runs 10^6 elements (123 tiles) in ~13 us, so its
+** chain along a row costs little.  Rows <= one tile stay on lane groups
+** (8192 x 8192 f32 is one tile a row and already at torch.compile's speed).
+** The sizes choose the text (a size class, as the other plans do). */
+#define GK_ROW_SCAN_LB_WARPS 16
+static inline int gk_row_scan_lb_use(int64_t rows, int64_t cols, int sms, int64_t tile, const gk_rows_knobs *k) {
+  int sl = GK_KNOB(k, sl, 2);
+  int64_t ntiles = gk_cdiv64(cols, tile);
+  if (sl == 1 || rows < 1 || ntiles < 2 || rows * ntiles > 0x7fffffffLL) return 0;
+  return sl == 3 || rows < (int64_t)sms * GK_ROW_SCAN_LB_WARPS;
+}
+static inline gk_launch gk_row_scan_lb_plan(int64_t rows, int64_t cols, int threads, int64_t tile) {
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  int64_t ntiles = gk_max64(1, gk_cdiv64(cols, tile));
+  L.grid[0] = gk_max64(1, rows * ntiles);
+  L.temp_bytes = gk_max64(1, rows) * gk_tile_state_bytes(ntiles, 8);
+  return L;
+}
 /* ---- gk_col_reduce (gk_cols.cuh, 256 threads) ----------------------------
 ** policy <width = TX, pack = PK, packs = U>; grid (strips, splits).  temp
 ** (splits > 1): partials splits * cols * acc_bytes (16-aligned), then one
@@ -548,21 +616,38 @@ static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec
                                              const gk_rows_knobs *k) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
+  /* few rows (< 128): wider strips, fewer threads a column, so that a
+  ** thread keeps ~16 rows (33x1000003 ran 31251 blocks of 33 rows x 32
+  ** columns, 64.8 us, torch 52.7; 1 x n kept 7 threads in 8 idle) */
+  if (tx == 32 && rows < 128) {
+    int64_t ty = 1;
+    while (ty < 4 && ty * 2 <= rows / 16) ty *= 2;
+    tx = gk_max64(32, gk_min64(gk_min64(GK_KNOB(k, ct, 256), 256 / ty), gk_pow2ceil64(gk_cdiv64(cols, vec))));
+  }
   /* PACK 1 (odd widths): 4 rows in flight, not 16 (4096x50257 sum 1.02x, max 1.04x) */
   int64_t u = gk_max64(1, GK_KNOB(k, cu, vec == 1 ? 4 : 16) / vec), step = (256 / tx) * u;
   L.width = (int)tx; L.pack = vec; L.packs = (int)u;
   L.grid[0] = gk_cdiv64(cols, tx * vec);
   /* about four waves of 8 blocks an SM (a partial last wave costs little),
-  ** but at most 8 splits: the last block of a strip folds them in order
-  ** (64 splits of 8192^2 took 93 us where 16 took 75, measured; 8: sum
-  ** 1.03x, max 1.08x faster than 16, session 7) */
-  int64_t want = gk_min64(GK_KNOB(k, cs, 8), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
+  ** at most cs splits.  cs was 8 while one thread folded a column's splits
+  ** serially (64 splits of 8192^2 took 93 us where 16 took 75; 8: sum 1.03x,
+  ** max 1.08x faster than 16, session 7); its TY threads fold them now, so
+  ** few strips (1000003x3: 1 strip, 8 blocks, 153.7 us, torch 25.2;
+  ** 100000x1000: 8 strips, 64 blocks, 383 us, torch 164) take more splits. */
+  int64_t want = gk_min64(GK_KNOB(k, cs, 4096), gk_cdiv64((int64_t)sms * GK_KNOB(k, cw, 32), L.grid[0]));
   /* where the strips alone give every SM two blocks, a split keeps at least
   ** 1024 rows: 64x1024x1024 axis 1 (512 strips of 1024 rows) took 80.0 us
   ** in 8 splits, 70.8 in one (torch 76.2); 4096x50257 (1571 strips) 226 in
-  ** 3, 241 in 1; 8192^2 (64 strips) needs its 8 (239 us in one) -- session 9 */
-  if (L.grid[0] >= 2 * (int64_t)sms && !(k && k->cs > 0)) want = gk_min64(want, gk_max64(1, rows / 1024));
+  ** 3, 241 in 1; 8192^2 (64 strips) needs its 8 (239 us in one) -- session 9.
+  ** Past 8 splits (fewer strips), each keeps at least 1024 rows as well:
+  ** 8192^2 stays at 8, 1000003x3 takes 782 of 1280 rows, 100000x1000 95
+  ** of 1056 (cs=8 gives the plans from before the parallel fold). */
+  if (L.grid[0] >= 2 * (int64_t)sms) want = gk_min64(want, gk_max64(1, rows / 1024));
+  else if (want > 8) want = gk_min64(want, gk_max64(8, rows / 1024));
   L.grid[1] = gk_max64(1, gk_min64(gk_min64(want, gk_cdiv64(rows, step * 4)), 65535));
+  /* past 8, no split left without rows (the kernel's chunk is a multiple of
+  ** the step: 976 splits of 1000003x3 are 782 of 1280 rows and 194 empty) */
+  if (L.grid[1] > 8) L.grid[1] = gk_cdiv64(rows, gk_cdiv64(gk_cdiv64(rows, L.grid[1]), step) * step);
   if (L.grid[1] > 1) {
     L.temp_bytes = gk_align16(L.grid[1] * cols * acc_bytes) + gk_align16(L.grid[0] * 4);
     L.temp_zero_once = 1;
@@ -574,15 +659,29 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 }
 /* ---- gk_col_scan (gk_cols.cuh): policy <TY = 8, RPT = 16>, 256 threads, a
 ** persistent grid taking 128 x 32 tiles by ticket.  temp (zero before the
-** launch): 16 bytes, then one descriptor per column of every tile. */
+** launch): 16 bytes, then one descriptor per column of every tile, then one
+** per column of every group of 32 row tiles of a strip (the look-back's). */
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
+/* The policy's LB: 2 (the grouped look-back) where a strip's chain of tiles
+** would be what takes the time -- about 0.35 us a tile in a row (1000003 x 3:
+** 2744 us, one strip), against ~2.7e-6 us an element moved, so for fewer than
+** ~4096 columns -- and 1 (the chain) elsewhere: 8192 x 8192 and 4096 x 50257
+** met torch.compile with it, and its kernel takes 40 registers against the
+** look-back's 80 to 128 (ptxas, sm_90; 8 descriptors in flight a thread:
+** 2 or 3 blocks an SM, not 6; knob cl=3 caps them at 64 with some spills).
+** One row tile: no look-back either way, LB 1's smaller kernel. */
+static inline int gk_col_scan_lb(int64_t rows, int64_t cols, const gk_rows_knobs *k) {
+  int cl = k ? k->cl : 0;
+  if (cl == 1 || cl == 2) return cl;
+  return rows > GK_COL_SCAN_TY * GK_COL_SCAN_RPT && cols < 4096 ? 2 : 1;
+}
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
-  int64_t tiles = gk_cdiv64(cols, 32) * gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT);
+  int64_t rtiles = gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT), tiles = gk_cdiv64(cols, 32) * rtiles;
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
-  L.temp_bytes = 16 + gk_align16(tiles * 32 * d);
+  L.temp_bytes = 16 + gk_align16(tiles * 32 * d) + gk_align16(gk_cdiv64(cols, 32) * gk_cdiv64(rtiles, 32) * 32 * d);
   L.temp_zero_once = 1;
   return L;
 }
@@ -615,6 +714,28 @@ static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, i
 static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg, int tc32) {
   gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
+  return L;
+}
+/* ---- gk_transpose_narrow: S = min(R, C) <= GK_TN_MAX_S (GK_TRANSPOSE_NARROW), block 256,
+** a run of `run` long-side indices a block (S * run <= K staged elements), grid
+** (ceil(L / run), batch).  K: GK_TN_BYTES of elements, a power of two in
+** 1024..4096.  ORDER: gk_transpose.cuh GK_TN_THREADS, its IS = K / 128 windows a
+** warp (W = ceil((run + 31) / 32) a row: S * W <= 8 warps x IS; S <= K / 32 keeps run >= 32). */
+#define GK_TN_THREADS 256
+#define GK_TN_MAX_S 32       /* the 64 x 64 tiles still meet 0.8x copy at 33 (1000003x33) */
+#define GK_TN_BYTES 8192     /* staged a block: 8 blocks an SM hold 64 KB of loads in flight */
+static inline int gk_transpose_narrow_k(int elem_bytes, int bytes) {
+  int k = bytes / (elem_bytes > 0 ? elem_bytes : 1);
+  return k >= 4096 ? 4096 : k >= 2048 ? 2048 : 1024;
+}
+static inline int64_t gk_transpose_narrow_run(int64_t S, int K) {
+  int64_t run = K / gk_max64(1, S);
+  while (run > 1 && S * ((run + 62) / 32) > (GK_TN_THREADS / 32) * (K / 128)) run--;
+  return run;
+}
+static inline gk_launch gk_transpose_narrow_launch(int64_t R, int64_t C, int64_t batch, int64_t run) {
+  gk_launch L = {{1, 1, 1}, {GK_TN_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_cdiv64(C <= R ? R : C, run); L.grid[1] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {

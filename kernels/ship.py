@@ -30,10 +30,11 @@ N = 300007                       # 1-d length (32-bit index class); the sort fam
 SORT_NS = (1000, 5000, N)
 # matrices: one of each row-length class of the row and column plans (launch.h; 128, 768, 1024, 2048 and
 # 8192 fill a row group's packs exactly: a class of their own; 32000 and 65536: the long-row plans of
-# 28673-32768 and 57345-65536 elements, gk_rows_plan_cluster_async)
+# 28673-32768 and 57345-65536 elements, gk_rows_plan_cluster_async; 130001 and 200003: gk_rows_smem_long_cs's
+# 8 and 16 blocks a row)
 MATS = [(100000, 3), (40000, 10), (20000, 32), (16000, 128), (10000, 100), (4000, 300), (2000, 1000),
         (2000, 1024), (4000, 768), (1000, 2048), (400, 5000), (250, 8192), (200, 10000), (100, 20003), (24, 32000),
-        (40, 50257), (16, 65536), (20, 100000)]
+        (40, 50257), (16, 65536), (20, 100000), (8, 130001), (4, 200003)]
 FLOATS, INTS = ("f32", "f64"), ("i32", "i64")
 UNARY_F = ["abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "exp2", "expm1", "floor", "isfinite",
            "isinf", "isnan", "log", "log10", "log1p", "log2", "relu", "round", "rsqrt", "sigmoid", "sign", "sin",

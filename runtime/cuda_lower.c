@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol), KN(tt), KN(tb)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol), KN(tt), KN(tb), KN(sl), KN(cl), KN(ct)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -2028,6 +2028,20 @@ static const rt_node *the_heavy(const rt_group *g, int op) {
   return NULL;
 }
 
+/* gk_scan's policy for a scan of input dtype ti into x->t: knobs st, si
+** (threads, items: the tile), sw (8-byte outputs in one round); pol names
+** it in the text.  gk_row_scan_lb's tiles take the same. */
+static void scan_policy(const rt_node *x, gk_dtype ti, int *threads, int *items, char *pol, size_t len) {
+  const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
+  const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
+  *threads = env_red.st ? env_red.st : dw ? 128 : GK_SCAN_THREADS;
+  *items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
+  const int sw = (env_red.sw > 0 || dw) && wide8 &&
+                 *threads * *items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
+  if (*threads == GK_SCAN_THREADS && *items * *threads == GK_SCAN_TILE && !sw) snprintf(pol, len, "gk_scan_policy_default");
+  else snprintf(pol, len, "gk_scan_policy<%d, %d, 0, 32, %d>", *threads, *items, sw);
+}
+
 static int lower_scan(lw *L, fmt_buf *src) {
   rt_group *g = L->g;
   const rt_node *x = the_heavy(g, RT_SCAN);
@@ -2050,12 +2064,17 @@ static int lower_scan(lw *L, fmt_buf *src) {
   int64_t R = x->axis < 0 ? 1 : x->shape[0], C = x->axis < 0 ? x->n : x->shape[1];
   const char *pN = x->axis < 0 ? prm(L, NULL, P_N, x->n) : "";
   const char *pR = x->axis >= 0 ? prm(L, NULL, P_R, R) : "", *pC = x->axis >= 0 ? prm(L, NULL, P_C, C) : "";
+  /* few long rows: each row by the look-back over its own tiles (gk_row_scan_lb, knob sl) */
+  int sthreads, sitems;
+  char spol[64];
+  scan_policy(x, ti, &sthreads, &sitems, spol, sizeof spol);
+  const int lb = x->axis == 1 && gk_row_scan_lb_use(R, C, L->sms, (int64_t)sthreads * sitems, &env_rows);
   /* a row scan reads and writes PACK consecutive elements (every input
-  ** 16-byte aligned, C a multiple of the pack) */
-  int vec = x->axis != 1 || !L->vec_ok ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
+  ** 16-byte aligned, C a multiple of the pack); gk_row_scan_lb one at a time */
+  int vec = x->axis != 1 || !L->vec_ok || lb ? 1 : C % 4 == 0 ? 4 : C % 2 == 0 ? 2 : 1;
   /* heavy element code: load / store out of line (a tile of 32 items: 64
   ** inlined loads; a row scan's chunk: a pack and its ragged tail) */
-  int ncp = x->axis < 0 ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
+  int ncp = x->axis < 0 || lb ? 64 : 32;   /* rows: 2 x <= 16 items; columns: 2 x GK_COL_SCAN_RPT */
   int cld = compact1(L, x->in[0], ncp), cst = 0;
   for (int q = 0; q < g->nout; q++) if (g->outs[q] != x) cst |= compact1(L, g->outs[q], ncp);
   fmt_buf ld; fmt_init(&ld);
@@ -2122,8 +2141,12 @@ static int lower_scan(lw *L, fmt_buf *src) {
   } else {
     fmt_printf(src, "  template <int N> __device__ %svoid load(X *d, I row, I col) const {\n", noinl(cld));
     fmt_puts(src, ld.data ? ld.data : "");
-    fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const %s *v) const {\n", noinl(cst),
-               A);
+    if (lb)   /* gk_row_scan_lb stores in the output type, as gk_scan */
+      fmt_printf(src, "  }\n  typedef %s Y;\n  template <int N> __device__ %svoid store(I row, I col, const Y *v) const {\n",
+                 T, noinl(cst));
+    else
+      fmt_printf(src, "  }\n  template <int N> __device__ %svoid store(I row, I col, const %s *v) const {\n", noinl(cst),
+                 A);
   }
   fmt_puts(src, stb.data ? stb.data : "");
   fmt_puts(src, "  }\n};\n");
@@ -2131,25 +2154,28 @@ static int lower_scan(lw *L, fmt_buf *src) {
   fmt_free(&ld);
   int threads;
   if (x->axis < 0) {
-    /* knobs st, si (threads, items: the tile), sw (8-byte outputs in one round) */
-    const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
-    const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
-    threads = env_red.st ? env_red.st : dw ? 128 : GK_SCAN_THREADS;
-    const int items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
-    const int sw = (env_red.sw > 0 || dw) && wide8 &&
-                   threads * items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
-    gk_launch gl = gk_scan_launch_k(x->n, 8, threads, (int64_t)threads * items);
-    char pol[64];
-    if (threads == GK_SCAN_THREADS && items * threads == GK_SCAN_TILE && !sw) snprintf(pol, sizeof pol, "gk_scan_policy_default");
-    else snprintf(pol, sizeof pol, "gk_scan_policy<%d, %d, 0, 32, %d>", threads, items, sw);
+    threads = sthreads;
+    gk_launch gl = gk_scan_launch_k(x->n, 8, threads, (int64_t)threads * sitems);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
     fmt_printf(src, "  gk_scan<%s, %s>((I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
-               pol, x->excl ? "true" : "false", pN, op);
+               spol, x->excl ? "true" : "false", pN, op);
     set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
     L->p->temp_bytes = gk_tile_state_bytes(gl.grid[0], 8);
+    L->p->temp_zero = 1;
+  } else if (lb) {
+    threads = sthreads;
+    gk_launch gl = gk_row_scan_lb_plan(R, C, threads, (int64_t)threads * sitems);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
+    params(L, src);
+    fmt_puts(src, ") {\n");
+    init_k(L, src);
+    fmt_printf(src, "  gk_row_scan_lb<%s, %s>((I)%s, (I)%s, k, %s(), k, (void *)tmp, 1u);\n}\n",
+               spol, x->excl ? "true" : "false", pR, pC, op);
+    set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
+    L->p->temp_bytes = gl.temp_bytes;
     L->p->temp_zero = 1;
   } else if (x->axis == 1) {
     gk_launch gl = gk_row_scan_plan_k(R, C, vec, L->sms, &env_rows);
@@ -2166,8 +2192,10 @@ static int lower_scan(lw *L, fmt_buf *src) {
     set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
   } else {
     gk_launch gl = gk_col_scan_plan(R, C, L->sms, 8);
-    fmt_printf(src, "typedef gk_col_scan_policy<%d, %d> POL;\n", GK_COL_SCAN_TY, GK_COL_SCAN_RPT);
-    fmt_puts(src, "extern \"C\" __global__ void __launch_bounds__(256) gk_0000000000000000(");
+    const int lb = gk_col_scan_lb(R, C, &env_rows);
+    fmt_printf(src, "typedef gk_col_scan_policy<%d, %d, %d> POL;\n", GK_COL_SCAN_TY, GK_COL_SCAN_RPT, lb);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256%s) gk_0000000000000000(",
+               lb == 2 && env_rows.cl == 3 ? ", 4" : "");
     params(L, src);
     fmt_puts(src, ") {\n");
     init_k(L, src);
@@ -2403,7 +2431,23 @@ static int lower_transpose(lw *L, fmt_buf *src) {
   int al = (esz == 4 || esz == 8) &&
            (tv && !strncmp(tv, "al", 2) ? 1 : tv && !strcmp(tv, "old") ? 0 : Rin * esz % 128 != 0 && Cin >= 256);
   int64_t seg = gk_transpose_al_seg(Rin, Cin, B, esz, L->sms, ts ? atoi(ts) : tc32 ? 2 : 0, tc32);
-  if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
+  /* a small side S = min(R, C) <= GK_TN_MAX_S: gk_transpose_narrow, runs of
+  ** the long side staged whole (the tiles of 3 x 1000003 are 3/64 full).
+  ** GK_TRANSPOSE_NARROW=0 the paths above (before session 25), =S its most
+  ** S (to K / 32); GK_TRANSPOSE_NARROW_BYTES its staging (4096 / 8192 / 16384) */
+  const char *tn = getenv("GK_TRANSPOSE_NARROW"), *tnb = getenv("GK_TRANSPOSE_NARROW_BYTES");
+  int tk = gk_transpose_narrow_k(esz, tnb && atoi(tnb) > 0 ? atoi(tnb) : GK_TN_BYTES);
+  int64_t tmax = gk_min64(tn && *tn ? atoi(tn) : GK_TN_MAX_S, tk / 32), S = gk_min64(Rin, Cin);
+  int64_t run = gk_transpose_narrow_run(S, tk);
+  if (B > 0 && B <= 65535 && S >= 1 && S <= tmax && gk_cdiv64(gk_max64(Rin, Cin), run) <= 0x7fffffff) {
+    const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pL = prm(L, NULL, P_LEN, run);
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", GK_TN_THREADS);
+    params(L, src);
+    fmt_printf(src, ") {\n  gk_transpose_narrow<%s, %d, %s>(in0, out0, (I)%s, (I)%s, (I)%s);\n}\n", T, tk,
+               Cin <= Rin ? "true" : "false", pR, pC, pL);
+    gk_launch gl = gk_transpose_narrow_launch(Rin, Cin, B, run);
+    set_launch(L->p, gl.grid[0], gl.grid[1], gl.grid[2], gl.block[0], 1, 0);
+  } else if (B > 0 && B <= 65535 && al && gk_cdiv64(Rin, seg) <= 65535) {
     const char *pR = prm(L, NULL, P_R, Rin), *pC = prm(L, NULL, P_C, Cin), *pS = prm(L, NULL, P_LEN, seg);
     /* 6 blocks of 33 KB shared a SM, 40 registers (80 unbounded); tc32: 8 of 17 KB */
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256, %d) gk_0000000000000000(", tc32 ? 8 : 6);

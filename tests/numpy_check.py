@@ -496,6 +496,7 @@ def longrows_group(D, r, c, dt):
     add("layernorm_gb", "layernorm(rows(m), gc, bc, eps=1e-3)",
         lambda e: layernorm(f64(e["m"]), f64(e["gc"]), f64(e["bc"]), 1e-3, 1))
     add("rmsnorm_g", "rmsnorm(rows(m), gc)", lambda e: rmsnorm(f64(e["m"]), f64(e["gc"]), axis=1))
+    add("rmsnorm", "rmsnorm(rows(m))", lambda e: rmsnorm(f64(e["m"]), axis=1))
     add("softmax_pending_two", "softmax(rows(m * 2 - y))", lambda e: softmax(2 * f64(e["m"]) - f64(e["y"]), 1))
     add("minus_max_times_sum", "(rows(m) - max(rows(m))) * sum(rows(y))",
         lambda e: (f64(e["m"]) - np.max(f64(e["m"]), 1, keepdims=True)) * np.sum(f64(e["y"]), 1, keepdims=True))
@@ -520,6 +521,70 @@ def longrows_int_group(D, r, c):
     add("layernorm", "layernorm(rows(m))", lambda e: layernorm(f64(e["m"]), 1.0, 0.0, 1e-5, 1))
     add("rmsnorm", "rmsnorm(rows(m))", lambda e: rmsnorm(f64(e["m"]), axis=1))
     return ("longrows i32 %dx%d" % (r, c), {"m": m}, C)
+
+
+def rowscan_group(D, r, c, dt):
+    """Scans of few long rows (on the cuda backend each row by the look-back
+    over its own tiles, gk_row_scan_lb: rows of 2+ tiles, the last one
+    short, and rows of more than 32 tiles: look-back groups), every op, the
+    exclusive forms, a pending operand (the load) and an epilogue (the store)."""
+    dn = NAME[dt]
+    m, p, q, y = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt), D.signed((r, c), dt)
+    inp = {"m": m, "mp": p, "mq": q, "y": y}
+    C = []
+    sd, M = sum_dt(dt), "float"
+    isf = dt.kind == "f"
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("rowscan/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dtype, kind, tol))
+
+    def S(a):
+        return f64(a) if isf else a.astype(I64)
+
+    add("scan", "scan(rows(mp))", lambda e: np.cumsum(S(e["mp"]), 1), sd, M, 1e-4)
+    add("exscan", "exscan(rows(mp))", lambda e: exscan_ref(S(e["mp"]), "sum", 1), sd, M, 1e-4)
+    add("scan_prod", "scan(rows(mq), prod)", lambda e: np.cumprod(S(e["mq"]), 1), sd, M, 1e-4)
+    add("exscan_prod", "exscan(rows(mq), prod)", lambda e: exscan_ref(S(e["mq"]), "prod", 1), sd, M, 1e-4)
+    add("scan_max", "scan(rows(m), max)", lambda e: np.maximum.accumulate(e["m"], 1), dt)
+    add("scan_min", "scan(rows(m), min)", lambda e: np.minimum.accumulate(e["m"], 1), dt)
+    if isf:
+        add("exscan_max", "exscan(rows(m), max)", lambda e: exscan_ref(f64(e["m"]), "max", 1), dt, M, 0.0)
+        add("scan_pending", "scan(rows(m * 2 - y))", lambda e: np.cumsum(2 * f64(e["m"]) - f64(e["y"]), 1), dt, M, 1e-4)
+        add("scan_epilogue", "scan(rows(m)) * 0.5", lambda e: np.cumsum(f64(e["m"]), 1) * 0.5, dt, M, 1e-4)
+    elif dt == B_:
+        add("scan_bool", "scan(rows(m))", lambda e: np.cumsum(e["m"], 1, dtype=I64), I64)
+    return ("rowscan %s %dx%d" % (dn, r, c), inp, C)
+
+
+def colscan_group(D, r, c, dt):
+    """Scans of the columns of tall narrow and short wide matrices (on the
+    cuda backend gk_col_scan: 1000003 x 3 is one strip of 7813 row tiles,
+    past 32 look-back groups of 32; 33 x 100003 is 3126 strips of one
+    tile), every op, the exclusive forms, a pending operand and an epilogue."""
+    dn = NAME[dt]
+    m, p, q, y = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt), D.signed((r, c), dt)
+    inp = {"m": m, "mp": p, "mq": q, "y": y}
+    C = []
+    sd, M = sum_dt(dt), "float"
+    isf = dt.kind == "f"
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("colscan/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dtype, kind, tol))
+
+    def S(a):
+        return f64(a) if isf else a.astype(I64)
+
+    add("scan", "scan(cols(mp))", lambda e: np.cumsum(S(e["mp"]), 0), sd, M, 1e-4)
+    add("exscan", "exscan(cols(mp))", lambda e: exscan_ref(S(e["mp"]), "sum", 0), sd, M, 1e-4)
+    add("scan_prod", "scan(cols(mq), prod)", lambda e: np.cumprod(S(e["mq"]), 0), sd, M, 1e-4)
+    add("scan_max", "scan(cols(m), max)", lambda e: np.maximum.accumulate(e["m"], 0), dt)
+    if isf:
+        add("exscan_min", "exscan(cols(m), min)", lambda e: exscan_ref(f64(e["m"]), "min", 0), dt, M, 0.0)
+        add("scan_pending", "scan(cols(m * 2 - y))", lambda e: np.cumsum(2 * f64(e["m"]) - f64(e["y"]), 0), dt, M, 1e-4)
+        add("scan_epilogue", "scan(cols(m)) * 0.5", lambda e: np.cumsum(f64(e["m"]), 0) * 0.5, dt, M, 1e-4)
+    elif dt == B_:
+        add("scan_bool", "scan(cols(m))", lambda e: np.cumsum(e["m"], 0, dtype=I64), I64)
+    return ("colscan %s %dx%d" % (dn, r, c), inp, C)
 
 
 def matrix_group(D, r, c, dt):
@@ -999,6 +1064,41 @@ def topk_ref(x, k, axis):
     return o.astype(I64)
 
 
+def colred_group(D, shape, dt):
+    """Reductions over axis 0 of tall narrow arrays (gk_col_reduce with few
+    column strips, so many row splits: 1000003 x 3 takes 782 of them), a
+    3-d array's axis 0 too (its other axes as the columns), and of wide
+    arrays of few rows (strips of 64-256 lanes)."""
+    dn = NAME[dt]
+    m, p, q = D.signed(shape, dt), D.positive(shape, dt), D.near_one(shape, dt)
+    mb = D.mask(shape)
+    inp = {"m": m, "mp": p, "mq": q, "mb": mb}
+    C = []
+    cv, sd = conv(dt), sum_dt(dt)
+    M = "float"
+    tag = "x".join(map(str, shape))
+    V = (lambda s: "cols(%s)" % s) if len(shape) == 2 else (lambda s: "%s, axis=0" % s)
+
+    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
+        C.append(Check("colred/%s/%s/%s" % (dn, tag, name), expr, ref, dtype, kind, tol))
+
+    add("sum", "sum(%s)" % V("mp"), lambda e: np.sum(f64(e["mp"]), 0) if sd.kind == "f"
+        else np.sum(e["mp"], 0, dtype=I64), sd, M, 1e-6)
+    add("prod", "prod(%s)" % V("mq"), lambda e: np.prod(f64(e["mq"]), 0) if sd.kind == "f"
+        else np.prod(e["mq"], 0, dtype=I64), sd, M, 1e-4)
+    add("max", "max(%s)" % V("m"), lambda e: np.max(e["m"], 0), dt)
+    add("min", "min(%s)" % V("m"), lambda e: np.min(e["m"], 0), dt)
+    add("argmax", "argmax(%s)" % V("m"), lambda e: np.argmax(e["m"], 0).astype(I64), I64)
+    add("argmin", "argmin(%s)" % V("m"), lambda e: np.argmin(e["m"], 0).astype(I64), I64)
+    add("mean", "mean(%s)" % V("mp"), lambda e: np.mean(f64(e["mp"]), 0), cv, M, 1e-6)
+    add("var", "var(%s)" % V("m"), lambda e: np.var(f64(e["m"]), 0), cv, M, 1e-5)
+    add("norm", "norm(%s)" % V("m"), lambda e: np.sqrt(np.sum(f64(e["m"]) ** 2, 0)), cv, M, 1e-6)
+    add("count", "count(%s)" % V("mb"), lambda e: np.count_nonzero(e["mb"], 0).astype(I64), I64)
+    add("any", "any(%s)" % V("m > 0"), lambda e: np.any(e["m"] > 0, 0), B_)
+    add("all", "all(%s)" % V("m > -1000000"), lambda e: np.all(e["m"] > -1000000, 0), B_)
+    return ("colred %s %s" % (dn, tag), inp, C)
+
+
 def sort_group(D, shape, dt):
     dn = NAME[dt]
     x = sort_data(D, shape, dt)
@@ -1182,18 +1282,41 @@ def main():
     # past 65536 over the async kernel at 8 x 256 (session 24), the second with more rows than clusters
     for r, c in [(3, 50257), (3, 32000), (5, 20003), (4, 16386), (37, 128), (3, 1024), (5, 8192), (37, 768),
                  (2, 65537)] + \
-            ([] if args.quick else [(2, 65536), (2, 57344), (1, 2 ** 20 + 1), (270, 16387), (40, 100003)]):
+            ([] if args.quick else [(2, 65536), (2, 57344), (1, 2 ** 20 + 1), (270, 16387), (40, 100003), (3, 130001),
+                                    (2, 200003), (1, 300001)]):
         for dt in (F32, F64):
             groups.append(lambda r=r, c=c, dt=dt: longrows_group(D, r, c, dt))
-    for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387)]):
+    # 3 x 130001 and 2 x 200003 (and i32 2 x 130001): rows past 65536 over gk_row_cluster_smem, 8 and 16
+    # blocks of 256 a row (session 25, gk_rows_smem_long_cs); 1 x 300001 past its reach
+    for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387), (2, 130001)]):
         groups.append(lambda r=r, c=c: longrows_int_group(D, r, c))
+    # few long rows scanned (cuda: each row by the look-back over its own tiles of 8192, 4096 for 8-byte
+    # types): 2 tiles the last of 1 element (8193), 13 tiles (100003), 123 and 129 tiles (past a look-back
+    # group of 32 tiles), a single row
+    for r, c in [(5, 8193), (1, 16385)] + ([] if args.quick else [(3, 1000003), (33, 100003), (2, 2 ** 20 + 1)]):
+        for dt in (F32, F64, I32) + ((I64, B_) if c == 8193 else ()):
+            groups.append(lambda r=r, c=c, dt=dt: rowscan_group(D, r, c, dt))
+    # columns scanned (cuda: gk_col_scan, tiles of 128 x 32): 33 row tiles (past a look-back group of 32), one
+    # strip of 7813 tiles (245 groups), 3126 strips of one tile
+    for r, c in [(4099, 3)] + ([] if args.quick else [(1000003, 3), (33, 100003)]):
+        for dt in (F32, I32) + ((F64, I64, B_) if r == 4099 else ()):
+            groups.append(lambda r=r, c=c, dt=dt: colscan_group(D, r, c, dt))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):
             groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))
+    # axis 0 of tall narrow arrays: few column strips, many row splits (gk_col_reduce's parallel fold)
+    # and few rows (< 128): strips of 64-256 lanes
+    for shape in [(4099, 3), (2049, 2, 3), (33, 4099), (70, 999)] + \
+            ([] if args.quick else [(1000003, 3), (100000, 7), (2 ** 20 + 1, 2), (100000, 3, 7), (33, 100003), (1, 1000003)]):
+        for dt in (F32, F64, I32, I64):
+            groups.append(lambda shape=shape, dt=dt: colred_group(D, shape, dt))
     for shape in [(2, 3, 4), (31, 33, 5)] + ([] if args.quick else [(100, 101, 99)]):
         for dt in (F32, I64, B_):
             groups.append(lambda shape=shape, dt=dt: tensor_group(D, shape, dt))
-    for shape in [(257, 1031), (33, 4099), (3, 130, 67)] + ([] if args.quick else [(4099, 33), (2 ** 20 + 1, 3)]):
+    # 17 x 1000 ... 2 x 3 x 100001: a side of at most 32 (cuda: gk_transpose_narrow, either direction, batched)
+    for shape in [(257, 1031), (33, 4099), (3, 130, 67), (17, 1000), (1000, 17), (32, 999), (2, 77),
+                  (2, 3, 1001)] + \
+            ([] if args.quick else [(4099, 33), (2 ** 20 + 1, 3), (3, 1000003), (2, 3, 100001)]):
         for dt in DTYPES.values():
             groups.append(lambda shape=shape, dt=dt: moves_group(D, shape, dt))
     for n in [1, 33, 1000] + ([] if args.quick else [1000003]):

@@ -62,6 +62,11 @@ case "$mode" in
   # gk_sort.cuh's onesweep and one-block sorts run on the host (needs a C++17 compiler)
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run sort-emu make --no-print-directory B="$B" sort-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run tile-emu make --no-print-directory B="$B" tile-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run rowscan-emu make --no-print-directory B="$B" rowscan-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run colscan-emu make --no-print-directory B="$B" colscan-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run transpose-emu make --no-print-directory B="$B" transpose-emu
+  # gk_cols.cuh's column reduce (its splits folded by the last block) runs on the host
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run cols-emu make --no-print-directory B="$B" cols-emu
   run shapes python3 tests/run_shapes.py
   # the benchmark's driver on the cpu backend with numpy as the peer (shrunk cases: checks, guard,
   # poison, gk timed before and after the peers), nothing measured

@@ -108,10 +108,23 @@ save("e.npy", layernorm(rows(m)))
 save("f.npy", scan(x))
 save("g.npy", sum(cols(m)))
 save("h.npy", sum(exp(x - max(x))))
+save("t.npy", randn(1000003, 3))
+save("w.npy", randn(3, 1000003))
+save("q.npy", randn(3, 200003))
+save("p.npy", randn(5, 130001))
+t = load("t.npy")
+w = load("w.npy")
+q = load("q.npy")
+p = load("p.npy")
+save("i.npy", sum(cols(t)))
+save("j.npy", scan(cols(t)))
+save("k.npy", scan(rows(w)))
+save("l.npy", softmax(rows(p)))
+save("n.npy", rmsnorm(rows(q)))
 GK
 p=0; f=0
 (cd "$W" && mkdir r1 r2 && cp det.gk r1 && cp det.gk r2 && (cd r1 && "$GK" --backend cuda det.gk) && (cd r2 && "$GK" --backend cuda det.gk)) > "$LOGD/det.log" 2>&1
-for o in a b c d e f g h; do
+for o in a b c d e f g h i j k l n; do
   if [ -f "$W/r1/$o.npy" ] && cmp -s "$W/r1/$o.npy" "$W/r2/$o.npy"; then p=$((p+1)); else f=$((f+1)); echo "nondeterministic: $o" >> "$LOGD/det.log"; fi
 done
 echo "$p passed, $f failed" >> "$LOGD/det.log"

@@ -550,6 +550,7 @@ static void test_rowscan_cols() {
         else k_col_reduce<gk_cols_policy<TX, PK, 16 / PK>><<<g, 256>>>(R, C, p, part, ctr); }
         CR(1, 1) CR(2, 1) CR(4, 1) CR(8, 1) CR(16, 1) CR(32, 1) CR(1, 2) CR(2, 2) CR(4, 2) CR(8, 2) CR(16, 2) CR(32, 2)
         CR(1, 4) CR(2, 4) CR(4, 4) CR(8, 4) CR(16, 4) CR(32, 4)
+        CR(64, 1) CR(128, 1) CR(256, 1) CR(64, 2) CR(128, 2) CR(256, 2) CR(64, 4) CR(128, 4) CR(256, 4)   /* fewer than 128 rows */
 #undef CR
         if (!launched) break;
         LAUNCHED();
@@ -807,7 +808,37 @@ template <class T, int TC = (sizeof(T) == 8 ? 32 : 64)>
 __global__ void __launch_bounds__(256, 6) k_transpose_al(const T *in, T *out, gk_i64 R, gk_i64 C, gk_i64 seg) {
   gk_transpose_al<T, TC>(in, out, R, C, seg);
 }
+template <class T, int K, bool SCOLS>
+__global__ void __launch_bounds__(GK_TN_THREADS) k_transpose_narrow(const T *in, T *out, gk_i64 R, gk_i64 C, gk_i64 run) {
+  gk_transpose_narrow<T, K, SCOLS>(in, out, R, C, run);
+}
+template <class T, int K> static void launch_narrow(const T *in, T *out, gk_i64 b, gk_i64 r, gk_i64 c) {
+  gk_i64 run = gk_transpose_narrow_run(r < c ? r : c, K);
+  gk_launch L = gk_transpose_narrow_launch(r, c, b, run);
+  dim3 g((unsigned)L.grid[0], (unsigned)L.grid[1]);
+  if (c <= r) k_transpose_narrow<T, K, true><<<g, GK_TN_THREADS>>>(in, out, r, c, run);
+  else k_transpose_narrow<T, K, false><<<g, GK_TN_THREADS>>>(in, out, r, c, run);
+}
 static void test_transpose() {
+  /* gk_transpose_narrow: a side of at most 32, either direction, batched, the output off a line */
+  struct NS { gk_i64 b, r, c; int off; };
+  for (NS s : {NS{1, 3, 1000, 0}, NS{1, 1000, 3, 5}, NS{2, 3, 100001, 3}, NS{2, 100001, 3, 0}, NS{1, 17, 1000, 31},
+               NS{1, 1000, 17, 1}, NS{1, 31, 33, 0}, NS{1, 33, 31, 7}, NS{1, 32, 999, 2}, NS{3, 2, 5, 1}}) {
+    gk_i64 n = s.b * s.r * s.c;
+    std::vector<float> hx = randf(n); DBuf<float> x(hx), y(n + 32); y.poison();
+    std::vector<double> hd(n); for (gk_i64 i = 0; i < n; ++i) hd[i] = hx[i] * 3.0 + 1e-9 * (double)i;
+    DBuf<double> xd(hd), yd(n + 32); yd.poison();
+    launch_narrow<float, 2048>(x.p, y.p + s.off, s.b, s.r, s.c); LAUNCHED();
+    launch_narrow<double, 1024>(xd.p, yd.p + s.off, s.b, s.r, s.c); LAUNCHED();
+    std::vector<float> h = y.get(); std::vector<double> hy = yd.get(); bool ok = true;
+    for (gk_i64 b = 0; b < s.b; ++b) for (gk_i64 r = 0; r < s.r; ++r) for (gk_i64 c = 0; c < s.c; ++c) {
+      ok &= h[s.off + b * s.r * s.c + c * s.r + r] == hx[b * s.r * s.c + r * s.c + c];
+      ok &= hy[s.off + b * s.r * s.c + c * s.r + r] == hd[b * s.r * s.c + r * s.c + c];
+    }
+    for (int k = 0; k < s.off; ++k) ok &= std::isnan(h[k]) && std::isnan(hy[k]);   /* nothing written before or after */
+    for (int k = 0; k < 32 - s.off; ++k) ok &= std::isnan(h[s.off + n + k]) && std::isnan(hy[s.off + n + k]);
+    result(ok, fmt("transpose_narrow %lldx%lldx%lld off %d", s.b, s.r, s.c, s.off));
+  }
   struct TS { gk_i64 b, r, c; };
   for (TS s : {TS{1, 1, 1}, TS{1, 3, 1000}, TS{1, 1000, 3}, TS{1, 33, 4097}, TS{2, 1024, 1024}, TS{3, 70, 33}}) {
     gk_i64 n = s.b * s.r * s.c;

@@ -928,35 +928,83 @@ static void test_row_plans(void) {
   L = gk_rows_plan_tile(gk_rows_plan_store(5000, 60, 2, 132, 1, &kt), 5000, 60, 1, 8, 8, 227 << 10, &kt);
   CHECK(L.mode == GK_ROWS_TILE && L.block[0] == 128 && L.smem == 128 * 61 * 16, "5000x60 f64 tile: block %d smem %lld",
         L.block[0], (long long)L.smem);
+  /* few long rows scanned by the look-back over their own tiles (gk_row_scan_lb): under 16 rows an SM
+  ** and 2+ tiles a row; 8192^2 f32 (one tile a row), 100000x1000 and 4096x50257 (rows enough) keep the
+  ** lane groups; knob sl=1 never, sl=3 wherever a row has 2 tiles.  Grid rows x tiles, a tile state a row */
+  {
+    struct { int64_t rows, cols, tile; int sl, lb; } rs[] = {
+      {33, 1000003, 8192, 0, 1}, {1000, 100000, 8192, 0, 1}, {3, 1000003, 4096, 0, 1}, {2111, 16385, 8192, 0, 1},
+      {2112, 16385, 8192, 0, 0}, {100000, 1000, 8192, 0, 0}, {8192, 8192, 8192, 0, 0}, {4096, 50257, 8192, 0, 0},
+      {5, 8192, 8192, 0, 0}, {5, 8193, 8192, 0, 1}, {33, 1000003, 8192, 1, 0}, {8192, 8192, 4096, 3, 1},
+      {8192, 8192, 8192, 3, 0}};
+    for (size_t i = 0; i < sizeof rs / sizeof rs[0]; i++) {
+      gk_rows_knobs ks = {0};
+      ks.sl = rs[i].sl;
+      int lb = gk_row_scan_lb_use(rs[i].rows, rs[i].cols, 132, rs[i].tile, &ks);
+      CHECK(lb == rs[i].lb, "row scan %lldx%lld tile %lld sl=%d: look-back %d", (long long)rs[i].rows,
+            (long long)rs[i].cols, (long long)rs[i].tile, rs[i].sl, lb);
+    }
+    L = gk_row_scan_lb_plan(33, 1000003, 256, 8192);
+    CHECK(L.grid[0] == 33 * 123 && L.block[0] == 256 && L.temp_bytes == 33 * gk_tile_state_bytes(123, 8),
+          "33x1000003 look-back plan: grid %lld temp %lld", (long long)L.grid[0], (long long)L.temp_bytes);
+  }
   /* long rows of one f32 input through the async cluster kernel (session 23): softmax (light, two passes)
   ** of 32769-57344 elements 4 blocks of 256 a row, two an SM; at 65536 (one block an SM) gk_row_cluster;
-  ** past 65536 8 blocks of 256 where one fits (session 24), the stream past that (256000);
-  ** layernorm (not light) the fewest blocks of 512 whose buffers fit, or twice the blocks of 256 where
-  ** that left one block an SM under 60 % of its shared memory; rmsnorm (light, one pass) never */
+  ** past 65536 (session 25, gk_rows_smem_long_cs) every program gk_row_cluster_smem at 256 threads,
+  ** 8 blocks a row where three blocks share an SM (128256, 100000, 65537), else 16 (256000; 152064
+  ** for layernorm and rmsnorm), except softmax where that takes 16: the async kernel's 8 blocks of 256
+  ** where one fits (152064, session 24); past ~296000 (300000) the stream; below 65537 layernorm
+  ** (not light) the fewest blocks of 512 whose
+  ** buffers fit, or twice the blocks of 256 where that left one block an SM under 60 % of its shared
+  ** memory; rmsnorm (light, one pass) never */
   const int64_t sb = 227 << 10;
-  struct { int64_t rows, cols; int light, passes, mode, cs, threads, async; } lr[] = {
-    {4096, 50257, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1}, {2048, 40000, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1},
-    {1024, 65536, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0}, {4096, 32000, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0},
-    {4096, 57344, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1}, {4096, 57345, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0},
-    {4096, 20000, 1, 2, GK_ROWS_CLUSTER, 1, 512, 1},
-    {1024, 65536, 0, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {4096, 50257, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1},
-    {2048, 40000, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1}, {4096, 32000, 0, 2, GK_ROWS_CLUSTER, 4, 256, 1},
-    {20, 100000, 0, 2, GK_ROWS_CLUSTER, 4, 512, 1},
-    {4096, 50257, 1, 1, GK_ROWS_CLUSTER, 2, 1024, 0},
-    {4096, 128256, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {2048, 152064, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1},
-    {100, 65537, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1}, {64, 256000, 1, 2, GK_ROWS_STREAM, 1, 1024, 0},
-    {4096, 128256, 1, 1, GK_ROWS_STREAM, 1, 1024, 0},
+  struct { int64_t rows, cols; int light, passes, mode, cs, threads, async, smem; } lr[] = {
+    {4096, 50257, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1, 0}, {2048, 40000, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1, 0},
+    {1024, 65536, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0, 0}, {4096, 32000, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0, 0},
+    {4096, 57344, 1, 2, GK_ROWS_CLUSTER, 4, 256, 1, 0}, {4096, 57345, 1, 2, GK_ROWS_CLUSTER, 4, 512, 0, 0},
+    {4096, 20000, 1, 2, GK_ROWS_CLUSTER, 1, 512, 1, 0},
+    {1024, 65536, 0, 2, GK_ROWS_CLUSTER, 8, 256, 1, 0}, {4096, 50257, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1, 0},
+    {2048, 40000, 0, 2, GK_ROWS_CLUSTER, 2, 512, 1, 0}, {4096, 32000, 0, 2, GK_ROWS_CLUSTER, 4, 256, 1, 0},
+    {20, 100000, 0, 2, GK_ROWS_CLUSTER, 8, 256, 0, 1},
+    {4096, 50257, 1, 1, GK_ROWS_CLUSTER, 2, 1024, 0, 0},
+    {4096, 128256, 1, 2, GK_ROWS_CLUSTER, 8, 256, 0, 1}, {2048, 152064, 1, 2, GK_ROWS_CLUSTER, 8, 256, 1, 0},
+    {100, 65537, 1, 2, GK_ROWS_CLUSTER, 8, 256, 0, 1}, {64, 256000, 1, 2, GK_ROWS_CLUSTER, 16, 256, 0, 1},
+    {4096, 128256, 1, 1, GK_ROWS_CLUSTER, 8, 256, 0, 1}, {4096, 128256, 0, 2, GK_ROWS_CLUSTER, 8, 256, 0, 1},
+    {2048, 152064, 0, 2, GK_ROWS_CLUSTER, 16, 256, 0, 1}, {2048, 152064, 1, 1, GK_ROWS_CLUSTER, 16, 256, 0, 1},
+    {64, 256000, 1, 1, GK_ROWS_CLUSTER, 16, 256, 0, 1}, {64, 300000, 1, 2, GK_ROWS_STREAM, 1, 1024, 0, 0},
+    {64, 300000, 0, 2, GK_ROWS_STREAM, 1, 1024, 0, 0}, {64, 300000, 1, 1, GK_ROWS_STREAM, 1, 1024, 0, 0},
   };
   for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++) {
     int64_t R = lr[i].rows, C = lr[i].cols;
     L = gk_rows_plan_store(R, C, 4, 132, lr[i].light, NULL);
     L = gk_rows_plan_cluster_async(L, R, C, 1, 132, sb, 1, lr[i].light, lr[i].passes, 4, NULL);
+    L = gk_rows_plan_cluster_smem(L, R, C, 1, 132, sb, lr[i].light, 1, 4, NULL);
     L = gk_rows_plan_cluster(L, R, C, 1, 132, lr[i].light, lr[i].passes, NULL);
     int cs = L.mode == GK_ROWS_CLUSTER ? L.cluster : 1;
+    int smem = L.mode == GK_ROWS_CLUSTER && L.smem > 0 && !L.async;   /* gk_row_cluster_smem */
     CHECK(L.mode == lr[i].mode && cs == lr[i].cs && L.block[0] == lr[i].threads && L.async == lr[i].async &&
-          (!L.async || L.smem + GK_ROWS_SMEM_EXTRA <= sb),
+          smem == lr[i].smem && (!L.smem || L.smem + GK_ROWS_SMEM_EXTRA <= sb) &&
+          (!smem || 3 * (L.smem + GK_ROWS_SMEM_EXTRA) <= GK_ROWS_SMEM_SM),
           "%lldx%lld light %d passes %d: mode %d cluster %d threads %d async %d smem %lld", (long long)R, (long long)C,
           lr[i].light, lr[i].passes, L.mode, cs, L.block[0], L.async, (long long)L.smem);
+  }
+  /* column reduce (gk_col_reduce): the issue's shapes keep their plans; few strips take many
+  ** splits of >= 1024 rows (none empty), few rows wider strips; cs=8,ct=32 give the plans from
+  ** before (the splits folded serially, 32 lanes at most) */
+  struct { int64_t rows, cols; int vec, width; int64_t strips, splits, strips8, splits8; } cr[] = {
+    {8192, 8192, 4, 32, 64, 8, 64, 8}, {4096, 50257, 1, 32, 1571, 3, 1571, 3}, {1000, 100000, 4, 32, 782, 1, 782, 1},
+    {1024, 65536, 4, 32, 512, 1, 512, 1}, {1000003, 3, 1, 4, 1, 782, 1, 8}, {100000, 1000, 4, 32, 8, 95, 8, 8},
+    {33, 1000003, 1, 128, 7813, 1, 31251, 1}, {1, 1000003, 1, 256, 3907, 1, 31251, 1}, {4096, 4096, 4, 32, 32, 8, 32, 8},
+  };
+  gk_rows_knobs k8 = {0};
+  k8.cs = 8; k8.ct = 32;
+  for (size_t i = 0; i < sizeof cr / sizeof cr[0]; i++) {
+    gk_launch C = gk_col_reduce_plan_k(cr[i].rows, cr[i].cols, cr[i].vec, 132, 4, NULL);
+    gk_launch C8 = gk_col_reduce_plan_k(cr[i].rows, cr[i].cols, cr[i].vec, 132, 4, &k8);
+    CHECK(C.width == cr[i].width && C.grid[0] == cr[i].strips && C.grid[1] == cr[i].splits && C8.grid[0] == cr[i].strips8 &&
+          C8.grid[1] == cr[i].splits8, "col reduce %lldx%lld: width %d grid %lld x %lld, cs=8,ct=32 %lld x %lld",
+          (long long)cr[i].rows, (long long)cr[i].cols, C.width, (long long)C.grid[0], (long long)C.grid[1],
+          (long long)C8.grid[0], (long long)C8.grid[1]);
   }
 }
 
