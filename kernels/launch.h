@@ -205,8 +205,8 @@ typedef struct gk_rows_knobs {
   int sl;   /* row scan: few long rows each scanned by the look-back over its own tiles (gk_row_scan_lb): 2 where
             ** gk_row_scan_lb_use says (default), 1 never (lane groups, as before), 3 wherever a row has 2+ tiles */
   int cl;   /* column scan: a tile's prefix by the grouped look-back (gk_cols.cuh LB 2) where gk_col_scan_lb says (0, the
-            ** default: more than one row tile, fewer than 4096 columns), 1 the chain of a strip's tiles everywhere (before
-            ** session 21), 2 the look-back everywhere, 3 as 0 with the look-back's kernel capped at 64 registers
+            ** default: more than one row tile, fewer than 512 columns), 1 the chain of a strip's tiles everywhere (before
+            ** session 25), 2 the look-back everywhere, 3 as 0 with the look-back's kernel capped at 64 registers
             ** (__launch_bounds__(256, 4)).  Not speed only: float sums round differently in their last bits */
   int ct;   /* col reduce: most threads across a strip where there are fewer than 128 rows (256; 32 before) */
 } gk_rows_knobs;
@@ -664,17 +664,20 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 #define GK_COL_SCAN_TY 8
 #define GK_COL_SCAN_RPT 16
 /* The policy's LB: 2 (the grouped look-back) where a strip's chain of tiles
-** would be what takes the time -- about 0.35 us a tile in a row (1000003 x 3:
-** 2744 us, one strip), against ~2.7e-6 us an element moved, so for fewer than
-** ~4096 columns -- and 1 (the chain) elsewhere: 8192 x 8192 and 4096 x 50257
-** met torch.compile with it, and its kernel takes 40 registers against the
-** look-back's 80 to 128 (ptxas, sm_90; 8 descriptors in flight a thread:
-** 2 or 3 blocks an SM, not 6; knob cl=3 caps them at 64 with some spills).
-** One row tile: no look-back either way, LB 1's smaller kernel. */
+** would be what takes the time, and 1 (the chain) elsewhere.  The chain
+** costs about 0.35 us a row tile of 128 rows whatever the width; the
+** look-back's kernel (80 to 128 registers against the chain's 40: 2 or 3
+** blocks an SM, not 6) moved 1.4 TB/s on the H200 (session 25: 100000 x
+** 1000, 32 strips, 384 -> 574 us, a loss; 1000003 x 3, one strip, 2714 ->
+** 235 us).  They meet where rows / 128 x 0.35 us = rows x cols x 8 bytes /
+** 1.4 TB/s, at ~480 columns whatever the rows: the look-back below 512
+** columns.  8192 x 8192 and 4096 x 50257 (met against torch.compile) keep
+** the chain.  Knob cl=3 caps the look-back's kernel at 64 registers (some
+** spills).  One row tile: no look-back either way, LB 1's smaller kernel. */
 static inline int gk_col_scan_lb(int64_t rows, int64_t cols, const gk_rows_knobs *k) {
   int cl = k ? k->cl : 0;
   if (cl == 1 || cl == 2) return cl;
-  return rows > GK_COL_SCAN_TY * GK_COL_SCAN_RPT && cols < 4096 ? 2 : 1;
+  return rows > GK_COL_SCAN_TY * GK_COL_SCAN_RPT && cols < 512 ? 2 : 1;
 }
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
   gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};

@@ -974,6 +974,12 @@ static void test_row_plans(void) {
     {64, 256000, 1, 1, GK_ROWS_CLUSTER, 16, 256, 0, 1}, {64, 300000, 1, 2, GK_ROWS_STREAM, 1, 1024, 0, 0},
     {64, 300000, 0, 2, GK_ROWS_STREAM, 1, 1024, 0, 0}, {64, 300000, 1, 1, GK_ROWS_STREAM, 1, 1024, 0, 0},
   };
+  /* column scans: the look-back below 512 columns past one row tile (session 25: 1000003 x 3 2714 -> 235 us,
+  ** 100000 x 1000 384 -> 574 with it, so the chain there) */
+  CHECK(gk_col_scan_lb(1000003, 3, NULL) == 2 && gk_col_scan_lb(100000, 511, NULL) == 2 &&
+        gk_col_scan_lb(100000, 512, NULL) == 1 && gk_col_scan_lb(100000, 1000, NULL) == 1 &&
+        gk_col_scan_lb(8192, 8192, NULL) == 1 && gk_col_scan_lb(128, 3, NULL) == 1 && gk_col_scan_lb(129, 3, NULL) == 2,
+        "gk_col_scan_lb");
   for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++) {
     int64_t R = lr[i].rows, C = lr[i].cols;
     L = gk_rows_plan_store(R, C, 4, 132, lr[i].light, NULL);
