@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """gk against its peers on the same device tensors (tests/bench/bench_gk.py).
 
-    python3 tests/bench/bench_gk.py [--quick] [--only SUBSTR] [--budget S] [--no-compile] [--part I/N] [--rows RxC,...]
+    python3 tests/bench/bench_gk.py [--quick] [--sweep] [--only SUBSTR] [--budget S] [--no-compile] [--part I/N] [--rows RxC,...]
     python3 tests/bench/bench_gk.py --latency [latency.py options]   (first-run latency: tests/bench/latency.py)
     (make bench builds libgk.so, libgkbench.so and the CUB peer, then runs this)
 
