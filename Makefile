@@ -236,7 +236,7 @@ $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 # kernels/gk_cols.cuh's column scan look-back (blocks as threads, descriptors torn and withheld) against float64 (no GPU)
 colscan-emu: $(B)/colscan_emu
 	@$(B)/colscan_emu 7 quick
-$(B)/colscan_emu: tests/colscan_emu.cpp kernels/gk_cols.cuh kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+$(B)/colscan_emu: tests/colscan_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_cols.cuh kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
 	@mkdir -p $(B)
 	$(CXX) -O2 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -Ikernels -o $@ $<
 
@@ -244,7 +244,7 @@ $(B)/colscan_emu: tests/colscan_emu.cpp kernels/gk_cols.cuh kernels/gk_scan.cuh 
 tile-emu: $(B)/tile_emu
 	@$(B)/tile_emu 1901
 # (a copy of gk_rows.cuh with `extern __shared__` as `extern` and alignas first: the emulation's __shared__ is `static`)
-$(B)/tile_emu: tests/tile_emu.cpp kernels/gk_rows.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+$(B)/tile_emu: tests/tile_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_rows.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
 	@mkdir -p $(B)/emu
 	sed -e 's/extern __shared__/extern/' -e 's/__shared__ alignas(16)/alignas(16) __shared__/' kernels/gk_rows.cuh > $(B)/emu/gk_rows.cuh
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu -Ikernels -o $@ $<
@@ -253,7 +253,7 @@ $(B)/tile_emu: tests/tile_emu.cpp kernels/gk_rows.cuh kernels/gk_reduce.cuh kern
 cols-emu: $(B)/cols_emu
 	@$(B)/cols_emu 2027
 # (a copy of gk_cols.cuh without the column scan, whose inline PTX does not build on the host)
-$(B)/cols_emu: tests/cols_emu.cpp kernels/gk_cols.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+$(B)/cols_emu: tests/cols_emu.cpp tests/emu_cuda.h kernels/gk_cols.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
 	@mkdir -p $(B)/emu
 	sed -e '/#include "gk_scan.cuh"/d' -e '/struct gk_col_scan_policy/,$$d' kernels/gk_cols.cuh > $(B)/emu/gk_cols.cuh
 	echo '#endif' >> $(B)/emu/gk_cols.cuh
@@ -263,7 +263,7 @@ $(B)/cols_emu: tests/cols_emu.cpp kernels/gk_cols.cuh kernels/gk_reduce.cuh kern
 rowscan-emu: $(B)/rowscan_emu
 	@$(B)/rowscan_emu 2027
 # (a copy of gk_scan.cuh with plain loads and stores for the relaxed PTX ones and counted polls for nanosleep)
-$(B)/rowscan_emu: tests/rowscan_emu.cpp kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+$(B)/rowscan_emu: tests/rowscan_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
 	@mkdir -p $(B)/emu-scan
 	sed -e 's/^  asm volatile("st.relaxed.gpu.u64 .*/  *p = a;/' -e 's/^  asm volatile("st.relaxed.gpu.v2.u64 .*/  p[0] = a; p[1] = b;/' \
 	    -e 's/^  asm volatile("ld.relaxed.gpu.u64 .*/  a = *p;/' -e 's/^  asm volatile("ld.relaxed.gpu.v2.u64 .*/  a = p[0]; b = p[1];/' \
@@ -274,7 +274,7 @@ $(B)/rowscan_emu: tests/rowscan_emu.cpp kernels/gk_scan.cuh kernels/gk_reduce.cu
 # `$(B)/transpose_emu SEED` adds 3 x 1000003 and 1000003 x 3 (40 s)
 transpose-emu: $(B)/transpose_emu
 	@$(B)/transpose_emu 2501 quick
-$(B)/transpose_emu: tests/transpose_emu.cpp kernels/gk_transpose.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+$(B)/transpose_emu: tests/transpose_emu.cpp tests/emu_cuda.h kernels/gk_transpose.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
 	@mkdir -p $(B)
 	$(CXX) -O1 -std=c++17 -Wall -Wno-unknown-pragmas -Ikernels -o $@ $<
 

@@ -33,16 +33,8 @@
 #include <random>
 #include <vector>
 
-/* ---- just enough CUDA for gk_cols.cuh to compile on the host ------------ */
-#define __CUDACC__ 1
-#define __device__
-#define __host__
-#define __global__
-#define __forceinline__ inline
-#define __noinline__
-#define __restrict__
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
+/* ---- CUDA on the host (tests/emu_cuda.h), and what this emulation adds ---- */
+#include "emu_cuda.h"
 struct dim3 { unsigned x = 0, y = 0, z = 0; };
 static dim3 threadIdx, blockIdx, blockDim, gridDim;
 /* the block's 256 fibres: on x86-64 a switch of the callee-saved registers
@@ -102,34 +94,11 @@ static void emu_block() {
 }
 
 static inline void __syncwarp(unsigned = 0xffffffffu) {}
-static inline void __threadfence() {}
-static inline void __threadfence_system() {}
 template <class T> T __shfl_xor_sync(unsigned, T v, int, int = 32) { abort(); return v; }
 template <class T> T __shfl_sync(unsigned, T v, int, int = 32) { abort(); return v; }
 template <class T> T __shfl_up_sync(unsigned, T v, unsigned, int = 32) { abort(); return v; }
 template <class T> T __shfl_down_sync(unsigned, T v, unsigned, int = 32) { abort(); return v; }
 static inline unsigned __ballot_sync(unsigned, int p) { return p; }
-static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
-static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
-static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
-static inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
-static inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-struct float4 { float x, y, z, w; };
-struct float2 { float x, y; };
-struct double2 { double x, y; };
-struct int4 { int x, y, z, w; };
-struct int2 { int x, y; };
-struct uint4 { unsigned x, y, z, w; };
-struct uint2 { unsigned x, y; };
-template <class T> T __ldcs(const T *p) { return *p; }
-template <class T> T __ldcg(const T *p) { return *p; }
-template <class T> T __ldg(const T *p) { return *p; }
-template <class T> T __ldlu(const T *p) { return *p; }
-template <class T> void __stcg(T *p, T v) { *p = v; }
-template <class T> void __stcs(T *p, T v) { *p = v; }
 
 #include "gk_cols.cuh"   /* the Makefile's copy (no column scan) */
 #include "launch.h"

@@ -28,78 +28,13 @@
 #include <random>
 #include <vector>
 
-/* ---- just enough CUDA for gk_rows.cuh to compile on the host ---------------- */
-#define __CUDACC__ 1
-#define __device__
-#define __host__
-#define __global__
-#define __forceinline__ inline
-#define __noinline__
-#define __restrict__
-#define __shared__ static
-#define __align__(n) __attribute__((aligned(n)))
-struct dim3 { unsigned x = 0, y = 1, z = 1; };
-static thread_local dim3 threadIdx, blockIdx;
-static dim3 blockDim, gridDim;
-static pthread_barrier_t emu_bar;
-static inline void __syncthreads() { pthread_barrier_wait(&emu_bar); }
+/* ---- CUDA on the host (tests/emu_cuda.h, emu_pthreads.h), and what this emulation adds ---- */
+#include "emu_pthreads.h"
 static inline void __syncwarp(unsigned = 0xffffffffu) {}
-static inline void __threadfence() {}
-static inline void __threadfence_system() {}
-/* a shuffle: every lane of the warp writes its slot, waits for the warp,
-** reads the source lane's slot and waits again (blocks of whole warps) */
-static long long emu_slot[32][32];
-static pthread_barrier_t emu_wbar[32];
-template <class T> static T emu_exchange(T v, unsigned src) {
-  static_assert(sizeof(T) <= sizeof(long long), "a shuffle moves one word");
-  const unsigned w = threadIdx.x >> 5, l = threadIdx.x & 31;
-  long long s = 0;
-  memcpy(&s, &v, sizeof v);
-  emu_slot[w][l] = s;
-  pthread_barrier_wait(&emu_wbar[w]);
-  T r;
-  memcpy(&r, &emu_slot[w][src & 31], sizeof r);
-  pthread_barrier_wait(&emu_wbar[w]);
-  return r;
-}
-template <class T> T __shfl_xor_sync(unsigned, T v, int m, int = 32) { return emu_exchange(v, (threadIdx.x & 31) ^ m); }
-template <class T> T __shfl_sync(unsigned, T v, int src, int width = 32) {
-  return emu_exchange(v, ((threadIdx.x & 31) & ~(width - 1)) | (src & (width - 1)));
-}
-template <class T> T __shfl_up_sync(unsigned, T v, unsigned d, int width = 32) {
-  const unsigned l = threadIdx.x & 31;
-  return emu_exchange(v, (l & (width - 1)) < d ? l : l - d);
-}
-template <class T> T __shfl_down_sync(unsigned, T v, unsigned d, int width = 32) {
-  const unsigned l = threadIdx.x & 31;
-  return emu_exchange(v, (l & (width - 1)) + d >= (unsigned)width ? l : l + d);
-}
 static inline unsigned __ballot_sync(unsigned, int p) { return p; }
-static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }
-static inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
-static inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
-static inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
-static inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-struct float4 { float x, y, z, w; };
-struct float2 { float x, y; };
-struct double2 { double x, y; };
-struct int4 { int x, y, z, w; };
-struct int2 { int x, y; };
-struct uint4 { unsigned x, y, z, w; };
-struct uint2 { unsigned x, y; };
-template <class T> T __ldcs(const T *p) { return *p; }
-template <class T> T __ldcg(const T *p) { return *p; }
-template <class T> T __ldg(const T *p) { return *p; }
-template <class T> void __stcg(T *p, T v) { *p = v; }
-template <class T> void __stcs(T *p, T v) { *p = v; }
-static inline size_t __cvta_generic_to_shared(const void *p) { return (size_t)p; }
 
 static inline int __syncthreads_or(int p) { return p; }
 static inline int __all_sync(unsigned, int p) { return p; }
-static inline int __ffs(unsigned x) { return __builtin_ffs((int)x); }
 
 #include <algorithm>
 #include <atomic>

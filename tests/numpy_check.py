@@ -523,68 +523,43 @@ def longrows_int_group(D, r, c):
     return ("longrows i32 %dx%d" % (r, c), {"m": m}, C)
 
 
-def rowscan_group(D, r, c, dt):
-    """Scans of few long rows (on the cuda backend each row by the look-back
-    over its own tiles, gk_row_scan_lb: rows of 2+ tiles, the last one
-    short, and rows of more than 32 tiles: look-back groups), every op, the
-    exclusive forms, a pending operand (the load) and an epilogue (the store)."""
+def scan_axis_group(D, r, c, dt, axis):
+    """Scans along one axis of few long rows (axis 1, "rowscan": on the cuda
+    backend each row by the look-back over its own tiles, gk_row_scan_lb:
+    rows of 2+ tiles, the last one short, and rows of more than 32 tiles:
+    look-back groups) or of the columns of tall narrow and short wide
+    matrices (axis 0, "colscan": gk_col_scan; 1000003 x 3 is one strip of
+    7813 row tiles, past 32 look-back groups of 32; 33 x 100003 is 3126
+    strips of one tile): every op, the exclusive forms, a pending operand
+    (the load) and an epilogue (the store)."""
     dn = NAME[dt]
     m, p, q, y = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt), D.signed((r, c), dt)
     inp = {"m": m, "mp": p, "mq": q, "y": y}
     C = []
     sd, M = sum_dt(dt), "float"
     isf = dt.kind == "f"
+    topic, v = ("rowscan", "rows") if axis == 1 else ("colscan", "cols")
 
     def add(name, expr, ref, dtype, kind="exact", tol=0.0):
-        C.append(Check("rowscan/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dtype, kind, tol))
+        C.append(Check("%s/%s/%dx%d/%s" % (topic, dn, r, c, name), expr % v, ref, dtype, kind, tol))
 
     def S(a):
         return f64(a) if isf else a.astype(I64)
 
-    add("scan", "scan(rows(mp))", lambda e: np.cumsum(S(e["mp"]), 1), sd, M, 1e-4)
-    add("exscan", "exscan(rows(mp))", lambda e: exscan_ref(S(e["mp"]), "sum", 1), sd, M, 1e-4)
-    add("scan_prod", "scan(rows(mq), prod)", lambda e: np.cumprod(S(e["mq"]), 1), sd, M, 1e-4)
-    add("exscan_prod", "exscan(rows(mq), prod)", lambda e: exscan_ref(S(e["mq"]), "prod", 1), sd, M, 1e-4)
-    add("scan_max", "scan(rows(m), max)", lambda e: np.maximum.accumulate(e["m"], 1), dt)
-    add("scan_min", "scan(rows(m), min)", lambda e: np.minimum.accumulate(e["m"], 1), dt)
+    add("scan", "scan(%s(mp))", lambda e: np.cumsum(S(e["mp"]), axis), sd, M, 1e-4)
+    add("exscan", "exscan(%s(mp))", lambda e: exscan_ref(S(e["mp"]), "sum", axis), sd, M, 1e-4)
+    add("scan_prod", "scan(%s(mq), prod)", lambda e: np.cumprod(S(e["mq"]), axis), sd, M, 1e-4)
+    add("exscan_prod", "exscan(%s(mq), prod)", lambda e: exscan_ref(S(e["mq"]), "prod", axis), sd, M, 1e-4)
+    add("scan_max", "scan(%s(m), max)", lambda e: np.maximum.accumulate(e["m"], axis), dt)
+    add("scan_min", "scan(%s(m), min)", lambda e: np.minimum.accumulate(e["m"], axis), dt)
     if isf:
-        add("exscan_max", "exscan(rows(m), max)", lambda e: exscan_ref(f64(e["m"]), "max", 1), dt, M, 0.0)
-        add("scan_pending", "scan(rows(m * 2 - y))", lambda e: np.cumsum(2 * f64(e["m"]) - f64(e["y"]), 1), dt, M, 1e-4)
-        add("scan_epilogue", "scan(rows(m)) * 0.5", lambda e: np.cumsum(f64(e["m"]), 1) * 0.5, dt, M, 1e-4)
+        add("exscan_max", "exscan(%s(m), max)", lambda e: exscan_ref(f64(e["m"]), "max", axis), dt, M, 0.0)
+        add("exscan_min", "exscan(%s(m), min)", lambda e: exscan_ref(f64(e["m"]), "min", axis), dt, M, 0.0)
+        add("scan_pending", "scan(%s(m * 2 - y))", lambda e: np.cumsum(2 * f64(e["m"]) - f64(e["y"]), axis), dt, M, 1e-4)
+        add("scan_epilogue", "scan(%s(m)) * 0.5", lambda e: np.cumsum(f64(e["m"]), axis) * 0.5, dt, M, 1e-4)
     elif dt == B_:
-        add("scan_bool", "scan(rows(m))", lambda e: np.cumsum(e["m"], 1, dtype=I64), I64)
-    return ("rowscan %s %dx%d" % (dn, r, c), inp, C)
-
-
-def colscan_group(D, r, c, dt):
-    """Scans of the columns of tall narrow and short wide matrices (on the
-    cuda backend gk_col_scan: 1000003 x 3 is one strip of 7813 row tiles,
-    past 32 look-back groups of 32; 33 x 100003 is 3126 strips of one
-    tile), every op, the exclusive forms, a pending operand and an epilogue."""
-    dn = NAME[dt]
-    m, p, q, y = D.signed((r, c), dt), D.positive((r, c), dt), D.near_one((r, c), dt), D.signed((r, c), dt)
-    inp = {"m": m, "mp": p, "mq": q, "y": y}
-    C = []
-    sd, M = sum_dt(dt), "float"
-    isf = dt.kind == "f"
-
-    def add(name, expr, ref, dtype, kind="exact", tol=0.0):
-        C.append(Check("colscan/%s/%dx%d/%s" % (dn, r, c, name), expr, ref, dtype, kind, tol))
-
-    def S(a):
-        return f64(a) if isf else a.astype(I64)
-
-    add("scan", "scan(cols(mp))", lambda e: np.cumsum(S(e["mp"]), 0), sd, M, 1e-4)
-    add("exscan", "exscan(cols(mp))", lambda e: exscan_ref(S(e["mp"]), "sum", 0), sd, M, 1e-4)
-    add("scan_prod", "scan(cols(mq), prod)", lambda e: np.cumprod(S(e["mq"]), 0), sd, M, 1e-4)
-    add("scan_max", "scan(cols(m), max)", lambda e: np.maximum.accumulate(e["m"], 0), dt)
-    if isf:
-        add("exscan_min", "exscan(cols(m), min)", lambda e: exscan_ref(f64(e["m"]), "min", 0), dt, M, 0.0)
-        add("scan_pending", "scan(cols(m * 2 - y))", lambda e: np.cumsum(2 * f64(e["m"]) - f64(e["y"]), 0), dt, M, 1e-4)
-        add("scan_epilogue", "scan(cols(m)) * 0.5", lambda e: np.cumsum(f64(e["m"]), 0) * 0.5, dt, M, 1e-4)
-    elif dt == B_:
-        add("scan_bool", "scan(cols(m))", lambda e: np.cumsum(e["m"], 0, dtype=I64), I64)
-    return ("colscan %s %dx%d" % (dn, r, c), inp, C)
+        add("scan_bool", "scan(%s(m))", lambda e: np.cumsum(e["m"], axis, dtype=I64), I64)
+    return ("%s %s %dx%d" % (topic, dn, r, c), inp, C)
 
 
 def matrix_group(D, r, c, dt):
@@ -1295,12 +1270,12 @@ def main():
     # group of 32 tiles), a single row
     for r, c in [(5, 8193), (1, 16385)] + ([] if args.quick else [(3, 1000003), (33, 100003), (2, 2 ** 20 + 1)]):
         for dt in (F32, F64, I32) + ((I64, B_) if c == 8193 else ()):
-            groups.append(lambda r=r, c=c, dt=dt: rowscan_group(D, r, c, dt))
+            groups.append(lambda r=r, c=c, dt=dt: scan_axis_group(D, r, c, dt, 1))
     # columns scanned (cuda: gk_col_scan, tiles of 128 x 32): 33 row tiles (past a look-back group of 32), one
     # strip of 7813 tiles (245 groups), 3126 strips of one tile
     for r, c in [(4099, 3)] + ([] if args.quick else [(1000003, 3), (33, 100003)]):
         for dt in (F32, I32) + ((F64, I64, B_) if r == 4099 else ()):
-            groups.append(lambda r=r, c=c, dt=dt: colscan_group(D, r, c, dt))
+            groups.append(lambda r=r, c=c, dt=dt: scan_axis_group(D, r, c, dt, 0))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):
             groups.append(lambda r=r, c=c, dt=dt: matrix_group(D, r, c, dt))

@@ -27,34 +27,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-/* ---- just enough CUDA for gk_transpose.cuh to compile on the host ------------- */
-#define __CUDACC__ 1
-#define __device__
-#define __host__
-#define __global__
-#define __forceinline__ inline
-#define __restrict__
-#define __shared__ static
+/* ---- CUDA on the host (tests/emu_cuda.h), and what this emulation adds ---- */
+#include "emu_cuda.h"
 #define GK_EMU_NT 256   /* GK_TN_THREADS (checked below) */
 struct dim3 { unsigned x = 0, y = 0, z = 0; };
 static dim3 threadIdx, blockIdx, blockDim, gridDim;
 static ucontext_t emu_main, emu_fib[GK_EMU_NT];
 static unsigned emu_cur;
 static inline void __syncthreads() { swapcontext(&emu_fib[emu_cur], &emu_main); }
-static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
-static inline long long __double_as_longlong(double f) { long long i; memcpy(&i, &f, 8); return i; }
-static inline double __longlong_as_double(long long i) { double f; memcpy(&f, &i, 8); return f; }
-static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }
-struct float4 { float x, y, z, w; };
-struct float2 { float x, y; };
-struct double2 { double x, y; };
-struct uint4 { unsigned x, y, z, w; };
-struct uint2 { unsigned x, y; };
-template <class T> T __ldcs(const T *p) { return *p; }
-template <class T> T __ldcg(const T *p) { return *p; }
-template <class T> T __ldg(const T *p) { return *p; }
-template <class T> void __stcg(T *p, T v) { *p = v; }
-template <class T> void __stcs(T *p, T v) { *p = v; }
 
 #include "gk_transpose.cuh"
 #include "launch.h"
