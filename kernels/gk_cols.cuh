@@ -156,7 +156,7 @@ GK_DEV void gk_col_reduce(Idx rows, Idx cols, const Prog &pg, typename Prog::Op:
     for (int k = 0; k < PK; ++k) pg.out(c + k, acc[k]);
 }
 
-/* LB: 2 the grouped look-back (default), 1 the chain of tiles (before session 21; knob cl=1) */
+/* LB: 2 the grouped look-back, 1 the chain of tiles (before session 25; gk_col_scan_lb picks, knob cl) */
 template <int TY_, int RPT_, int LB_ = 2> struct gk_col_scan_policy {
   enum { TX = 32, TY = TY_, THREADS = 32 * TY_, RPT = RPT_, TILE_ROWS = TY_ * RPT_, LB = LB_ };
 };
