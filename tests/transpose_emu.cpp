@@ -246,5 +246,6 @@ int main(int argc, char **argv) {
     printf("  sectors %-15s %lld touched, %lld in the arrays (%.4fx); %lld warp accesses over their fewest\n", c.name,
            got, least, (double)got / least, over);
   }
+  printf("transpose-emu: %d passed, %d failed\n", cases - (fails < cases ? fails : cases), fails);
   return fails ? 1 : 0;
 }
