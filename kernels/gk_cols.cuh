@@ -141,13 +141,8 @@ GK_DEV void gk_col_reduce(Idx rows, Idx cols, const Prog &pg, typename Prog::Op:
     if (!cv) continue;
     /* 4 loads in flight; one for wide accumulators (var's Welford at pack
     ** 4: 74 registers unrolled, 64 as before the fold without) */
-    if (sizeof(A) <= 16) {
-#pragma unroll 4
-      for (Idx s = s0; s < s1; ++s) acc[k] = pg.op(acc[k], gk_ld_cg(partials + s * cols + c + k));
-    } else {
-#pragma unroll 1
-      for (Idx s = s0; s < s1; ++s) acc[k] = pg.op(acc[k], gk_ld_cg(partials + s * cols + c + k));
-    }
+#pragma unroll(sizeof(A) <= 16 ? 4 : 1)
+    for (Idx s = s0; s < s1; ++s) acc[k] = pg.op(acc[k], gk_ld_cg(partials + s * cols + c + k));
   }
 #pragma unroll
   for (int k = 0; k < PK; ++k) acc[k] = gk_col_tree<TX, TY>(pg.op, sh, acc[k], tx, ty);

@@ -117,10 +117,13 @@ template <class A> struct gk_lb_desc {
 ** a row's tiles). */
 template <class A> struct gk_tile_state {
   gk_u64 *tile, *group;
+  /* bytes of n descriptors, 16-byte aligned: tiles, then groups */
+  static GK_DEV gk_i64 span(gk_i64 n) { return (n * gk_lb_desc<A>::BYTES + 15) / 16 * 16; }
+  static GK_DEV gk_i64 bytes(gk_i64 ntiles) { return span(ntiles) + span((ntiles + GK_LB_GROUP - 1) / GK_LB_GROUP); }
   GK_DEV gk_tile_state(void *buf, gk_i64 ntiles) {
     char *p = (char *)buf;
     tile = (gk_u64 *)p;
-    group = (gk_u64 *)(p + (ntiles * gk_lb_desc<A>::BYTES + 15) / 16 * 16);
+    group = (gk_u64 *)(p + span(ntiles));
   }
   GK_DEV gk_u64 *tdesc(gk_i64 t) const { return tile + t * gk_lb_desc<A>::ENT; }
   GK_DEV gk_u64 *gdesc(gk_i64 g) const { return group + g * gk_lb_desc<A>::ENT; }
@@ -382,7 +385,7 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
 ** For few long rows (launch.h gk_row_scan_lb_use): a row of cols elements is
 ** ntiles = ceil(cols / TILE) tiles, block b scans tile b % ntiles of row
 ** b / ntiles with gk_scan_tile, and the look-back runs over that row's own
-** tile state (gk_tile_state_size bytes a row, rows one after another in
+** tile state (gk_tile_state<A>::bytes a row, rows one after another in
 ** tile_state: launch.h gk_row_scan_lb_plan sizes it with 16-byte
 ** descriptors, the most any A here takes).  A row's tiles have increasing
 ** block indices, so a tile waits only on blocks scheduled before it, as in
@@ -391,10 +394,6 @@ GK_DEV void gk_scan(Idx n, const Load &load, const Op &op, const Store &store, v
 ** Functors are the row scan's (gk_row_scan): Load: typedef X; load<N>(X *,
 ** Idx row, Idx col); Store: store<N>(Idx row, Idx col, const Y *v) with Y
 ** = Store::Y if declared, else Op::A; lift sees the column. */
-template <class A, class Idx> GK_DEV Idx gk_tile_state_size(Idx ntiles) {
-  const Idx d = (Idx)gk_lb_desc<A>::BYTES;
-  return (ntiles * d + 15) / 16 * 16 + ((ntiles + GK_LB_GROUP - 1) / GK_LB_GROUP * d + 15) / 16 * 16;
-}
 template <class Load, class Idx> struct gk_row_at_load {   /* a row's elements by column */
   typedef typename Load::X X;
   const Load &l;
@@ -415,7 +414,7 @@ GK_DEV void gk_row_scan_lb(Idx rows, Idx cols, const Load &load, const Op &op, c
   (void)rows;
   const Idx ntiles = (cols + (Idx)P::TILE - 1) / (Idx)P::TILE;
   const Idx b = (Idx)blockIdx.x, row = b / ntiles, tile = b - row * ntiles;
-  char *st = (char *)tile_state + (gk_i64)row * (gk_i64)gk_tile_state_size<typename Op::A>(ntiles);
+  char *st = (char *)tile_state + (gk_i64)row * gk_tile_state<typename Op::A>::bytes((gk_i64)ntiles);
   gk_scan_tile<P, EXCLUSIVE>(cols, tile, ntiles, gk_row_at_load<Load, Idx>(load, row),
                              op, gk_row_at_store<Store, typename Op::A, Idx>(store, row), (void *)st, epoch);
 }
