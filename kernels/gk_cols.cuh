@@ -151,7 +151,8 @@ GK_DEV void gk_col_reduce(Idx rows, Idx cols, const Prog &pg, typename Prog::Op:
     for (int k = 0; k < PK; ++k) pg.out(c + k, acc[k]);
 }
 
-/* LB: 2 the grouped look-back, 1 the chain of tiles (before session 25; gk_col_scan_lb picks, knob cl) */
+/* LB: 2 the grouped look-back, 1 the chain of tiles (before session 25), 0 a thread a column
+** (gk_col_scan_seq; session 26); gk_col_scan_lb picks, knob cl */
 template <int TY_, int RPT_, int LB_ = 2> struct gk_col_scan_policy {
   enum { TX = 32, TY = TY_, THREADS = 32 * TY_, RPT = RPT_, TILE_ROWS = TY_ * RPT_, LB = LB_ };
 };
@@ -254,8 +255,38 @@ GK_DEV void gk_col_lb_groups(const gk_col_lb_smem<typename Op::A, E> &s, const O
   }
 }
 
+/* ---- a thread a column (LB 0) ----------------------------------------------
+** Few rows (fewer than one tile's): the tile kernel would keep most of its
+** warps idle (33 x 1000003: warps 3-7 of 8 had no rows; 155 us on the
+** H200 where torch takes 98).  Thread c scans column c from row 0 down,
+** U loads in flight (a warp reads 32 consecutive columns of a row at
+** once), a left fold in row order: no shared memory, no state.  Grid:
+** ceil(cols / blockDim.x) blocks (launch.h gk_col_scan_plan_lb). */
+template <int U, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_col_scan_seq(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store) {
+  typedef typename Op::A A;
+  typedef typename Load::X X;
+  const Idx c = (Idx)blockIdx.x * (Idx)blockDim.x + (Idx)threadIdx.x;
+  if (c >= cols) return;
+  A p = op.identity();
+  for (Idx r0 = 0; r0 < rows; r0 += U) {
+    X x[U];
+#pragma unroll
+    for (int i = 0; i < U; ++i)
+      if (r0 + i < rows) load.template load<1>(x + i, r0 + i, c);
+#pragma unroll
+    for (int i = 0; i < U; ++i) {
+      if (r0 + i < rows) {
+        const A n = op(p, op.lift(x[i], r0 + i));
+        store.template store<1>(r0 + i, c, EXCLUSIVE ? &p : &n);
+        p = n;
+      }
+    }
+  }
+}
+
 template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
-GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store, void *state) {
+GK_DEV void gk_col_scan_tiles(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store, void *state) {
   typedef typename Op::A A;
   typedef typename Load::X X;
   typedef gk_lb_desc<A> D;
@@ -389,6 +420,12 @@ GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, cons
       }
     }
   }
+}
+
+template <class P, bool EXCLUSIVE, class Load, class Op, class Store, class Idx>
+GK_DEV void gk_col_scan(Idx rows, Idx cols, const Load &load, const Op &op, const Store &store, void *state) {
+  if constexpr (P::LB == 0) gk_col_scan_seq<P::RPT, EXCLUSIVE>(rows, cols, load, op, store);
+  else gk_col_scan_tiles<P, EXCLUSIVE>(rows, cols, load, op, store, state);
 }
 
 #endif /* GK_COLS_CUH */

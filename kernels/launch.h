@@ -207,7 +207,9 @@ typedef struct gk_rows_knobs {
   int cl;   /* column scan: a tile's prefix by the grouped look-back (gk_cols.cuh LB 2) where gk_col_scan_lb says (0, the
             ** default: more than one row tile, fewer than 512 columns), 1 the chain of a strip's tiles everywhere (before
             ** session 25), 2 the look-back everywhere, 3 as 0 with the look-back's kernel capped at 64 registers
-            ** (__launch_bounds__(256, 4)).  Not speed only: float sums round differently in their last bits */
+            ** (__launch_bounds__(256, 4)), 4 as 0 but never a thread a column (before session 26: fewer than
+            ** 128 rows took the chain's one tile), 5 a thread a column everywhere (gk_col_scan_seq).  Not speed
+            ** only: float sums round differently in their last bits */
   int ct;   /* col reduce: most threads across a strip where there are fewer than 128 rows (256; 32 before) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
@@ -673,10 +675,14 @@ static inline gk_launch gk_col_reduce_plan(int64_t rows, int64_t cols, int vec, 
 ** 1.4 TB/s, at ~480 columns whatever the rows: the look-back below 512
 ** columns.  8192 x 8192 and 4096 x 50257 (met against torch.compile) keep
 ** the chain.  Knob cl=3 caps the look-back's kernel at 64 registers (some
-** spills).  One row tile: no look-back either way, LB 1's smaller kernel. */
+** spills).  One row tile: no look-back either way, LB 1's smaller kernel,
+** or where the tile's rows leave warps idle (fewer than 128), LB 0: a
+** thread a column (gk_col_scan_seq; knob cl=4 keeps LB 1 there, as before
+** session 26; cl=5 takes LB 0 whatever the rows). */
 static inline int gk_col_scan_lb(int64_t rows, int64_t cols, const gk_rows_knobs *k) {
   int cl = k ? k->cl : 0;
   if (cl == 1 || cl == 2) return cl;
+  if (cl == 5 || (cl != 4 && rows < GK_COL_SCAN_TY * GK_COL_SCAN_RPT)) return 0;
   return rows > GK_COL_SCAN_TY * GK_COL_SCAN_RPT && cols < 512 ? 2 : 1;
 }
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
@@ -686,6 +692,13 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
   L.temp_bytes = 16 + gk_align16(tiles * 32 * d) + gk_align16(gk_cdiv64(cols, 32) * gk_cdiv64(rtiles, 32) * 32 * d);
   L.temp_zero_once = 1;
+  return L;
+}
+/* The launch of policy LB (gk_col_scan_lb): LB 0 is a thread a column, 256 a block, no temp. */
+static inline gk_launch gk_col_scan_plan_lb(int64_t rows, int64_t cols, int sms, int64_t acc_bytes, int lb) {
+  if (lb != 0) return gk_col_scan_plan(rows, cols, sms, acc_bytes);
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  L.grid[0] = gk_max64(1, gk_cdiv64(cols, 256));
   return L;
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */

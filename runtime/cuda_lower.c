@@ -2191,8 +2191,8 @@ static int lower_scan(lw *L, fmt_buf *src) {
                pR, pC, op);
     set_launch(L->p, gl.grid[0], 1, 1, threads, 1, 0);
   } else {
-    gk_launch gl = gk_col_scan_plan(R, C, L->sms, 8);
     const int lb = gk_col_scan_lb(R, C, &env_rows);
+    gk_launch gl = gk_col_scan_plan_lb(R, C, L->sms, 8, lb);
     fmt_printf(src, "typedef gk_col_scan_policy<%d, %d, %d> POL;\n", GK_COL_SCAN_TY, GK_COL_SCAN_RPT, lb);
     fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(256%s) gk_0000000000000000(",
                lb == 2 && env_rows.cl == 3 ? ", 4" : "");
@@ -2203,7 +2203,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
                pR, pC, op);
     set_launch(L->p, gl.grid[0], 1, 1, 256, 1, 0);
     L->p->temp_bytes = gl.temp_bytes;
-    L->p->temp_zero = 1;
+    L->p->temp_zero = gl.temp_bytes > 0;
   }
   return L->fail ? -1 : 0;
 }

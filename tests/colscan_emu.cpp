@@ -14,10 +14,13 @@
 ** the same bits, and those must match a float64 (or exact integer) column
 ** scan.  Shapes: 1x1, 31x33, 33x31, 1000003x3, 4097x65, 33x1000003 (and a
 ** few more), sum of f32 (double accumulator), sum of i32 (u64), max of f32,
-** min of i32, inclusive and exclusive.
+** min of i32, inclusive and exclusive.  Shapes of fewer rows than a tile
+** (128) also run LB 0, a thread a column (gk_col_scan_seq, what the
+** lowering takes there), against the same reference.
 ** No GPU: this checks the protocol and the fold order, not the hardware.
-** Build and run: make colscan-emu (`colscan_emu SEED quick`: all but
-** 33 x 1000003; about 1.5 minutes on 2 busy cores with it).
+** Build and run: make colscan-emu (`colscan_emu SEED quick`: 33 x 1000003
+** by LB 0 only; without quick, by every path too: about 1.5 minutes on 2
+** busy cores).
 */
 #include <pthread.h>
 #include <cmath>
@@ -218,8 +221,32 @@ template <class X, class Op, bool EXCL> struct Launch {
   }
 };
 
+/* ---- LB 0 (gk_col_scan_seq, fewer rows than a tile): a thread a column, no barrier, so
+** the blocks' threads run one after another on this thread ---------------------- */
+template <class XT, class A> struct SeqIo {
+  typedef XT X;
+  const X *in; A *out; gk_i64 cols;
+  template <int N> void load(X *d, gk_i64 r, gk_i64 c) const { d[0] = in[r * cols + c]; }
+  template <int N> void store(gk_i64 r, gk_i64 c, const A *v) const { out[r * cols + c] = v[0]; }
+};
+template <class X, class Op, bool EXCL>
+static void run_seq(const X *in, typename Op::A *out, gk_i64 R, gk_i64 C) {
+  typedef typename Op::A A;
+  const int lb = gk_col_scan_lb(R, C, NULL);
+  gk_launch L = gk_col_scan_plan_lb(R, C, 132, sizeof(A), lb);
+  if (lb != 0 || L.temp_bytes != 0) { fprintf(stderr, "%lldx%lld: not LB 0\n", (long long)R, (long long)C); exit(1); }
+  SeqIo<X, A> io{in, out, C};
+  blockDim.x = (unsigned)L.block[0]; gridDim.x = (unsigned)L.grid[0];
+  for (unsigned b = 0; b < gridDim.x; ++b)
+    for (unsigned t = 0; t < blockDim.x; ++t) {
+      blockIdx.x = b; threadIdx.x = t;
+      gk_col_scan_seq<RPT, EXCL>(R, C, io, Op(), io);
+    }
+}
+
 /* ---- the cases ------------------------------------------------------------------ */
-static int fails, checks;   /* one check a run of a case: against the reference, or in bits against run 0 */
+static int fails, checks;
+static bool seq_only;   /* a case's LB 0 run only */   /* one check a run of a case: against the reference, or in bits against run 0 */
 
 /* ref: a float64 (or exact integer) scan of each column; tol: relative to the
 ** running sum of magnitudes (0: exact) */
@@ -246,6 +273,26 @@ static void check(const char *name, gk_i64 R, gk_i64 C, unsigned seed) {
       a = n;
     }
   }
+  auto compare = [&](const std::vector<A> &out, const char *how) {
+    gk_i64 bad = 0, worst = -1;
+    for (gk_i64 i = 0; i < R * C; ++i) {
+      const double d = std::fabs((double)out[i] - (double)ref[i]);
+      const bool ok = std::is_same<A, double>::value ? d <= 1e-12 * mag[i] + 1e-300 : out[i] == ref[i];
+      if (!ok) { if (!bad) worst = i; ++bad; }
+    }
+    if (bad) {
+      ++fails;
+      printf("FAIL %s %lldx%lld%s: %lld elements differ from the reference (first at %lld: %.17g vs %.17g)\n", name,
+             (long long)R, (long long)C, how, (long long)bad, (long long)worst, (double)out[worst], (double)ref[worst]);
+    }
+  };
+  if (R < TILE_ROWS) {   /* LB 0, what the lowering takes for these rows */
+    ++checks;
+    std::vector<A> out((size_t)(R * C));
+    run_seq<X, Op, EXCL>(in.data(), out.data(), R, C);
+    compare(out, " (a thread a column)");
+  }
+  if (seq_only) { printf("ok   %s %lldx%lld (a thread a column)\n", name, (long long)R, (long long)C); return; }
   std::vector<A> first;
   struct Cfg { int nb, noise, lazy; } cfg[] = {{1, 0, 0}, {4, 0, 0}, {16, 1, 0}, {16, 1, 1}};
   const gk_i64 big = R * C > 4000000;   /* 33 x 1000003 */
@@ -261,17 +308,7 @@ static void check(const char *name, gk_i64 R, gk_i64 C, unsigned seed) {
     const long far = emu_far;
     if (k == 0) {
       first = out;
-      gk_i64 bad = 0, worst = -1;
-      for (gk_i64 i = 0; i < R * C; ++i) {
-        const double d = std::fabs((double)out[i] - (double)ref[i]);
-        const bool ok = std::is_same<A, double>::value ? d <= 1e-12 * mag[i] + 1e-300 : out[i] == ref[i];
-        if (!ok) { if (!bad) worst = i; ++bad; }
-      }
-      if (bad) {
-        ++fails;
-        printf("FAIL %s %lldx%lld: %lld elements differ from the reference (first at %lld: %.17g vs %.17g)\n", name,
-               (long long)R, (long long)C, (long long)bad, (long long)worst, (double)out[worst], (double)ref[worst]);
-      }
+      compare(out, "");
     } else if (memcmp(first.data(), out.data(), first.size() * sizeof(A))) {
       ++fails;
       printf("FAIL %s %lldx%lld: run %d (%d blocks%s%s) differs in bits from run 0\n", name, (long long)R, (long long)C, k,
@@ -290,7 +327,7 @@ int main(int argc, char **argv) {
   const bool quick = argc > 2 && !strcmp(argv[2], "quick");   /* make test: not 33 x 1000003 (one tile a strip, 1.2 GB) */
   for (auto &s : shapes) {
     const gk_i64 R = s[0], C = s[1];
-    if (quick && R * C > 4000000) continue;
+    seq_only = quick && R * C > 4000000;   /* quick: 33 x 1000003 by a thread a column only (seconds) */
     check<float, gk_op_sum<double>, false>("sum f32", R, C, seed);
     if (R * C > 1000000) continue;   /* the long ones: one op (the rest is the same code) */
     check<float, gk_op_sum<double>, true>("excl sum f32", R, C, seed + 1);

@@ -1272,9 +1272,9 @@ def main():
         for dt in (F32, F64, I32) + ((I64, B_) if c == 8193 else ()):
             groups.append(lambda r=r, c=c, dt=dt: scan_axis_group(D, r, c, dt, 1))
     # columns scanned (cuda: gk_col_scan, tiles of 128 x 32): 33 row tiles (past a look-back group of 32), one
-    # strip of 7813 tiles (245 groups), 3126 strips of one tile
-    for r, c in [(4099, 3)] + ([] if args.quick else [(1000003, 3), (33, 100003)]):
-        for dt in (F32, I32) + ((F64, I64, B_) if r == 4099 else ()):
+    # strip of 7813 tiles (245 groups); fewer rows than a tile (31, 127, 33: a thread a column, session 26)
+    for r, c in [(4099, 3), (31, 33), (127, 1001)] + ([] if args.quick else [(1000003, 3), (33, 100003)]):
+        for dt in (F32, I32) + ((F64, I64, B_) if r in (4099, 127) else ()):
             groups.append(lambda r=r, c=c, dt=dt: scan_axis_group(D, r, c, dt, 0))
     for r, c in shapes:
         for dt in (F32, F64, I32, I64):

@@ -980,6 +980,15 @@ static void test_row_plans(void) {
         gk_col_scan_lb(100000, 512, NULL) == 1 && gk_col_scan_lb(100000, 1000, NULL) == 1 &&
         gk_col_scan_lb(8192, 8192, NULL) == 1 && gk_col_scan_lb(128, 3, NULL) == 1 && gk_col_scan_lb(129, 3, NULL) == 2,
         "gk_col_scan_lb");
+  /* fewer rows than a tile's 128: a thread a column (session 26), no temp; knob cl=4 the tile as before */
+  {
+    gk_rows_knobs k4 = {0};
+    k4.cl = 4;
+    gk_launch Ls = gk_col_scan_plan_lb(33, 1000003, 132, 8, gk_col_scan_lb(33, 1000003, NULL));
+    CHECK(gk_col_scan_lb(33, 1000003, NULL) == 0 && gk_col_scan_lb(1, 1, NULL) == 0 &&
+          gk_col_scan_lb(127, 100000, NULL) == 0 && gk_col_scan_lb(33, 1000003, &k4) == 1 &&
+          Ls.grid[0] == 3907 && Ls.block[0] == 256 && Ls.temp_bytes == 0, "gk_col_scan_lb: a thread a column");
+  }
   for (size_t i = 0; i < sizeof lr / sizeof lr[0]; i++) {
     int64_t R = lr[i].rows, C = lr[i].cols;
     L = gk_rows_plan_store(R, C, 4, 132, lr[i].light, NULL);
