@@ -189,6 +189,45 @@ def sweep_cases():
                                  ("nhwc_nchw", (64, 28, 28, 128), "permute({x}, 0, 3, 1, 2)", "nhwc_nchw")):
         cs.append(Case(op, "move", shape, "f32", "r = " + src, peer, tol=0, ref="same", cub="copy",
                        target=("copy", 0.8)))
+    # session 26: the other dtypes and reductions (f64 and i32 rows, columns and scans; row argmax, min,
+    # mean, var; 1-d f64 / i32 at odd sizes; f64 and i32 transposes; sorts at an odd size)
+    for n in (1000003, 30000001):
+        for dt in ("f64", "i32"):
+            for op in ("max", "min", "argmax"):
+                cs.append(Case(op, "1d", [n], dt, "r = %s({x})" % op, op, tol=0,
+                               ref="argmax" if op == "argmax" else "same", cub=op, target=("cub", 1.0)))
+            cs.append(Case("scan", "1d", [n], dt, "r = scan({x})", "scan", cub="scan", target=("cub", 1.0),
+                           tol=1e-10 if dt == "f64" else 0))
+            cs.append(Case("map", "1d", [n], dt, "r = {x} * 2 + 1", "map2x1", tol=0, ref="same", cub="copy",
+                           target=("copy", 0.95)))
+        cs.append(Case("mean", "1d", [n], "f32", "r = mean({x})", "mean"))
+        cs.append(Case("var", "1d", [n], "f32", "r = var({x})", "var"))
+    for shape in ((65536, 1024), (4096, 50257), (8191, 8193), (1000000, 10)):
+        for op, peer, src, tol in (("rowargmax", "argmax_rows", "argmax(rows({x}))", 0),
+                                   ("rowmin", "min_rows", "min(rows({x}))", 0),
+                                   ("rowmean", "mean_rows", "mean(rows({x}))", None),
+                                   ("rowvar", "var_rows", "var(rows({x}))", None)):
+            cs.append(Case(op, "rows", shape, "f32", "r = " + src, peer, tol=tol, ref="same" if tol == 0 else "up",
+                           cub="copy", target=("torch+copy", 1.0, 0.85) if shape[1] >= 256 else ("torch", 1.0)))
+    for dt in ("f64", "i32"):
+        for shape in ((4096, 4096), (32768, 1000), (1000, 32769)):
+            row_dt = [("rowsum", "sum_rows", "sum(rows({x}))", None), ("rowmax", "max_rows", "max(rows({x}))", 0),
+                      ("colsum", "sum_cols", "sum(cols({x}))", None), ("colmax", "max_cols", "max(cols({x}))", 0),
+                      ("rowscan", "scan_rows", "scan(rows({x}))", None), ("colscan", "scan_cols", "scan(cols({x}))", None)]
+            if dt == "f64":
+                row_dt += [("softmax", "softmax_rows", "softmax(rows({x}))", None),
+                           ("layernorm", "layernorm_rows", "layernorm(rows({x}))", None)]
+            for op, peer, src, tol in row_dt:
+                t = 0 if dt == "i32" else tol
+                rowfam = op.startswith("row") or op in ("softmax", "layernorm")
+                cs.append(Case(op, "rows" if rowfam else "cols", shape, dt, "r = " + src, peer, tol=t,
+                               ref="same" if t == 0 else "up", cub="copy" if rowfam else None,
+                               target=("torch+copy", 1.0, 0.85) if rowfam and op not in ("rowscan",) else ("torch", 1.0)))
+        cs.append(Case("transpose", "move", (4097, 4095), dt, "r = transpose({x})", "transpose", tol=0, ref="same",
+                       cub="copy", target=("copy", 0.8)))
+    for dt in ("f32", "i32"):
+        cs.append(Case("sort", "1d", [1000003], dt, "r = sort({x})", "sort", tol=0, ref="same", cub="sort"))
+    cs.append(Case("argsort", "1d", [1000003], "f32", "r = argsort({x})", "argsort", tol=0, ref="same"))
     return cs
 
 def shrink(shape):
