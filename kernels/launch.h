@@ -179,7 +179,8 @@ typedef struct gk_rows_knobs {
   int cu;   /* col reduce: rows in flight a thread x pack (16; 4 at PACK 1) */
   int cs;   /* col reduce: most splits (4096; 8 before the parallel fold of the splits) */
   int cw;   /* col reduce: blocks an SM wanted (32) */
-  int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default) */
+  int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default),
+            ** 3 as 2 but a pure row reduction of 4097-16384 columns keeps the scalar plan (before session 26) */
   int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
   int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 16 gk_row_cluster_async / _smem only; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
@@ -311,11 +312,19 @@ static inline gk_launch gk_rows_plan_store(int64_t rows, int64_t cols, int vec, 
 ** <512, 512, 8, pack> else (4096x50257 sum 1.08x, max 0.98x)).  temp:
 ** partials rows*splits*acc_bytes (16-aligned) then rows gk_u32 counters,
 ** zero when first allocated. */
+static inline gk_launch gk_row_split_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                            const gk_rows_knobs *k);
 static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
   gk_launch L = gk_rows_plan_k(rows, cols, vec, sms, k);
   if (L.mode == GK_ROWS_WARP) return L;
   if (rows >= 2 * (int64_t)sms && L.mode == GK_ROWS_BLOCK) return L;
+  return gk_row_split_plan_k(rows, cols, vec, sms, acc_bytes, k);
+}
+/* The split plan of gk_row_reduce_plan_k (GK_ROWS_SPLIT, whatever the rows and columns). */
+static inline gk_launch gk_row_split_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
+                                            const gk_rows_knobs *k) {
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4), xs = GK_KNOB(k, xs, 8);
   int64_t splits = 0;
   if (!(k && (k->xt > 0 || k->xp > 0))) {                 /* the wide policy where it gives a row one block */
@@ -544,7 +553,7 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
 }
 static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,
                                              int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
-  if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) != 2) return L;
+  if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) == 1) return L;
   if (reduce && L.mode == GK_ROWS_SPLIT) {
     /* <256, 256, 8, 4> where the pack-4 plan would take 16 packs (4096x50257
     ** sum 1.14x, max 1.19x faster than the scalar <512, 512, 8, 1>; 16 packs
@@ -553,6 +562,10 @@ static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t 
     if (k) k8 = *k;
     if (!k8.xt && !k8.xp) { k8.xt = 256; k8.xp = 8; }
     gk_launch L4 = gk_row_reduce_plan_k(rows, cols, 4, sms, acc_bytes, &k8);
+    /* where the pack-4 plan is a block a row (gk_row_cached, which needs aligned rows: 4097-16384
+    ** columns, 264 rows or more), the split plan's block a row with ALIGN (8191x8193 took the scalar
+    ** <512, 512, 8, 1>: sum 0.91x, max 0.87x torch on the H200, session 25); knob va=3 keeps the scalar plan there */
+    if (L4.mode == GK_ROWS_BLOCK && GK_KNOB(k, va, 2) == 2) L4 = gk_row_split_plan_k(rows, cols, 4, sms, acc_bytes, &k8);
     if (L4.mode != GK_ROWS_SPLIT) return L;
     L4.align = 1;
     return L4;

@@ -1237,7 +1237,8 @@ def main():
 
     sizes = [1, 31, 33, 1000] + ([] if args.quick else [1000003])
     shapes = [(1, 1), (31, 33), (33, 31), (1000, 3), (3, 1000)] + \
-        ([] if args.quick else [(1000, 1000), (1, 1000003)])
+        ([] if args.quick else [(1000, 1000), (1, 1000003), (300, 5001)])   # 300 x 5001: row reductions of 4097-16384
+    # odd columns, a split block a row with packs of 4 from the aligned element (session 26)
     groups = []
     for n in sizes:
         for dt in DTYPES.values():
