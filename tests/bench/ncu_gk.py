@@ -7,8 +7,8 @@
     ncu --clock-control none --nvtx --nvtx-include 'run/' --section SpeedOfLight ... \\
         python3 tests/bench/ncu_gk.py --peers 'layernorm 65536x1024'
 
-Each argument picks the cases of bench_gk.py whose key ("op shape dtype")
-starts with it; the inputs are torch tensors shared through DLPack, as in the
+Each argument picks the cases of bench_gk.py (the named ones and --sweep's)
+whose key ("op shape dtype") starts with it; the inputs are torch tensors shared through DLPack, as in the
 benchmark.  gk's kernels are named gk_<hash>; the mapping from case to kernel
 name goes to stderr (stdout is left to ncu's report).
 
@@ -27,7 +27,11 @@ import bench_gk, gkc, peers
 
 
 def picked(want):
-    return [c for c in bench_gk.cases(False) if any(c.key.startswith(w) for w in want)]
+    seen, out = set(), []
+    for c in bench_gk.cases(False) + bench_gk.sweep_cases():   # the named cases, then the sweep's
+        if c.key not in seen and any(c.key.startswith(w) for w in want): out.append(c)
+        seen.add(c.key)
+    return out
 
 
 def run_peers(P, c, ins):
