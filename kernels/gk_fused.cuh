@@ -21,7 +21,15 @@ template <class T> GK_DEV void gkl_st(T *p, T v) { *(volatile T *)p = v; }
 template <class T> struct alignas(8) gkl_ms { T m; double s; };
 GK_DEV double gkl_ms_add(double s, float m, float x) { return gk_ms_add_f(s, m, x); }
 GK_DEV double gkl_ms_add(double s, double m, double x) { return gk_ms_add_d(s, m, x); }
-template <class T> struct gkl_op_ms {
+/* The merge's rescale of s from max m to mnew > m: gk_ms_rescale (exp in
+** double), or with F and float maxima s * expf(m - mnew) -- the rounding of
+** the elements' own terms (gk_ms_add_f), an FP32 exp where the block and
+** grid merges run one after another (GK_RED_VARIANT mf=1, session 26) */
+template <int F, class T> GK_DEV double gkl_ms_rescale(double s, T m, T mnew) {
+  if constexpr (F && sizeof(T) == 4) return s * (double)expf((float)((double)m - (double)mnew));
+  else return gk_ms_rescale(s, (double)m, (double)mnew);
+}
+template <class T, int F = 0> struct gkl_op_ms {
   typedef gkl_ms<T> A;
   GK_DEV A identity() const { A r; r.m = gk_limits<T>::lowest(); r.s = 0.0; return r; }
   GK_DEV A operator()(A a, A b) const {
@@ -30,7 +38,7 @@ template <class T> struct gkl_op_ms {
     if (a.m < b.m) { A t = a; a = b; b = t; }
     if (a.m == b.m) { a.s += b.s; return a; }
     if (b.s == 1.0) a.s = gkl_ms_add(a.s, a.m, b.m);
-    else a.s += gk_ms_rescale(b.s, (double)b.m, (double)a.m);
+    else a.s += gkl_ms_rescale<F>(b.s, b.m, a.m);
     return a;
   }
   template <class X, class J> GK_DEV A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }

@@ -74,6 +74,7 @@ typedef struct gk_red_knobs {
   int st, si, sw;   /* 1-D scan: threads, items a thread; sw=1: 8-byte values through shared memory in one round */
   int sn;           /* 1-D scan: an integer sum's widening cast in the lift (the tile moves narrow) */
   int mt, mg;       /* elementwise map (vector loop): threads a block, blocks an SM */
+  int mf;           /* mf=1: the online max/sum-exp merges of f32 rescale with expf, not exp in double (gk_fused.cuh) */
 } gk_red_knobs;
 /* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
 ** `bps` blocks an SM. */

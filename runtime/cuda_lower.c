@@ -77,7 +77,7 @@ static gk_red_knobs env_red;
 static void env_red_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_red_knobs, f) }
-    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg)
+    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg), KN(mf)
 #undef KN
   };
   env_knobs("GK_RED_VARIANT", kn, sizeof kn / sizeof kn[0], &env_red);
@@ -1006,7 +1006,8 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_puts(b, " };\n");
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && own_field(L, i)) {
-    if (L->onl && L->onl[i]) fmt_printf(b, "  gkl_op_ms<%s> o%d;\n", ctype(g->nodes[i]->t), L->field[i]);
+    if (L->onl && L->onl[i])
+      fmt_printf(b, "  gkl_op_ms<%s%s> o%d;\n", ctype(g->nodes[i]->t), env_red.mf == 1 ? ", 1" : "", L->field[i]);
     else if (L->varm[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
     else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
   }
