@@ -255,6 +255,22 @@ GK_DEV void gk_col_lb_groups(const gk_col_lb_smem<typename Op::A, E> &s, const O
   }
 }
 
+/* A thread's run of column c: rows r0 .. r0 + N - 1 (those < rows) of x
+** folded from prefix p in row order, each stored (its prefix before it when
+** EXCLUSIVE); returns the prefix after them. */
+template <int N, bool EXCLUSIVE, class X, class Idx, class A, class Op, class Store>
+GK_DEV A gk_col_scan_run(const X (&x)[N], Idx r0, Idx rows, Idx c, A p, const Op &op, const Store &store) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if (r0 + i < rows) {
+      const A n = op(p, op.lift(x[i], r0 + i));
+      store.template store<1>(r0 + i, c, EXCLUSIVE ? &p : &n);
+      p = n;
+    }
+  }
+  return p;
+}
+
 /* ---- a thread a column (LB 0) ----------------------------------------------
 ** Few rows (fewer than one tile's): the tile kernel would keep most of its
 ** warps idle (33 x 1000003: warps 3-7 of 8 had no rows; 155 us on the
@@ -274,14 +290,7 @@ GK_DEV void gk_col_scan_seq(Idx rows, Idx cols, const Load &load, const Op &op, 
 #pragma unroll
     for (int i = 0; i < U; ++i)
       if (r0 + i < rows) load.template load<1>(x + i, r0 + i, c);
-#pragma unroll
-    for (int i = 0; i < U; ++i) {
-      if (r0 + i < rows) {
-        const A n = op(p, op.lift(x[i], r0 + i));
-        store.template store<1>(r0 + i, c, EXCLUSIVE ? &p : &n);
-        p = n;
-      }
-    }
+    p = gk_col_scan_run<U, EXCLUSIVE>(x, r0, rows, c, p, op, store);
   }
 }
 
@@ -410,14 +419,7 @@ GK_DEV void gk_col_scan_tiles(Idx rows, Idx cols, const Load &load, const Op &op
     if (cv) {
       A p = rt > 0 ? carry[tx] : op.identity();
       for (int k = 0; k < ty; ++k) p = op(p, tot[k][tx]);
-#pragma unroll
-      for (int i = 0; i < RPT; ++i) {
-        if (rb + i < rows) {
-          const A n = op(p, op.lift(x[i], rb + i));
-          store.template store<1>(rb + i, c, EXCLUSIVE ? &p : &n);
-          p = n;
-        }
-      }
+      gk_col_scan_run<RPT, EXCLUSIVE>(x, rb, rows, c, p, op, store);
     }
   }
 }
