@@ -865,7 +865,7 @@ GK_DEV void gk_row_grid(Idx rows, Idx cols, const Prog &pg, unsigned char *tmp) 
   typedef typename Prog::XS XS;
   enum { T = P::THREADS };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "grid rows: block width, aligned packs");
-  static_assert(SP::THREADS == T, "grid rows: the fallback's block is the same");
+  static_assert((int)SP::THREADS == (int)P::THREADS, "grid rows: the fallback's block is the same");
   if (gridDim.x == 1) {   /* the device could not hold the grid at once (cu_launch_coop) */
     gk_row_stream_rows<SP>(rows, cols, pg, (Idx)blockIdx.y, (Idx)gridDim.y);
     return;
