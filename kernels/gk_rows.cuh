@@ -45,6 +45,10 @@
 **   gk_row_cluster_smem<P, CS>  the same with the shares in shared memory.
 **   gk_row_cluster_async<P, CS>  the same, the next row's share copied by
 **                     cp.async while this one is folded and stored.
+**   gk_row_grid<P, SP>  few long rows: S blocks a row anywhere in a
+**                     co-resident grid, shares in shared memory, the pass
+**                     partials exchanged through global memory behind a
+**                     barrier a row.  One global read.
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
