@@ -673,6 +673,54 @@ static void test_device(void) {
     }
   }
 
+  /* cu_launch_coop (gk_row_grid's launch): a grid whose blocks wait for each other runs with all of them
+  ** resident (every block of a row group sees the group's count reach gridDim.x; a spin cap keeps a
+  ** broken launch from hanging the test), and a grid the device cannot hold at once runs as (1, gy):
+  ** gridDim.x == 1, which the kernel must do without waiting */
+  {
+    static const char *k_coop =
+        "extern \"C\" __global__ void gk_k_coop(unsigned *cnt, unsigned *out) {\n"
+        "  if (gridDim.x == 1) { if (threadIdx.x == 0) out[blockIdx.y] = 0xffffffffu; return; }\n"
+        "  __shared__ unsigned seen;\n"
+        "  if (threadIdx.x == 0) {\n"
+        "    atomicAdd(cnt + blockIdx.y, 1u);\n"
+        "    unsigned v = 0; long long k = 0;\n"
+        "    while ((v = atomicAdd(cnt + blockIdx.y, 0u)) < gridDim.x && ++k < 20000000LL) {}\n"
+        "    seen = v;\n"
+        "  }\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) out[blockIdx.y * gridDim.x + blockIdx.x] = seen;\n"
+        "}\n";
+    cu_fn *fc = NULL;
+    rc = cu_kernel(d, k_coop, "gk_k_coop", &fc);
+    CHECK(rc == GK_OK && fc, "coop kernel: %s", cu_errmsg(d));
+    const unsigned gx = 2 * (unsigned)cu_sm_count(d), gy = 3, big = 100 * (unsigned)cu_sm_count(d);
+    const size_t no = (size_t)big * gy;
+    cu_ptr pc = 0, po = 0;
+    unsigned *ho = malloc(no * sizeof *ho);
+    if (fc && ho && cu_alloc(d, 64, &pc) == GK_OK && cu_alloc(d, no * sizeof *ho, &po) == GK_OK) {
+      void *args[] = { &pc, &po };
+      CHECK(cu_memset_async(d, pc, 0, 64) == GK_OK && cu_memset_async(d, po, 0, no * sizeof *ho) == GK_OK, "coop memset");
+      rc = cu_launch_coop(d, fc, gx, gy, 1, 256, 1, 1, 0, args);
+      CHECK(rc == GK_OK && cu_sync(d) == GK_OK && cu_download(d, ho, po, (size_t)gx * gy * sizeof *ho) == GK_OK,
+            "coop launch %u x %u: %s", gx, gy, cu_errmsg(d));
+      int bad = 0;
+      for (size_t i = 0; i < (size_t)gx * gy; i++) bad += ho[i] != gx;
+      CHECK(bad == 0, "coop launch %u x %u: %d blocks did not see the whole group", gx, gy, bad);
+      /* more blocks than the device holds at once (a 256-thread block: at most 8 an SM): the fallback */
+      CHECK(cu_memset_async(d, po, 0, no * sizeof *ho) == GK_OK, "coop memset");
+      rc = cu_launch_coop(d, fc, big, gy, 1, 256, 1, 1, 0, args);
+      CHECK(rc == GK_OK && cu_sync(d) == GK_OK && cu_download(d, ho, po, gy * sizeof *ho) == GK_OK,
+            "coop fallback %u x %u: %s", big, gy, cu_errmsg(d));
+      bad = 0;
+      for (unsigned i = 0; i < gy; i++) bad += ho[i] != 0xffffffffu;
+      CHECK(bad == 0, "coop fallback: %d row groups not launched as gridDim.x == 1", bad);
+    }
+    if (pc) cu_free(d, pc);
+    if (po) cu_free(d, po);
+    free(ho);
+  }
+
   /* Memory hit: same pointer, no compile, and cheap. */
   {
     char *copy = strdup(k_src);   /* a different buffer with the same text */
