@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu colscan-emu transpose-emu rowscan-emu cols-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu colscan-emu transpose-emu rowscan-emu cols-emu rowgrid-emu asan tsan fuzz debug install deps clean unit bench python test-python
 # `make`: the library, the binary and the shipped kernels (where NVRTC is);
 # `make all`: without the kernels (what the tests need)
 default: all kernels
@@ -248,6 +248,18 @@ $(B)/tile_emu: tests/tile_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/
 	@mkdir -p $(B)/emu
 	sed -e 's/extern __shared__/extern/' -e 's/__shared__ alignas(16)/alignas(16) __shared__/' kernels/gk_rows.cuh > $(B)/emu/gk_rows.cuh
 	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu -Ikernels -o $@ $<
+
+# kernels/gk_rows.cuh's gk_row_grid runs on the host, its blocks at once (a process each), against float64 loops (no GPU)
+rowgrid-emu: $(B)/rowgrid_emu
+	@$(B)/rowgrid_emu 2026
+# (a copy of gk_rows.cuh as tile-emu's, with the host's atomics for the barrier's and counted polls for nanosleep)
+$(B)/rowgrid_emu: tests/rowgrid_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_rows.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)/emu-grid
+	sed -e 's/extern __shared__/extern/' -e 's/__shared__ alignas(16)/alignas(16) __shared__/' \
+	    -e 's/^  asm volatile("ld.acquire.gpu.u32 .*/  v = __atomic_load_n(p, __ATOMIC_ACQUIRE);/' \
+	    -e 's/{ asm volatile("nanosleep.u32 .*/{ (void)ns; emu_nap(); }/' \
+	    -e 's/atomicAdd(bar/emu_atomic_add(bar/g' -e 's/atomicExch(bar/emu_atomic_exch(bar/g' kernels/gk_rows.cuh > $(B)/emu-grid/gk_rows.cuh
+	$(CXX) -O1 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -I$(B)/emu-grid -Ikernels -o $@ $<
 
 # kernels/gk_cols.cuh's gk_col_reduce runs on the host against float64 loops (no GPU)
 cols-emu: $(B)/cols_emu

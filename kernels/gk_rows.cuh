@@ -45,6 +45,10 @@
 **   gk_row_cluster_smem<P, CS>  the same with the shares in shared memory.
 **   gk_row_cluster_async<P, CS>  the same, the next row's share copied by
 **                     cp.async while this one is folded and stored.
+**   gk_row_grid<P, SP>  few long rows: S blocks a row anywhere in a
+**                     co-resident grid, shares in shared memory, the pass
+**                     partials exchanged through global memory behind a
+**                     barrier a row.  One global read.
 **   gk_row_split<P>   pure row reductions (HAS_STORE == 0) of few long rows:
 **                     several blocks per row, partials + per-row ticket, the
 **                     last block combines in fixed order.  PASSES must be 1.
@@ -352,8 +356,9 @@ GK_DEV void gk_row_stream_online(Idx row, Idx cols, const Prog &pg, typename Pro
   gk_row_pairs_block<T / 32>(pg, prs, par, aw, bw, a, b);
 }
 
+/* rows r0, r0 + dr, ... (gk_row_stream: blockIdx.x, gridDim.x; gk_row_grid's fallback: blockIdx.y, gridDim.y) */
 template <class P, class Prog, class Idx>
-GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
+GK_DEV void gk_row_stream_rows(Idx rows, Idx cols, const Prog &pg, Idx r0, Idx dr) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
   typedef typename Prog::OpB OpB; typedef typename OpB::A B;
@@ -364,7 +369,7 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
   __shared__ gk_row_pairs<(ONL ? T / 32 : 1), A, B> prs;
   int par = 0;
   (void)par; (void)prs;
-  for (Idx row = blockIdx.x; row < rows; row += gridDim.x) {
+  for (Idx row = r0; row < rows; row += dr) {
     A a;
     B b = pg.opb.identity();
     if constexpr (ONL) {   /* both passes in one read */
@@ -392,6 +397,10 @@ GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
     }
     if (threadIdx.x == 0) pg.row_out(row, a, b);
   }
+}
+template <class P, class Prog, class Idx>
+GK_DEV void gk_row_stream(Idx rows, Idx cols, const Prog &pg) {
+  gk_row_stream_rows<P>(rows, cols, pg, (Idx)blockIdx.x, (Idx)gridDim.x);
 }
 
 /* ---- a row over a thread-block cluster (sm_90) -----------------------------
@@ -461,21 +470,43 @@ GK_DEV void gk_cluster_pairs(const Prog &pg, Pr &pr, int par, const typename Pro
   gk_row_pairs_fold<CS * NW>(pg, [&](int i) { return *gk_cluster_map(&pr.a[par][i % NW], (unsigned)(i / NW)); },
                              [&](int i) { return *gk_cluster_map(&pr.b[par][i % NW], (unsigned)(i / NW)); }, a, b);
 }
+/* THE EXCHANGE of the blocks that share a row (gk_row_share_rest): Ex has
+**   A all_a(const Prog &, A v, int par);   // v: this thread's pass-A partial; the row's pass A, every thread
+**   B all_b(const Prog &, B v, int par);   // the same for pass B
+**   void pairs(const Prog &, int par, const A &aw, const B &bw, A &a, B &b);   // ONLINE_B: this warp's pair in, the row's out
+** par: the row's parity (the slots a block writes alternate by it).
+** gk_row_ex_cluster: distributed shared memory (the cluster kernels);
+** gk_row_ex_grid: global memory and a barrier a row (gk_row_grid). */
+template <int CS, int T, class Prog, class Sh> struct gk_row_ex_cluster {
+  typedef typename Prog::OpA::A A;
+  typedef typename Prog::OpB::A B;
+  Sh &sh;
+  GK_DEV A all_a(const Prog &pg, A v, int par) { return gk_cluster_allreduce<CS, T>(v, pg.opa, sh.tsa, &sh.sa[par], sh.ca); }
+  GK_DEV B all_b(const Prog &pg, B v, int par) { return gk_cluster_allreduce<CS, T>(v, pg.opb, sh.tsb, &sh.sb[par], sh.cb); }
+  GK_DEV void pairs(const Prog &pg, int par, const A &aw, const B &bw, A &a, B &b) {
+    gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, aw, bw, a, b);
+  }
+};
 /* A cluster block's share of row: packs [q0, q0 + qn) of the row's body
 ** (gk_row_span) and, in block 0, the element ec around them (ev: this
 ** thread has one). */
 template <class Idx> struct gk_row_share { gk_row_span<Idx> sp; Idx q0, qn, ec; bool ev; unsigned rank; };
-template <class P, int CS, class Prog, class Idx>
-GK_DEV gk_row_share<Idx> gk_row_share_of(Idx row, Idx cols, const Prog &pg, unsigned rank) {
+template <class P, class Prog, class Idx>
+GK_DEV gk_row_share<Idx> gk_row_share_in(Idx row, Idx cols, const Prog &pg, unsigned rank, Idx cs) {
   gk_row_share<Idx> s;
   s.rank = rank;
   s.sp = gk_row_span_of<P>(row, cols, pg);
-  const Idx npk = s.sp.body / P::PACK, ppb = gk_cdiv(npk, (Idx)CS);
+  const Idx npk = s.sp.body / P::PACK, ppb = gk_cdiv(npk, cs);
   s.q0 = (Idx)rank * ppb;
   s.qn = npk - s.q0 < ppb ? (npk > s.q0 ? npk - s.q0 : 0) : ppb;
   s.ev = rank == 0 && (Idx)threadIdx.x < cols - s.sp.body;
   s.ec = gk_row_extra_col(s.sp, (Idx)threadIdx.x);
   return s;
+}
+/* the same for a cluster of CS blocks (rank: gk_cluster_rank) */
+template <class P, int CS, class Prog, class Idx>
+GK_DEV gk_row_share<Idx> gk_row_share_of(Idx row, Idx cols, const Prog &pg, unsigned rank) {
+  return gk_row_share_in<P>(row, cols, pg, rank, (Idx)CS);
 }
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster(Idx rows, Idx cols, const Prog &pg) {
@@ -555,11 +586,12 @@ GK_DEV void gk_row_unshare(X *x, const XS *s, Idx row) {
 }
 /* The rest of a row once this block's share is in shared memory at buf
 ** (pack q at buf + q * PACK, read back by thread q % THREADS) and its pass-A
-** partial is in a: the cluster's pass A, pass B from the share, the store
-** and the row's outputs (gk_row_cluster_smem, gk_row_cluster_async). */
-template <class P, int CS, class Prog, class XS, class Idx, class Sh>
+** partial is in a: the row's pass A over the exchange ex, pass B from the
+** share, the store and the row's outputs (gk_row_cluster_smem,
+** gk_row_cluster_async, gk_row_grid). */
+template <class P, class Prog, class XS, class Idx, class Ex>
 GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<Idx> &ss, Idx row,
-                              const typename Prog::X *xe, typename Prog::OpA::A a, int par, Sh &sh) {
+                              const typename Prog::X *xe, typename Prog::OpA::A a, int par, Ex &ex) {
   typedef typename Prog::X X;
   typedef typename Prog::OpB::A B;
   enum { T = P::THREADS, PK = P::PACK };
@@ -569,7 +601,7 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
   B b = pg.opb.identity();
   typename Prog::OpA::A af;
   if constexpr (ONL) af = gk_warp_allreduce<32>(a, pg.opa);
-  else af = a = gk_cluster_allreduce<CS, T>(a, pg.opa, sh.tsa, &sh.sa[par], sh.ca);
+  else af = a = ex.all_a(pg, a, par);
   if constexpr (Prog::PASSES == 2) {
     if (ss.ev) b = pg.opb(b, pg.lift_b(xe[0], ec, af));
 #pragma unroll 4
@@ -579,8 +611,8 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
       b = gk_row_fold_pack<1, PK>(b, pg, pg.opb, x, lead + (q0 + q) * PK, af);
     }
   }
-  if constexpr (ONL) gk_cluster_pairs<CS, T / 32>(pg, sh.pr, par, af, gk_warp_allreduce<32>(b, pg.opb), a, b);
-  else if constexpr (Prog::PASSES == 2) b = gk_cluster_allreduce<CS, T>(b, pg.opb, sh.tsb, &sh.sb[par], sh.cb);
+  if constexpr (ONL) ex.pairs(pg, par, af, gk_warp_allreduce<32>(b, pg.opb), a, b);
+  else if constexpr (Prog::PASSES == 2) b = ex.all_b(pg, b, par);
   if constexpr (Prog::HAS_STORE) {
 #pragma unroll 4
     for (Idx q = threadIdx.x; q < qn; q += T) {
@@ -592,46 +624,60 @@ GK_DEV void gk_row_share_rest(const Prog &pg, const XS *buf, const gk_row_share<
   }
   if (ss.rank == 0 && threadIdx.x == 0) pg.row_out(row, a, b);
 }
+/* This block's share ss of row into shared memory at xs (pack q at xs + q *
+** PACK, from thread q % THREADS), G packs a thread loaded at once, and the
+** share's pass-A fold with its element xe around the packs (block 0, ss.ev;
+** loaded here): the block's partial of pass A in this thread. */
+template <class P, class Prog, class XS, class Idx>
+GK_DEV typename Prog::OpA::A gk_row_share_load(const Prog &pg, XS *xs, const gk_row_share<Idx> &ss, Idx row,
+                                               typename Prog::X *xe) {
+  typedef typename Prog::X X;
+  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK, G = 4 };
+  const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;   /* this block's packs */
+  if (ss.ev) pg.template load<1>(xe, row, ec);
+  typename Prog::OpA::A a = pg.opa.identity();
+  if (ss.ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
+  /* load G packs at once, fold them (pass A), keep them in shared memory */
+  for (int p0 = 0; p0 < NP && (Idx)p0 * T < qn; p0 += G) {
+    X x[G][PK];
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const Idx q = (Idx)(p0 + g) * T + threadIdx.x;
+      if (p0 + g < NP && q < qn) pg.template load<PK>(x[g], row, lead + (q0 + q) * PK);
+    }
+#pragma unroll
+    for (int g = 0; g < G; ++g) {
+      const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = lead + (q0 + q) * PK;
+      if (p0 + g < NP && q < qn) {
+        a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[g], col, 0);
+        XS v[PK];
+#pragma unroll
+        for (int e = 0; e < PK; ++e) v[e] = Prog::to_s(x[g][e]);
+        gk_st<PK>(xs + ((p0 + g) * T + threadIdx.x) * PK, v);   /* 16-byte stores: no bank conflicts */
+      }
+    }
+  }
+  return a;
+}
 template <class P, int CS, class Prog, class Idx>
 GK_DEV void gk_row_cluster_smem(Idx rows, Idx cols, const Prog &pg) {
   typedef typename Prog::X X;
   typedef typename Prog::OpA OpA; typedef typename OpA::A A;
   typedef typename Prog::OpB OpB;
-  enum { T = P::THREADS, NP = P::PACKS, PK = P::PACK, G = 4 };
+  enum { T = P::THREADS };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS, "cluster rows: block width, aligned packs");
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
   typedef typename Prog::XS XS;                 /* what a share keeps of an element (Prog::to_s, from_s) */
   XS *xs = reinterpret_cast<XS *>(gk_row_smem);  /* pack p of thread t at xs + (p * T + t) * PK */
-  __shared__ gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> sh;
+  typedef gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> Sh;
+  __shared__ Sh sh;
+  gk_row_ex_cluster<CS, T, Prog, Sh> ex = {sh};
   int par = 0;
   for (Idx row = (Idx)blockIdx.x / CS; row < rows; row += (Idx)gridDim.x / CS, par ^= 1) {
     const gk_row_share<Idx> ss = gk_row_share_of<P, CS>(row, cols, pg, gk_cluster_rank());
-    const Idx q0 = ss.q0, qn = ss.qn, ec = ss.ec, lead = ss.sp.lead;   /* this block's packs */
     X xe[1];
-    if (ss.ev) pg.template load<1>(xe, row, ec);
-    A a = pg.opa.identity();
-    if (ss.ev) a = pg.opa(a, pg.lift_a(xe[0], ec));
-    /* load G packs at once, fold them (pass A), keep them in shared memory */
-    for (int p0 = 0; p0 < NP && (Idx)p0 * T < qn; p0 += G) {
-      X x[G][PK];
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const Idx q = (Idx)(p0 + g) * T + threadIdx.x;
-        if (p0 + g < NP && q < qn) pg.template load<PK>(x[g], row, lead + (q0 + q) * PK);
-      }
-#pragma unroll
-      for (int g = 0; g < G; ++g) {
-        const Idx q = (Idx)(p0 + g) * T + threadIdx.x, col = lead + (q0 + q) * PK;
-        if (p0 + g < NP && q < qn) {
-          a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x[g], col, 0);
-          XS v[PK];
-#pragma unroll
-          for (int e = 0; e < PK; ++e) v[e] = Prog::to_s(x[g][e]);
-          gk_st<PK>(xs + ((p0 + g) * T + threadIdx.x) * PK, v);   /* 16-byte stores: no bank conflicts */
-        }
-      }
-    }
-    gk_row_share_rest<P, CS>(pg, xs, ss, row, xe, a, par, sh);
+    const A a = gk_row_share_load<P>(pg, xs, ss, row, xe);
+    gk_row_share_rest<P>(pg, xs, ss, row, xe, a, par, ex);
   }
   gk_cluster_sync();   /* no block leaves while another may read its partials */
 }
@@ -674,7 +720,9 @@ GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
   enum { T = P::THREADS, PK = P::PACK };
   static_assert(P::ALIGN && P::WIDTH == P::THREADS && PK * sizeof(XS) == 16, "async cluster rows: block width, 16-byte packs");
   extern __shared__ __align__(16) unsigned char gk_row_smem[];
-  __shared__ gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> sh;
+  typedef gk_row_cluster_shared<T, OpA, OpB, gk_online_b<Prog>::V && Prog::PASSES == 2> Sh;
+  __shared__ Sh sh;
+  gk_row_ex_cluster<CS, T, Prog, Sh> ex = {sh};
   XS *const xs = reinterpret_cast<XS *>(gk_row_smem);
   const Idx half = (Idx)(gk_dynamic_smem() / (2 * sizeof(XS)));   /* elements a buffer */
   const unsigned rank = gk_cluster_rank();
@@ -700,10 +748,145 @@ GK_DEV void gk_row_cluster_async(Idx rows, Idx cols, const Prog &pg) {
       gk_row_unshare<PK, Prog>(x, cur + q * PK, row);
       a = gk_row_fold_pack<0, PK>(a, pg, pg.opa, x, lead + (q0 + q) * PK, 0);
     }
-    gk_row_share_rest<P, CS>(pg, cur, ss, row, xe, a, par, sh);
+    gk_row_share_rest<P>(pg, cur, ss, row, xe, a, par, ex);
   }
   gk_cp_async_wait1();
   gk_cluster_sync();   /* no block leaves while another may read its partials */
+}
+
+/* ---- a row over S blocks anywhere in the grid (GK_ROWS_GRID) --------------
+** gk_row_grid<P, SP>: few long rows, where a block or a cluster a row would
+** leave most SMs idle.  Grid (S, groups): block (s, y) keeps share s of S =
+** gridDim.x (gk_row_share_in) of rows y, y + gridDim.y, ... in dynamic
+** shared memory as gk_row_cluster_smem does (gk_row_share_load,
+** gk_row_share_rest), and the S blocks of a row meet through global memory
+** (gk_row_ex_grid): each writes its pass partial (under ONLINE_B its
+** block's pair) to its slot, arrives at its group's barrier and, once all S
+** have, folds the S slots itself: slot i by thread i % THREADS in slot
+** order, then gk_block_reduce's fixed tree, so every block of the row holds
+** the same bits, run after run (integer atomics only).  Slots alternate by
+** the row's parity as the cluster kernels' do.
+** The barrier (gk_row_grid_sync) is a count and a generation: the last
+** block to arrive puts the count back to 0 and then bumps the generation;
+** the others poll the generation (ld.acquire, nanosleep).  The count is 0
+** when the buffer is first zeroed and again after every barrier, so the
+** buffer is reusable launch after launch without clearing.
+** Every block of the grid must be resident at once (a block waits for the
+** other blocks of its row): the host launches cooperatively
+** (cu_launch_coop), which either makes them resident or fails, and the plan
+** (gk_rows_plan_grid) asks for no more blocks than fit.  Where the device
+** cannot have them all at once the host launches (1, groups) instead, and
+** gridDim.x == 1 streams each row with one block (gk_row_stream_rows,
+** policy SP): nothing ever waits for a block that cannot run.
+** tmp: gk_row_grid_stride(S, sizeof slot) bytes a group (launch.h
+** gk_rows_grid_temp sizes it; ORDER): the barrier's 16 bytes, then 2 x S
+** slots. */
+template <class A, class B> struct gk_row_grid_slot { A a; B b; };
+GK_DEV unsigned long long gk_row_grid_stride(unsigned n, unsigned long long slot) {
+  return 16 + ((2ull * n * slot + 15) & ~15ull);
+}
+GK_DEV unsigned gk_ld_acquire_u32(const unsigned *p) {
+  unsigned v;
+  asm volatile("ld.acquire.gpu.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+GK_DEV void gk_row_grid_nap(unsigned ns) { asm volatile("nanosleep.u32 %0;" ::"r"(ns)); }
+/* The n blocks of a row meet at bar (count, generation): every block's
+** writes before are seen by every block's threads after. */
+GK_DEV void gk_row_grid_sync(unsigned *bar, unsigned n) {
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    const unsigned g0 = gk_ld_acquire_u32(bar + 1);   /* before arriving: the generation this barrier ends */
+    __threadfence();                                  /* the block's slot is written before it arrives */
+    if (atomicAdd(bar, 1u) == n - 1) {
+      atomicExch(bar, 0u);
+      __threadfence();
+      atomicAdd(bar + 1, 1u);
+    } else {
+      unsigned ns = 32;
+      while (gk_ld_acquire_u32(bar + 1) == g0) {
+        gk_row_grid_nap(ns);
+        if (ns < 256) ns *= 2;
+      }
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+template <int T, class Prog> struct gk_row_grid_shared {
+  typename gk_block_reduce<T, typename Prog::OpA>::TempStorage tsa;
+  typename gk_block_reduce<T, typename Prog::OpB>::TempStorage tsb;
+  gk_row_pairs<T / 32, typename Prog::OpA::A, typename Prog::OpB::A> pr;
+};
+/* The exchange (THE EXCHANGE above) of n blocks through global memory: the
+** barrier bar, the slots slot[2][n]; this block is slot rank. */
+template <int T, class Prog> struct gk_row_ex_grid {
+  typedef typename Prog::OpA OpA; typedef typename OpA::A A;
+  typedef typename Prog::OpB OpB; typedef typename OpB::A B;
+  typedef gk_row_grid_slot<A, B> Slot;
+  gk_row_grid_shared<T, Prog> &sh;
+  unsigned *bar;
+  Slot *slot;
+  unsigned n, rank;
+  GK_DEV A all_a(const Prog &pg, A v, int par) {
+    v = gk_block_reduce<T, OpA>(sh.tsa).reduce(v, pg.opa);
+    if (threadIdx.x == 0) gk_st_cg(&slot[par * n + rank].a, v);
+    gk_row_grid_sync(bar, n);
+    A t = pg.opa.identity();
+    for (unsigned i = threadIdx.x; i < n; i += T) t = pg.opa(t, gk_ld_cg(&slot[par * n + i].a));
+    return gk_block_reduce<T, OpA>(sh.tsa).reduce_all(t, pg.opa);
+  }
+  GK_DEV B all_b(const Prog &pg, B v, int par) {
+    v = gk_block_reduce<T, OpB>(sh.tsb).reduce(v, pg.opb);
+    if (threadIdx.x == 0) gk_st_cg(&slot[par * n + rank].b, v);
+    gk_row_grid_sync(bar, n);
+    B t = pg.opb.identity();
+    for (unsigned i = threadIdx.x; i < n; i += T) t = pg.opb(t, gk_ld_cg(&slot[par * n + i].b));
+    return gk_block_reduce<T, OpB>(sh.tsb).reduce_all(t, pg.opb);
+  }
+  /* ONLINE_B: the block's warps' pairs into the block's (gk_row_pairs_block),
+  ** that one to the slot, then the n pairs folded as gk_row_pairs_fold does
+  ** (a first, then each b rescaled to it), by the block's threads */
+  GK_DEV void pairs(const Prog &pg, int par, const A &aw, const B &bw, A &a, B &b) {
+    A ab;
+    B bb;
+    gk_row_pairs_block<T / 32>(pg, sh.pr, par, aw, bw, ab, bb);
+    if (threadIdx.x == 0) { gk_st_cg(&slot[par * n + rank].a, ab); gk_st_cg(&slot[par * n + rank].b, bb); }
+    gk_row_grid_sync(bar, n);
+    A al = pg.opa.identity();
+    for (unsigned i = threadIdx.x; i < n; i += T) al = pg.opa(al, gk_ld_cg(&slot[par * n + i].a));
+    a = gk_block_reduce<T, OpA>(sh.tsa).reduce_all(al, pg.opa);
+    B bl = pg.opb.identity();
+    for (unsigned i = threadIdx.x; i < n; i += T)
+      bl = pg.opb(bl, pg.rescale_b(gk_ld_cg(&slot[par * n + i].b), gk_ld_cg(&slot[par * n + i].a), a));
+    b = gk_block_reduce<T, OpB>(sh.tsb).reduce_all(bl, pg.opb);
+  }
+};
+template <class P, class SP, class Prog, class Idx>
+GK_DEV void gk_row_grid(Idx rows, Idx cols, const Prog &pg, unsigned char *tmp) {
+  typedef typename Prog::X X;
+  typedef typename Prog::OpA::A A;
+  typedef typename Prog::XS XS;
+  enum { T = P::THREADS };
+  static_assert(P::ALIGN && P::WIDTH == P::THREADS, "grid rows: block width, aligned packs");
+  static_assert((int)SP::THREADS == (int)P::THREADS, "grid rows: the fallback's block is the same");
+  if (gridDim.x == 1) {   /* the device could not hold the grid at once (cu_launch_coop) */
+    gk_row_stream_rows<SP>(rows, cols, pg, (Idx)blockIdx.y, (Idx)gridDim.y);
+    return;
+  }
+  extern __shared__ __align__(16) unsigned char gk_row_smem[];
+  XS *const xs = reinterpret_cast<XS *>(gk_row_smem);
+  __shared__ gk_row_grid_shared<T, Prog> sh;
+  typedef gk_row_ex_grid<T, Prog> Ex;
+  unsigned char *const base = tmp + blockIdx.y * gk_row_grid_stride(gridDim.x, sizeof(typename Ex::Slot));
+  Ex ex = {sh, reinterpret_cast<unsigned *>(base), reinterpret_cast<typename Ex::Slot *>(base + 16), gridDim.x, blockIdx.x};
+  int par = 0;
+  for (Idx row = blockIdx.y; row < rows; row += gridDim.y, par ^= 1) {
+    const gk_row_share<Idx> ss = gk_row_share_in<P>(row, cols, pg, blockIdx.x, (Idx)gridDim.x);
+    X xe[1];
+    const A a = gk_row_share_load<P>(pg, xs, ss, row, xe);
+    gk_row_share_rest<P>(pg, xs, ss, row, xe, a, par, ex);
+  }
 }
 
 /* A column chunk of a row program seen as a row of its own (gk_row_split). */

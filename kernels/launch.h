@@ -27,6 +27,7 @@ typedef struct gk_launch {
   int cluster;            /* rows, GK_ROWS_CLUSTER: blocks a cluster (a row) */
   int full;               /* rows, warp / block mode: policy FULL (cols == width * packs * pack) */
   int async;              /* rows, GK_ROWS_CLUSTER with smem: shares copied by cp.async, two buffers (gk_row_cluster_async) */
+  int coop;               /* rows, GK_ROWS_GRID: blocks an SM the launch bounds promise; launched cooperatively */
 } gk_launch;
 
 #define GK_REDUCE_THREADS 512      /* gk_reduce_policy_v4/_v1 THREADS */
@@ -79,7 +80,7 @@ typedef struct gk_red_knobs {
 /* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
 ** `bps` blocks an SM. */
 static inline gk_launch gk_reduce_launch_k(int64_t n, int64_t tile, int threads, int bps, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * bps));
   L.temp_bytes = gk_align16(L.grid[0] * acc_bytes) + 16;
   return L;
@@ -104,7 +105,7 @@ static inline int64_t gk_tile_state_bytes(int64_t ntiles, int64_t acc_bytes) {
 }
 /* ---- gk_scan: one tile per block.  temp zeroed once; pass a fresh epoch each launch. */
 static inline gk_launch gk_scan_launch_k(int64_t n, int64_t acc_bytes, int threads, int64_t tile) {
-  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, tile));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], acc_bytes);
   return L;
@@ -114,14 +115,14 @@ static inline gk_launch gk_scan_launch(int64_t n, int64_t acc_bytes) {
 }
 /* ---- gk_select (filter / partition) ------------------------------------ */
 static inline gk_launch gk_select_launch(int64_t n) {
-  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_SELECT_THREADS, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(n, GK_SELECT_TILE));
   L.temp_bytes = gk_tile_state_bytes(L.grid[0], 8);
   return L;
 }
 /* gk_reverse_tail over `len` elements, 256 threads. */
 static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(len / 2, 256), (int64_t)sms * 8));
   return L;
 }
@@ -132,7 +133,7 @@ static inline gk_launch gk_reverse_launch(int64_t len, int sms) {
 ** ignored items, so that counting needs no branch). */
 static inline int64_t gk_hist_smem(int nbins) { return (int64_t)GK_HIST_SUB * (nbins + 1) * 4; }
 static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) {
-  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_HIST_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tile = vec4 ? GK_HIST_TILE_V4 : GK_HIST_TILE_V1;
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(n, tile), (int64_t)sms * GK_HIST_BLOCKS_PER_SM));
   L.smem = gk_hist_smem(nbins);
@@ -152,6 +153,7 @@ static inline gk_launch gk_hist_launch(int64_t n, int nbins, int vec4, int sms) 
 #define GK_ROWS_SPLIT 3
 #define GK_ROWS_CLUSTER 4
 #define GK_ROWS_TILE 5
+#define GK_ROWS_GRID 6
 #define GK_ROWS_WARP_MAX_PACKS 8     /* warp mode: <= 32 elements per lane in registers */
 #define GK_ROWS_BLOCK_MAX_PACKS 4    /* block mode: 1024 threads x 4 packs x 4 = 16384 cols */
 /* Speed-only geometry knobs (GK_ROWS_VARIANT="key=value,...", read once by
@@ -213,12 +215,16 @@ typedef struct gk_rows_knobs {
             ** 128 rows took the chain's one tile), 5 a thread a column everywhere (gk_col_scan_seq).  Not speed
             ** only: float sums round differently in their last bits */
   int ct;   /* col reduce: most threads across a strip where there are fewer than 128 rows (256; 32 before) */
+  int gg;   /* few long rows over the grid (GK_ROWS_GRID, gk_row_grid, gk_rows_plan_grid): 2 where the plan before leaves
+            ** most SMs idle (the default), 1 never (the plans before), 3 wherever the shares fit at two blocks a row or more */
+  int gt;   /* grid rows: threads a block (512) */
+  int gb;   /* grid rows: blocks an SM (2; the launch bounds promise them, the plan fills them once) */
 } gk_rows_knobs;
 static inline int gk_knob(const gk_rows_knobs *k, int v, int dflt) { return k && v > 0 ? v : dflt; }
 #define GK_KNOB(k, f, d) gk_knob(k, (k) ? (k)->f : 0, d)
 
 static inline gk_launch gk_rows_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int pack = vec;
   int wx = GK_KNOB(k, wx, GK_ROWS_WARP_MAX_PACKS), bx = GK_KNOB(k, bx, GK_ROWS_BLOCK_MAX_PACKS);
   if (cols <= 32 * wx * pack) {
@@ -457,6 +463,51 @@ static inline gk_launch gk_rows_plan_cluster_smem(gk_launch L, int64_t rows, int
   L.grid[0] = gk_max64(1, gk_min64(rows, (int64_t)sms * per_sm / cs)) * cs;
   return L;
 }
+/* Few long rows over the grid (gk_row_grid, GK_ROWS_GRID): a program with a
+** store or two passes of one input of elem_bytes <= 4 (`any`, the caller),
+** 16-byte aligned, rows longer than GK_ROWS_GRID_MIN, where the plan L so
+** far gives the GPU fewer blocks than it has SMs (the stream's block a row,
+** a cluster of 8 or 16 a row: 1 x 1000003 ran one block of 1024 threads,
+** 190 us on the H200 where a row sum over the split's many blocks took
+** 11).  Each row gets S blocks of t threads (knob gt, 512), S = the blocks
+** `per` an SM (knob gb, 2) on every SM share among the rows, but no more
+** than a pack of 4 a thread needs; S >= 2.  A block keeps its share of the
+** row (gk_row_share_in: ceil(packs / S) packs of 4) in dynamic shared
+** memory, rounded up to t threads; the plan stays where per such blocks do
+** not fit an SM (GK_ROWS_SMEM_SM, GK_ROWS_GRID_EXTRA each) or one does not
+** fit smem_block (0 below sm_90: never), i.e. where the rows' data exceed
+** about the GPU's shared memory.  Grid (S, rows): every block resident at
+** once (rows x S <= SMs x per; the launch bounds promise per blocks an SM
+** in registers: L.coop), launched cooperatively.  temp: a group's barrier
+** and 2 x S slots of slot_bytes (the pass values; gk_rows_grid_temp),
+** zero once.  Knob gg: 1 never, 3 wherever it fits (S >= 2). */
+#define GK_ROWS_GRID_MIN 16384    /* rows longer than this (a block a row holds shorter ones in registers) */
+#define GK_ROWS_GRID_EXTRA 4096   /* a block's static shared memory (the exchange's, the fallback stream's) and the 1 KB the system keeps, at most */
+/* ORDER: gk_rows.cuh gk_row_grid_stride */
+static inline int64_t gk_rows_grid_temp(int64_t groups, int64_t S, int64_t slot_bytes) {
+  return groups * (16 + gk_align16(2 * S * slot_bytes));
+}
+static inline gk_launch gk_rows_plan_grid(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms, int64_t smem_block,
+                                          int any, int elem_bytes, int64_t slot_bytes, const gk_rows_knobs *k) {
+  const int gg = GK_KNOB(k, gg, 2), t = GK_KNOB(k, gt, 512), per = GK_KNOB(k, gb, 2);
+  if (gg == 1 || !any || !aligned || smem_block <= 0 || elem_bytes > 4 || cols <= GK_ROWS_GRID_MIN || rows < 1) return L;
+  if (gg == 2 && L.grid[0] * L.grid[1] >= sms) return L;
+  if ((t != 128 && t != 256 && t != 512 && t != 1024) || per < 1 || per * t > 2048) return L;
+  const int64_t npk = gk_cdiv64(cols, 4);
+  const int64_t S = gk_min64((int64_t)sms * per / rows, gk_cdiv64(npk, t));
+  if (S < 2) return L;
+  const int64_t np = gk_cdiv64(gk_cdiv64(npk, S), t), block = np * t * 4 * elem_bytes;
+  if (np > GK_ROWS_SMEM_PACKS || block + GK_ROWS_GRID_EXTRA > smem_block || per * (block + GK_ROWS_GRID_EXTRA) > GK_ROWS_SMEM_SM)
+    return L;
+  L.mode = GK_ROWS_GRID; L.width = t; L.packs = GK_ROWS_SMEM_PACKS; L.pack = 4; L.align = 1; L.cluster = 0; L.async = 0;
+  L.batch = 1; L.full = 0; L.coop = per;
+  L.block[0] = t;
+  L.smem = block;
+  L.grid[0] = S; L.grid[1] = rows;
+  L.temp_bytes = gk_rows_grid_temp(rows, S, slot_bytes);
+  L.temp_zero_once = 1;
+  return L;
+}
 /* Short rows through shared memory (gk_row_tile, a row a thread, a block's
 ** rows copied in and the per-element output copied out with 16-byte
 ** accesses) for a program of one input and at most one per-element output
@@ -582,7 +633,7 @@ static inline int64_t gk_pow2ceil64(int64_t x) { int64_t p = 1; while (p < x) p 
 ** threads a block.  vec: the pack (1, 2, 4; cols % vec == 0, rows aligned). */
 static inline gk_launch gk_row_scan_plan_k(int64_t rows, int64_t cols, int vec, int sms, const gk_rows_knobs *k) {
   int cb = GK_KNOB(k, cb, 128);
-  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {cb, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   /* 8 elements a lane (16 before: 8192^2 1.20x, 4096x50257 1.05x faster with 8) */
   int64_t items = gk_min64(GK_KNOB(k, ci, 8), gk_max64(vec, gk_pow2ceil64(gk_cdiv64(cols, 32))));
   int64_t width = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, items)));
@@ -618,7 +669,7 @@ static inline int gk_row_scan_lb_use(int64_t rows, int64_t cols, int sms, int64_
   return sl == 3 || rows < (int64_t)sms * GK_ROW_SCAN_LB_WARPS;
 }
 static inline gk_launch gk_row_scan_lb_plan(int64_t rows, int64_t cols, int threads, int64_t tile) {
-  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {threads, 1, 1}, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t ntiles = gk_max64(1, gk_cdiv64(cols, tile));
   L.grid[0] = gk_max64(1, rows * ntiles);
   L.temp_bytes = gk_max64(1, rows) * gk_tile_state_bytes(ntiles, 8);
@@ -630,7 +681,7 @@ static inline gk_launch gk_row_scan_lb_plan(int64_t rows, int64_t cols, int thre
 ** gk_u32 counter per strip, zero before the launch. */
 static inline gk_launch gk_col_reduce_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                              const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t tx = gk_min64(32, gk_pow2ceil64(gk_cdiv64(cols, vec)));
   /* few rows (< 128): wider strips, fewer threads a column, so that a
   ** thread keeps ~16 rows (33x1000003 ran 31251 blocks of 33 rows x 32
@@ -700,7 +751,7 @@ static inline int gk_col_scan_lb(int64_t rows, int64_t cols, const gk_rows_knobs
   return rows > GK_COL_SCAN_TY * GK_COL_SCAN_RPT && cols < 512 ? 2 : 1;
 }
 static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, int64_t acc_bytes) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int64_t rtiles = gk_cdiv64(rows, GK_COL_SCAN_TY * GK_COL_SCAN_RPT), tiles = gk_cdiv64(cols, 32) * rtiles;
   int64_t d = acc_bytes <= 4 ? 8 : 16 * gk_cdiv64(acc_bytes, 8);
   L.grid[0] = gk_max64(1, gk_min64(tiles, (int64_t)sms * 8));
@@ -717,7 +768,7 @@ static inline gk_launch gk_col_scan_plan_lb(int64_t rows, int64_t cols, int sms,
 }
 /* ---- gk_transpose: tile 64 x 64, block 32 x 8; batch in grid z ------------------------- */
 static inline gk_launch gk_transpose_launch(int64_t R, int64_t C, int64_t batch) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, 64); L.grid[1] = gk_cdiv64(R, 64); L.grid[2] = batch;
   return L;
 }
@@ -742,7 +793,7 @@ static inline int64_t gk_transpose_al_seg(int64_t R, int64_t C, int64_t batch, i
   return 64 * gk_min64(best, tiles);
 }
 static inline gk_launch gk_transpose_al_launch(int64_t R, int64_t C, int64_t batch, int elem_bytes, int64_t seg, int tc32) {
-  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {32, 8, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C, elem_bytes == 8 || tc32 ? 32 : 64); L.grid[1] = gk_cdiv64(R, seg); L.grid[2] = batch;
   return L;
 }
@@ -764,12 +815,12 @@ static inline int64_t gk_transpose_narrow_run(int64_t S, int K) {
   return run;
 }
 static inline gk_launch gk_transpose_narrow_launch(int64_t R, int64_t C, int64_t batch, int64_t run) {
-  gk_launch L = {{1, 1, 1}, {GK_TN_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {GK_TN_THREADS, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_cdiv64(C <= R ? R : C, run); L.grid[1] = batch;
   return L;
 }
 static inline gk_launch gk_permute_launch(int64_t total, int sms) {
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_min64(gk_cdiv64(total, 256), (int64_t)sms * 32));
   return L;
 }

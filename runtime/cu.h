@@ -228,6 +228,17 @@ void cu_set_compile_hook(cu_dev *d, void (*fn)(void *ud, int done, const char *k
 ** shmem above 48 KiB is opted in automatically (up to cu_max_smem). */
 int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz,
               unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args);
+/* cu_launch with every block of the grid resident at once (the blocks of a
+** row wait for each other: kernels/gk_rows.cuh gk_row_grid), by
+** cuLaunchCooperativeKernel; gy is lowered to what the device holds at once
+** (the kernel strides over gy).  Where not even gx x 1 x gz blocks can be
+** resident (no cooperative launch: the driver or the device; the kernel's
+** registers or shared memory), it launches (1, gy, gz) plainly without the
+** dynamic shared memory instead, which such a kernel must run without
+** waiting between blocks (gk_row_grid streams its rows).  Never leaves a
+** grid that could wait forever. */
+int cu_launch_coop(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz,
+                   unsigned bx, unsigned by, unsigned bz, unsigned shmem, void **args);
 
 /* Kernel cache counters of d since open. */
 typedef struct cu_kstats {
@@ -393,6 +404,7 @@ enum {  /* CUresult values we act on */
   CUDA_ERROR_INVALID_ADDRESS_SPACE = 717,
   CUDA_ERROR_INVALID_PC = 718,
   CUDA_ERROR_LAUNCH_FAILED = 719,
+  CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE = 720,
   CUDA_ERROR_EXTERNAL_DEVICE = 911
 };
 enum {  /* CUdevice_attribute */
@@ -400,6 +412,7 @@ enum {  /* CUdevice_attribute */
   CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
   CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+  CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH = 95,
   CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN = 97
 };
 enum { CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
@@ -451,6 +464,9 @@ typedef struct cu_driver_api {
   CUresult (*cuLaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned,
                              unsigned, unsigned, unsigned, CUstream, void **, void **);
   CUresult (*cuOccupancyMaxActiveClusters)(int *, CUfunction, const CUlaunchConfig *);   /* optional (CUDA 12.0) */
+  CUresult (*cuLaunchCooperativeKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+                                        CUstream, void **);                                 /* optional (CUDA 9.0) */
+  CUresult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int *, CUfunction, int, size_t);  /* optional (CUDA 6.5) */
 } cu_driver_api;
 
 /* NVRTC entry points; every field is listed in rtc_syms in cu_lib.c. */

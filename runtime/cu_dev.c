@@ -62,6 +62,8 @@ struct cu_fn {
   int cluster;         /* blocks a cluster its text fixes (__cluster_dims__; 0 none, -1 not asked yet) */
   unsigned occ_block, occ_smem;   /* the launch shape max_clusters was asked for */
   unsigned max_clusters;          /* clusters of that shape resident at once (0: not known) */
+  unsigned coop_block, coop_smem; /* the launch shape coop_per_sm was asked for (cu_launch_coop) */
+  int coop_per_sm;                /* blocks of that shape an SM holds at once (0: none, or no cooperative launch) */
 };
 
 struct cu_dev {
@@ -73,6 +75,7 @@ struct cu_dev {
   int sm_count;
   int nvrtc;                   /* 1000*major + 10*minor */
   size_t max_smem;             /* opt-in maximum per block */
+  int coop;                    /* the device takes cooperative launches (and the driver has the entry points) */
   size_t total_mem;
   char arch_opt[32];           /* what NVRTC compiles for: "sm_90" or "compute_90" */
   uint32_t kind;               /* 0 CUBIN, 1 PTX */
@@ -352,6 +355,12 @@ int cu_open(cu_dev **out, char *err, size_t errlen) {
       goto fail;
   }
   d->max_smem = (size_t)v;
+  v = 0;
+  if (cu_drv.cuLaunchCooperativeKernel && cu_drv.cuOccupancyMaxActiveBlocksPerMultiprocessor &&
+      CU_CALL(d, drv, cuDeviceGetAttribute, &v, CU_DEVICE_ATTRIBUTE_COOPERATIVE_LAUNCH, d->dev))
+    v = 0;
+  d->err[0] = 0;
+  d->coop = v > 0;
   if (CU_CALL(d, drv, cuDevicePrimaryCtxRetain, &d->ctx, d->dev)) {
     d->ctx = NULL;
     goto fail;
@@ -984,13 +993,10 @@ int cu_kernel(cu_dev *d, const char *src, const char *name, cu_fn **out) {
 
 void cu_kernel_stats(cu_dev *d, cu_kstats *st) { *st = d->ks; }
 
-int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
-              unsigned by, unsigned bz, unsigned shmem, void **args) {
-  int rc;
-  if (!fn) return cu_fail(d, GK_EMISUSE, "cu_launch: NULL kernel");
-  if ((rc = enter(d)) != GK_OK) return rc;
-  /* the 48 KB a block gets without opting in counts static and dynamic
-  ** shared memory together, and so does the opt-in maximum */
+/* Opts fn in to shmem bytes of dynamic shared memory where it needs it:
+** the 48 KB a block gets without opting in counts static and dynamic
+** shared memory together, and so does the opt-in maximum. */
+static int smem_optin(cu_dev *d, cu_fn *fn, unsigned shmem) {
   if (shmem && fn->static_smem < 0) {
     int v = 0;
     if (CU_CALL(d, drv, cuFuncGetAttribute, &v, CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, fn->f)) return GK_EDEVICE;
@@ -1006,6 +1012,15 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
       return GK_EDEVICE;
     fn->smem = shmem;
   }
+  return GK_OK;
+}
+
+int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+              unsigned by, unsigned bz, unsigned shmem, void **args) {
+  int rc;
+  if (!fn) return cu_fail(d, GK_EMISUSE, "cu_launch: NULL kernel");
+  if ((rc = enter(d)) != GK_OK) return rc;
+  if ((rc = smem_optin(d, fn, shmem)) != GK_OK) return rc;
   /* a kernel of thread-block clusters takes any grid of whole clusters
   ** (the row kernels stride over rows by clusters): no more clusters than
   ** are resident at once, since those past it would run as a second wave
@@ -1036,6 +1051,42 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
       CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL));
   if (d->timing) d->cs.launch_s += cu_now() - t0;
   return rc;
+}
+
+int cu_launch_coop(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                   unsigned by, unsigned bz, unsigned shmem, void **args) {
+  int rc;
+  if (!fn) return cu_fail(d, GK_EMISUSE, "cu_launch_coop: NULL kernel");
+  if ((rc = enter(d)) != GK_OK) return rc;
+  if ((rc = smem_optin(d, fn, shmem)) != GK_OK) return rc;
+  /* the blocks of this shape an SM holds at once (registers, shared memory), asked once a shape */
+  if (fn->coop_block != bx * by * bz || fn->coop_smem != shmem) {
+    int n = 0;
+    if (!d->coop || CU_CALL(d, drv, cuOccupancyMaxActiveBlocksPerMultiprocessor, &n, fn->f, (int)(bx * by * bz),
+                            (size_t)shmem))
+      n = 0;
+    d->err[0] = 0;
+    fn->coop_per_sm = n > 0 ? n : 0;
+    fn->coop_block = bx * by * bz;
+    fn->coop_smem = shmem;
+  }
+  const uint64_t fit = (uint64_t)fn->coop_per_sm * (uint64_t)(d->sm_count > 0 ? d->sm_count : 0);
+  const uint64_t slice = (uint64_t)gx * gz;
+  if (fit >= slice && slice > 0) {
+    unsigned gy2 = (uint64_t)gy * slice > fit ? (unsigned)(fit / slice) : gy;
+    d->cs.launches++;
+    d->idle = 0;
+    double t0 = d->timing ? cu_now() : 0;
+    int r = CU_CALL(d, drv, cuLaunchCooperativeKernel, fn->f, gx, gy2, gz, bx, by, bz, shmem, d->stream, args);
+    if (d->timing) d->cs.launch_s += cu_now() - t0;
+    if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) return status_of(r);
+    d->err[0] = 0;
+  }
+  /* not resident at once: a block a row group, which the kernel streams (no waits between blocks) */
+  if (d->debug)
+    fprintf(stderr, "gk: kernel %s: %u x %u x %u blocks cannot be resident at once (%d an SM); launched as 1 x %u x %u\n",
+            fn->name, gx, gy, gz, fn->coop_per_sm, gy, gz);
+  return cu_launch(d, fn, 1, gy, gz, bx, by, bz, 0, args);
 }
 
 /* ----------------------------------------------------------------- gemm */

@@ -47,6 +47,7 @@ static const sym drv_syms[] = {
   DSYM_OPT(cuCtxSetFlags),
   DSYM(cuModuleLoadData), DSYM(cuModuleUnload), DSYM(cuModuleGetFunction),
   DSYM(cuFuncSetAttribute), DSYM(cuFuncGetAttribute), DSYM(cuLaunchKernel), DSYM_OPT(cuOccupancyMaxActiveClusters),
+  DSYM_OPT(cuLaunchCooperativeKernel), DSYM_OPT(cuOccupancyMaxActiveBlocksPerMultiprocessor),
 };
 #define RSYM(f) { #f, offsetof(cu_nvrtc_api, f), 0 }
 static const sym rtc_syms[] = {

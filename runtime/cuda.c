@@ -473,7 +473,8 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       for (i = 0; i < np; i++) args[i] = &pv[i];
       void *ev = prof_begin(&c->pf);
       pfresh = -1;
-      rc = cu_launch(d, fn, sp->grid[0], sp->grid[1], sp->grid[2], sp->block[0], sp->block[1], sp->block[2], sp->smem, args);
+      rc = (sp->coop ? cu_launch_coop : cu_launch)(d, fn, sp->grid[0], sp->grid[1], sp->grid[2], sp->block[0], sp->block[1],
+                                                   sp->block[2], sp->smem, args);
       if (rc) rc = fail_dev(b, rc);
       else pfresh = prof_end(&c->pf, ev, g, sp->kname);
       for (i = 0; !rc && seq && i < g->nout; i++) cu_done_mark(d, g->outs[i]->val->dev, seq);

@@ -67,7 +67,7 @@ static void env_rows_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_rows_knobs, f) }
     KN(wp), KN(wx), KN(wb), KN(wg), KN(wr), KN(bx), KN(bt), KN(bg), KN(sp), KN(st), KN(sb), KN(xp), KN(xt), KN(xs),
-    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol), KN(tt), KN(tb), KN(sl), KN(cl), KN(ct)
+    KN(ci), KN(cb), KN(cu), KN(cs), KN(cw), KN(va), KN(vp), KN(kc), KN(kt), KN(wf), KN(rp), KN(we), KN(cq), KN(rv), KN(ks), KN(ol), KN(tt), KN(tb), KN(sl), KN(cl), KN(ct), KN(gg), KN(gt), KN(gb)
 #undef KN
   };
   env_knobs("GK_ROWS_VARIANT", kn, sizeof kn / sizeof kn[0], &env_rows);
@@ -1837,6 +1837,12 @@ static int lower_rows(lw *L, fmt_buf *src) {
     pl = gk_rows_plan_cluster_smem(pl, R, C, L->vec_ok, L->sms, L->smem_block, light && small, small, rt_dtype_size(g->ins[xin]->t), &env_rows);
   if (!L->nvf && (has_store || ns == 2))
     pl = gk_rows_plan_cluster(pl, R, C, L->vec_ok, L->sms, light && nin1 == 1 && small, ns, &env_rows);
+  /* few long rows over the grid's blocks (gk_row_grid), where the plans above leave most SMs idle; a
+  ** slot holds a block's pass values (K::OpA::A, K::OpB::A: the text asserts the bound) */
+  const int64_t slotb = acc_bound(nper[1]) + (ns == 2 ? acc_bound(nper[2]) : 16);
+  if (!L->nvf && (has_store || ns == 2) && xin >= 0)
+    pl = gk_rows_plan_grid(pl, R, C, L->vec_ok, L->sms, L->smem_block, small, (int)rt_dtype_size(g->ins[xin]->t), slotb,
+                           &env_rows);
   /* short rows: a row a thread through shared memory (one input, at most one per-element output) */
   int yo = -1, nyo = 0;
   for (int o = 0; o < g->nout; o++) if (same_rc(g->outs[o], R, C) && !is_red(g->outs[o])) { yo = o; nyo++; }
@@ -1905,7 +1911,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     fmt_printf(src, "  }\n  __device__ YS *dst_s(I row, I col) const { return out%d + row * (I)%s + col; }\n", yo, pC);
   }
   fmt_puts(src, "};\n");
-  const char *fn = pl.mode == GK_ROWS_TILE ? "gk_row_tile" : pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
+  const char *fn = pl.mode == GK_ROWS_GRID ? "gk_row_grid" : pl.mode == GK_ROWS_TILE ? "gk_row_tile" : pl.mode == GK_ROWS_STREAM ? "gk_row_stream" : pl.mode == GK_ROWS_SPLIT ? "gk_row_split"
                  : pl.mode == GK_ROWS_CLUSTER ? (pl.async ? "gk_row_cluster_async" : pl.smem ? "gk_row_cluster_smem" : "gk_row_cluster") : "gk_row_cached";
   if (pl.full)
     fmt_printf(src, "typedef gk_rows_policy<%d, %d, %d, %d, %d, 0, 1> POL;\n", threads, pl.width, pl.packs, pl.pack,
@@ -1917,6 +1923,8 @@ static int lower_rows(lw *L, fmt_buf *src) {
   if (pl.mode == GK_ROWS_CLUSTER)
     fmt_printf(src, "extern \"C\" __global__ void GK_CLUSTER_DIMS(%d) __launch_bounds__(%d) gk_0000000000000000(",
                pl.cluster, threads);
+  else if (pl.mode == GK_ROWS_GRID)   /* the plan's blocks an SM, co-resident (registers capped to fit them) */
+    fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d, %d) gk_0000000000000000(", threads, pl.coop);
   else fmt_printf(src, "extern \"C\" __global__ void __launch_bounds__(%d) gk_0000000000000000(", threads);
   params(L, src);
   fmt_puts(src, ") {\n");
@@ -1929,9 +1937,20 @@ static int lower_rows(lw *L, fmt_buf *src) {
                fn, pl.cluster, pR, pC, threads, threads, pR, pC);
   else if (pl.mode == GK_ROWS_SPLIT)
     fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k, (S1 *)tmp, (gk_u32 *)(tmp + %s));\n}\n", fn, pR, pC, pcnt);
+  else if (pl.mode == GK_ROWS_GRID)   /* the fallback where the grid cannot be resident at once: streamed, 4 packs of 4
+                                      ** in flight (2 for programs that are not light: layernorm spilled at 4) */
+    fmt_printf(src, "  static_assert(sizeof(gk_row_grid_slot<K::OpA::A, K::OpB::A>) <= %d, \"gk_row_grid: slot\");\n"
+                    "  %s<POL, gk_rows_policy<%d, %d, %d, 4, 1, 1> >((I)%s, (I)%s, k, (unsigned char *)tmp);\n}\n",
+               (int)slotb, fn, threads, threads, light ? 4 : 2, pR, pC);
   else fmt_printf(src, "  %s<POL>((I)%s, (I)%s, k);\n}\n", fn, pR, pC);
   fmt_free(&la); fmt_free(&lb); fmt_free(&st); fmt_free(&ro); fmt_free(&rsb);
-  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1, pl.mode == GK_ROWS_CLUSTER || pl.mode == GK_ROWS_TILE ? pl.smem : 0);
+  set_launch(L->p, pl.grid[0], pl.grid[1], 1, threads, 1,
+             pl.mode == GK_ROWS_CLUSTER || pl.mode == GK_ROWS_TILE || pl.mode == GK_ROWS_GRID ? pl.smem : 0);
+  if (pl.mode == GK_ROWS_GRID) {   /* every block resident at once (cu_launch_coop); the barriers' counts zero */
+    L->p->kl.coop = 1;
+    L->p->temp_bytes = pl.temp_bytes;
+    L->p->temp_zero = 1;
+  }
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
     L->p->temp_zero = 1;
@@ -2991,7 +3010,7 @@ int rt_prep_same(const rt_prep *a, const rt_prep *b) {
     const cu_step *x = &a->step[i], *y = &b->step[i];
     if (x->op != y->op || strcmp(x->kname, y->kname) || memcmp(x->grid, y->grid, sizeof x->grid) ||
         memcmp(x->block, y->block, sizeof x->block) || x->smem != y->smem || x->a != y->a || x->b != y->b ||
-        x->tf32 != y->tf32 || x->aoff != y->aoff || x->boff != y->boff || x->m != y->m || x->n != y->n || x->k != y->k)
+        x->tf32 != y->tf32 || x->coop != y->coop || x->aoff != y->aoff || x->boff != y->boff || x->m != y->m || x->n != y->n || x->k != y->k)
       return 0;
   }
   return 1;

@@ -32,6 +32,7 @@ typedef struct cu_step {
   uint32_t grid[3], block[3], smem;   /* KERNEL: geometry, dynamic shared memory bytes */
   int8_t a, b;             /* GEMM: ins index of A / B, or -1: in temp at aoff / boff */
   uint8_t tf32;            /* GEMM: may use TF32 tensor cores */
+  uint8_t coop;            /* KERNEL: every block resident at once (cu_launch_coop; gk_row_grid) */
   int64_t aoff, boff, m, n, k;
 } cu_step;
 

@@ -2,7 +2,7 @@
 ** tests/emu_cuda.h -- just enough CUDA for the kernels/ headers to compile on the
 ** host: what every kernel emulation (the tests/..._emu.cpp files) shares.  Keywords
 ** vanish (__shared__ becomes static: one block runs at a time), the bit
-** casts and cached loads are plain C++, fences and the one integer atomic
+** casts and cached loads are plain C++, fences and the integer atomics (add, exchange)
 ** are what a single host thread at a time makes them.  Each emulation adds
 ** its own threads (pthreads: tests/emu_pthreads.h; fibres) and with them
 ** __syncthreads, __syncwarp, the shuffles and the votes.
@@ -22,6 +22,7 @@
 static inline void __threadfence() {}
 static inline void __threadfence_system() {}
 static inline unsigned atomicAdd(unsigned *p, unsigned v) { unsigned o = *p; *p += v; return o; }
+static inline unsigned atomicExch(unsigned *p, unsigned v) { unsigned o = *p; *p = v; return o; }
 static inline int __ffs(unsigned x) { return x ? __builtin_ctz(x) + 1 : 0; }
 static inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 static inline int __float_as_int(float f) { int i; memcpy(&i, &f, 4); return i; }

@@ -507,6 +507,36 @@ def longrows_group(D, r, c, dt):
     return ("longrows %s %dx%d" % (dn, r, c), inp, C)
 
 
+def longrows_grid_group(D, r, c):
+    """Few long f32 rows, where a block or a cluster a row would leave most
+    SMs idle (on the cuda backend gk_row_grid: S blocks a row anywhere in
+    the grid, the shares in shared memory, the partials exchanged through
+    global memory; launch.h gk_rows_plan_grid): the normalisations, a
+    pending operand, and views of a pending value (these keep the streamed
+    plan: the view is read in the lift, not a field of the share)."""
+    m = D.signed((r, c), F32)
+    gc, bc = D.signed(c, F32), D.signed(c, F32)
+    inp = {"m": m, "gc": gc, "bc": bc}
+    C = []
+
+    def add(name, expr, ref):
+        C.append(Check("longrows/grid/f32/%dx%d/%s" % (r, c, name), expr, ref, F32, "float", 1e-5))
+
+    add("softmax", "softmax(rows(m))", lambda e: softmax(f64(e["m"]), 1))
+    add("logsoftmax", "logsoftmax(rows(m))", lambda e: logsoftmax(f64(e["m"]), 1))
+    add("layernorm", "layernorm(rows(m))", lambda e: layernorm(f64(e["m"]), None, None, 1e-5, 1))
+    add("layernorm_gb", "layernorm(rows(m), gc, bc, eps=1e-3)",
+        lambda e: layernorm(f64(e["m"]), f64(e["gc"]), f64(e["bc"]), 1e-3, 1))
+    add("rmsnorm", "rmsnorm(rows(m))", lambda e: rmsnorm(f64(e["m"]), axis=1))
+    add("rmsnorm_g", "rmsnorm(rows(m), gc)", lambda e: rmsnorm(f64(e["m"]), f64(e["gc"]), axis=1))
+    add("softmax_pending", "softmax(rows(m * 2 + 1))", lambda e: softmax(2 * f64(e["m"]) + 1, 1))
+    add("softmax_view_of_pending", "softmax(rows((m * 2 + 1)[:, 1:]))", lambda e: softmax((2 * f64(e["m"]) + 1)[:, 1:], 1))
+    if r > 1:
+        add("layernorm_view_rows", "layernorm(rows(m[1:, :] * 2 + 1))",
+            lambda e: layernorm(2 * f64(e["m"])[1:, :] + 1, None, None, 1e-5, 1))
+    return ("longrows grid f32 %dx%d" % (r, c), inp, C)
+
+
 def longrows_int_group(D, r, c):
     """Normalisations of long int32 rows (f32 results): on the cuda backend the
     shares of one 4-byte input copied ahead (gk_row_cluster_async) hold ints."""
@@ -1266,6 +1296,12 @@ def main():
     # blocks of 256 a row (session 25, gk_rows_smem_long_cs); 1 x 300001 past its reach
     for r, c in [(5, 20003)] + ([] if args.quick else [(270, 16387), (2, 130001)]):
         groups.append(lambda r=r, c=c: longrows_int_group(D, r, c))
+    # few long rows over the grid's blocks (cuda: gk_row_grid, session 26): one row, three, an odd and a
+    # 2^20 + 1 length, 8 rows just past a cluster of 8's length, 5 rows past the smem clusters' reach;
+    # 16 x 16385 the shortest such rows
+    for r, c in [(16, 16385)] + ([] if args.quick else [(1, 1000003), (3, 1000003), (2, 2 ** 20 + 1), (8, 128257),
+                                                        (5, 300007)]):
+        groups.append(lambda r=r, c=c: longrows_grid_group(D, r, c))
     # few long rows scanned (cuda: each row by the look-back over its own tiles of 8192, 4096 for 8-byte
     # types): 2 tiles the last of 1 element (8193), 13 tiles (100003), 123 and 129 tiles (past a look-back
     # group of 32 tiles), a single row

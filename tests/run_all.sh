@@ -63,6 +63,7 @@ case "$mode" in
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run sort-emu make --no-print-directory B="$B" sort-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run tile-emu make --no-print-directory B="$B" tile-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run rowscan-emu make --no-print-directory B="$B" rowscan-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run rowgrid-emu make --no-print-directory B="$B" rowgrid-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run colscan-emu make --no-print-directory B="$B" colscan-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run transpose-emu make --no-print-directory B="$B" transpose-emu
   # gk_cols.cuh's column reduce (its splits folded by the last block) runs on the host

@@ -121,10 +121,12 @@ save("j.npy", scan(cols(t)))
 save("k.npy", scan(rows(w)))
 save("l.npy", softmax(rows(p)))
 save("n.npy", rmsnorm(rows(q)))
+save("o.npy", softmax(rows(w)))
+save("r.npy", layernorm(rows(w)))
 GK
 p=0; f=0
 (cd "$W" && mkdir r1 r2 && cp det.gk r1 && cp det.gk r2 && (cd r1 && "$GK" --backend cuda det.gk) && (cd r2 && "$GK" --backend cuda det.gk)) > "$LOGD/det.log" 2>&1
-for o in a b c d e f g h i j k l n; do
+for o in a b c d e f g h i j k l n o r; do
   if [ -f "$W/r1/$o.npy" ] && cmp -s "$W/r1/$o.npy" "$W/r2/$o.npy"; then p=$((p+1)); else f=$((f+1)); echo "nondeterministic: $o" >> "$LOGD/det.log"; fi
 done
 echo "$p passed, $f failed" >> "$LOGD/det.log"

@@ -673,6 +673,54 @@ static void test_device(void) {
     }
   }
 
+  /* cu_launch_coop (gk_row_grid's launch): a grid whose blocks wait for each other runs with all of them
+  ** resident (every block of a row group sees the group's count reach gridDim.x; a spin cap keeps a
+  ** broken launch from hanging the test), and a grid the device cannot hold at once runs as (1, gy):
+  ** gridDim.x == 1, which the kernel must do without waiting */
+  {
+    static const char *k_coop =
+        "extern \"C\" __global__ void gk_k_coop(unsigned *cnt, unsigned *out) {\n"
+        "  if (gridDim.x == 1) { if (threadIdx.x == 0) out[blockIdx.y] = 0xffffffffu; return; }\n"
+        "  __shared__ unsigned seen;\n"
+        "  if (threadIdx.x == 0) {\n"
+        "    atomicAdd(cnt + blockIdx.y, 1u);\n"
+        "    unsigned v = 0; long long k = 0;\n"
+        "    while ((v = atomicAdd(cnt + blockIdx.y, 0u)) < gridDim.x && ++k < 20000000LL) {}\n"
+        "    seen = v;\n"
+        "  }\n"
+        "  __syncthreads();\n"
+        "  if (threadIdx.x == 0) out[blockIdx.y * gridDim.x + blockIdx.x] = seen;\n"
+        "}\n";
+    cu_fn *fc = NULL;
+    rc = cu_kernel(d, k_coop, "gk_k_coop", &fc);
+    CHECK(rc == GK_OK && fc, "coop kernel: %s", cu_errmsg(d));
+    const unsigned gx = 2 * (unsigned)cu_sm_count(d), gy = 3, big = 100 * (unsigned)cu_sm_count(d);
+    const size_t no = (size_t)big * gy;
+    cu_ptr pc = 0, po = 0;
+    unsigned *ho = malloc(no * sizeof *ho);
+    if (fc && ho && cu_alloc(d, 64, &pc) == GK_OK && cu_alloc(d, no * sizeof *ho, &po) == GK_OK) {
+      void *args[] = { &pc, &po };
+      CHECK(cu_memset_async(d, pc, 0, 64) == GK_OK && cu_memset_async(d, po, 0, no * sizeof *ho) == GK_OK, "coop memset");
+      rc = cu_launch_coop(d, fc, gx, gy, 1, 256, 1, 1, 0, args);
+      CHECK(rc == GK_OK && cu_sync(d) == GK_OK && cu_download(d, ho, po, (size_t)gx * gy * sizeof *ho) == GK_OK,
+            "coop launch %u x %u: %s", gx, gy, cu_errmsg(d));
+      int bad = 0;
+      for (size_t i = 0; i < (size_t)gx * gy; i++) bad += ho[i] != gx;
+      CHECK(bad == 0, "coop launch %u x %u: %d blocks did not see the whole group", gx, gy, bad);
+      /* more blocks than the device holds at once (a 256-thread block: at most 8 an SM): the fallback */
+      CHECK(cu_memset_async(d, po, 0, no * sizeof *ho) == GK_OK, "coop memset");
+      rc = cu_launch_coop(d, fc, big, gy, 1, 256, 1, 1, 0, args);
+      CHECK(rc == GK_OK && cu_sync(d) == GK_OK && cu_download(d, ho, po, gy * sizeof *ho) == GK_OK,
+            "coop fallback %u x %u: %s", big, gy, cu_errmsg(d));
+      bad = 0;
+      for (unsigned i = 0; i < gy; i++) bad += ho[i] != 0xffffffffu;
+      CHECK(bad == 0, "coop fallback: %d row groups not launched as gridDim.x == 1", bad);
+    }
+    if (pc) cu_free(d, pc);
+    if (po) cu_free(d, po);
+    free(ho);
+  }
+
   /* Memory hit: same pointer, no compile, and cheap. */
   {
     char *copy = strdup(k_src);   /* a different buffer with the same text */
@@ -1002,6 +1050,48 @@ static void test_row_plans(void) {
           (!smem || 3 * (L.smem + GK_ROWS_SMEM_EXTRA) <= GK_ROWS_SMEM_SM),
           "%lldx%lld light %d passes %d: mode %d cluster %d threads %d async %d smem %lld", (long long)R, (long long)C,
           lr[i].light, lr[i].passes, L.mode, cs, L.block[0], L.async, (long long)L.smem);
+  }
+  /* few long rows over the grid (session 26, gk_rows_plan_grid): where the plans above give the GPU fewer
+  ** blocks than SMs and the shares fit two blocks of 512 an SM, S blocks a row with rows x S <= 2 x SMs (one
+  ** co-resident wave), a pack of 4 a thread at least; shapes that fill the GPU keep their plans (4096 x
+  ** 128256, 16 x 1000003 ... 64 x 1000003: data past the GPU's shared memory, 20 x 100000: 160 blocks);
+  ** knob gg=1 never, gg=3 also where the plan before filled the SMs; 8-byte elements, unaligned arrays
+  ** and sm < 90 (smem_block 0) never */
+  struct { int64_t rows, cols; int light, passes, grid; int64_t S, smem; } gr[] = {
+    {1, 1000003, 1, 2, 1, 264, 16384}, {3, 1000003, 1, 2, 1, 88, 49152}, {8, 128256, 1, 2, 1, 33, 16384},
+    {2, 151936, 1, 2, 1, 75, 8192}, {2, 151936, 0, 2, 1, 75, 8192}, {3, 1000003, 1, 1, 1, 88, 49152},
+    {2, 1048577, 0, 2, 1, 132, 32768}, {5, 300007, 1, 2, 1, 52, 24576}, {16, 128256, 1, 1, 1, 16, 32768},
+    {1, 20000, 1, 2, 1, 10, 8192}, {1, 16385, 1, 2, 1, 9, 8192}, {1, 16384, 1, 2, 0, 0, 0},
+    {4096, 128256, 1, 2, 0, 0, 0}, {64, 1000003, 1, 2, 0, 0, 0}, {7, 1000003, 1, 2, 0, 0, 0},
+    {20, 100000, 0, 2, 0, 0, 0}, {4096, 50257, 1, 2, 0, 0, 0},
+  };
+  for (size_t i = 0; i < sizeof gr / sizeof gr[0]; i++) {
+    int64_t R = gr[i].rows, C = gr[i].cols;
+    gk_rows_knobs k1 = {0}, k3 = {0};
+    k1.gg = 1; k3.gg = 3;
+    L = gk_rows_plan_store(R, C, C % 4 ? 1 : 4, 132, gr[i].light, NULL);
+    L = gk_rows_plan_cluster_async(L, R, C, 1, 132, sb, 1, gr[i].light, gr[i].passes, 4, NULL);
+    L = gk_rows_plan_cluster_smem(L, R, C, 1, 132, sb, gr[i].light, 1, 4, NULL);
+    L = gk_rows_plan_cluster(L, R, C, 1, 132, gr[i].light, gr[i].passes, NULL);
+    gk_launch G = gk_rows_plan_grid(L, R, C, 1, 132, sb, 1, 4, 64, NULL);
+    gk_launch G1 = gk_rows_plan_grid(L, R, C, 1, 132, sb, 1, 4, 64, &k1);
+    gk_launch G8 = gk_rows_plan_grid(L, R, C, 1, 132, sb, 1, 8, 64, NULL);
+    gk_launch Gu = gk_rows_plan_grid(L, R, C, 0, 132, sb, 1, 4, 64, NULL);
+    gk_launch G0 = gk_rows_plan_grid(L, R, C, 1, 132, 0, 1, 4, 64, NULL);
+    int ok = gr[i].grid ? G.mode == GK_ROWS_GRID && G.grid[0] == gr[i].S && G.grid[1] == R && G.block[0] == 512 &&
+                              G.smem == gr[i].smem && G.coop == 2 && R * G.grid[0] <= 2 * 132 &&
+                              2 * (G.smem + GK_ROWS_GRID_EXTRA) <= GK_ROWS_SMEM_SM && G.temp_zero_once &&
+                              G.temp_bytes == gk_rows_grid_temp(R, G.grid[0], 64)
+                        : G.mode == L.mode && G.grid[0] == L.grid[0] && G.smem == L.smem && !G.coop;
+    ok = ok && G1.mode == L.mode && G8.mode == L.mode && Gu.mode == L.mode && G0.mode == L.mode;
+    CHECK(ok, "grid rows %lldx%lld light %d passes %d: mode %d (before %d) grid %lld x %lld smem %lld coop %d",
+          (long long)R, (long long)C, gr[i].light, gr[i].passes, G.mode, L.mode, (long long)G.grid[0], (long long)G.grid[1],
+          (long long)G.smem, G.coop);
+    if (R == 20) {   /* gg=3: also where the plan before had 132 blocks or more (160), the shares fitting */
+      gk_launch G3 = gk_rows_plan_grid(L, R, C, 1, 132, sb, 1, 4, 64, &k3);
+      CHECK(G3.mode == GK_ROWS_GRID && G3.grid[0] == 13 && G3.grid[1] == 20, "grid rows 20x100000 gg=3: mode %d S %lld",
+            G3.mode, (long long)G3.grid[0]);
+    }
   }
   /* column reduce (gk_col_reduce): the issue's shapes keep their plans; few strips take many
   ** splits of >= 1024 rows (none empty), few rows wider strips; cs=8,ct=32 give the plans from
