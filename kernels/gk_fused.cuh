@@ -24,7 +24,7 @@ GK_DEV double gkl_ms_add(double s, double m, double x) { return gk_ms_add_d(s, m
 /* The merge's rescale of s from max m to mnew > m: gk_ms_rescale (exp in
 ** double), or with F and float maxima s * expf(m - mnew) -- the rounding of
 ** the elements' own terms (gk_ms_add_f), an FP32 exp where the block and
-** grid merges run one after another (GK_RED_VARIANT mf=1, session 26) */
+** grid merges run one after another (whole-array reductions; GK_RED_VARIANT mf, session 26) */
 template <int F, class T> GK_DEV double gkl_ms_rescale(double s, T m, T mnew) {
   if constexpr (F && sizeof(T) == 4) return s * (double)expf((float)((double)m - (double)mnew));
   else return gk_ms_rescale(s, (double)m, (double)mnew);

@@ -75,7 +75,9 @@ typedef struct gk_red_knobs {
   int st, si, sw;   /* 1-D scan: threads, items a thread; sw=1: 8-byte values through shared memory in one round */
   int sn;           /* 1-D scan: an integer sum's widening cast in the lift (the tile moves narrow) */
   int mt, mg;       /* elementwise map (vector loop): threads a block, blocks an SM */
-  int mf;           /* mf=1: the online max/sum-exp merges of f32 rescale with expf, not exp in double (gk_fused.cuh) */
+  int mf;           /* the online max/sum-exp merges of f32 rescale with expf, not exp in double (gk_fused.cuh): by
+                    ** default in whole-array reductions (H100, session 26: sum(exp(x - max(x))) of 10^6 + 3 14.3 ->
+                    ** 12.2 us, of 3e7 + 1 49.6 -> 48.4), mf=1 everywhere (rows too), mf=2 nowhere (before session 26) */
 } gk_red_knobs;
 /* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
 ** `bps` blocks an SM. */

@@ -1006,8 +1006,9 @@ static void stage_structs(lw *L, fmt_buf *b, int s) {
   fmt_puts(b, " };\n");
   fmt_printf(b, "struct O%d {\n  typedef S%d A;\n", s, s);
   for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == s && own_field(L, i)) {
-    if (L->onl && L->onl[i])
-      fmt_printf(b, "  gkl_op_ms<%s%s> o%d;\n", ctype(g->nodes[i]->t), env_red.mf == 1 ? ", 1" : "", L->field[i]);
+    if (L->onl && L->onl[i])   /* whole-array reductions rescale f32 pairs with expf (GK_RED_VARIANT mf) */
+      fmt_printf(b, "  gkl_op_ms<%s%s> o%d;\n", ctype(g->nodes[i]->t),
+                 env_red.mf == 1 || (!env_red.mf && g->kind == RG_REDUCE) ? ", 1" : "", L->field[i]);
     else if (L->varm[i]) fmt_printf(b, "  gk_op_sum<double> o%d;\n", L->field[i]);
     else fmt_printf(b, "  %s o%d;\n", red_op(g->nodes[i], buf2, sizeof buf2), L->field[i]);
   }
