@@ -186,7 +186,7 @@ typedef struct gk_rows_knobs {
   int cw;   /* col reduce: blocks an SM wanted (32) */
   int va;   /* stream / split of rows not 16-byte aligned (cols % 4 != 0): 1 scalar loads (before session 8), 2 packs of 4 from the aligned element (default),
             ** 3 as 2 but a pure row reduction of 4097-16384 columns keeps the scalar plan (before session 26) */
-  int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, else 2) */
+  int vp;   /* stream mode under va: packs of 4 in flight (4 for light programs, 1 where an input has 8 bytes, else 2) */
   int kc;   /* rows over a cluster of kc blocks (2, 4, 8; 16 gk_row_cluster_async / _smem only; 1 = never; default 2 where gk_rows_plan_cluster says): GK_ROWS_CLUSTER */
   int kt;   /* cluster mode: threads a block (the fewest from 128 that hold the share in 4 packs of 4) */
   int wf;   /* warp / block mode, rows filling the packs exactly: 2 policy FULL (unconditional loads and lifts), 3 the same
@@ -333,7 +333,7 @@ static inline gk_launch gk_row_reduce_plan_k(int64_t rows, int64_t cols, int vec
 /* The split plan of gk_row_reduce_plan_k (GK_ROWS_SPLIT, whatever the rows and columns). */
 static inline gk_launch gk_row_split_plan_k(int64_t rows, int64_t cols, int vec, int sms, int64_t acc_bytes,
                                             const gk_rows_knobs *k) {
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   int xt = GK_KNOB(k, xt, 256), xp = GK_KNOB(k, xp, 4), xs = GK_KNOB(k, xs, 8);
   int64_t splits = 0;
   if (!(k && (k->xt > 0 || k->xp > 0))) {                 /* the wide policy where it gives a row one block */
@@ -606,7 +606,7 @@ static inline gk_launch gk_rows_plan_cluster_async(gk_launch L, int64_t rows, in
   return L;
 }
 static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t cols, int aligned, int sms,
-                                             int64_t acc_bytes, int reduce, int light, const gk_rows_knobs *k) {
+                                             int64_t acc_bytes, int reduce, int light, int small, const gk_rows_knobs *k) {
   if (!aligned || L.pack >= 4 || GK_KNOB(k, va, 2) == 1) return L;
   if (reduce && L.mode == GK_ROWS_SPLIT) {
     /* <256, 256, 8, 4> where the pack-4 plan would take 16 packs (4096x50257
@@ -624,8 +624,13 @@ static inline gk_launch gk_rows_plan_aligned(gk_launch L, int64_t rows, int64_t 
     L4.align = 1;
     return L4;
   }
+  /* a stream's packs of 4 in flight: 4 for a light program, else 2 (layernorm spilled at 4); an input of
+  ** 8 bytes holds twice the registers a pack, so 1 for a light program (ptxas, sm_90, 1024 threads at 64
+  ** registers: f64 softmax spilled 840 bytes a thread at 4, 376 at 2, 16 at 1; rmsnorm 172 at 4, none at
+  ** 2 or 1; layernorm none at 2.  softmax 1000 x 32769 f64 ran 0.51x torch eager on the H100 at 4, session
+  ** 26; the change is not timed) */
   if (!reduce && L.mode == GK_ROWS_STREAM) {
-    L.pack = 4; L.packs = GK_KNOB(k, vp, light ? 4 : 2); L.align = 1;
+    L.pack = 4; L.packs = GK_KNOB(k, vp, light ? (small ? 4 : 1) : 2); L.align = 1;
   }
   return L;
 }
@@ -764,7 +769,7 @@ static inline gk_launch gk_col_scan_plan(int64_t rows, int64_t cols, int sms, in
 /* The launch of policy LB (gk_col_scan_lb): LB 0 is a thread a column, 256 a block, no temp. */
 static inline gk_launch gk_col_scan_plan_lb(int64_t rows, int64_t cols, int sms, int64_t acc_bytes, int lb) {
   if (lb != 0) return gk_col_scan_plan(rows, cols, sms, acc_bytes);
-  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = {{1, 1, 1}, {256, 1, 1}, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
   L.grid[0] = gk_max64(1, gk_cdiv64(cols, 256));
   return L;
 }

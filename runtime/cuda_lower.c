@@ -1851,7 +1851,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     pl = gk_rows_plan_tile(pl, R, C, L->vec_ok, (int)rt_dtype_size(g->ins[xin]->t),
                            yo >= 0 ? (int)rt_dtype_size(g->outs[yo]->t) : 0, L->smem_block, &env_rows);
   if (!L->nvf) pl = gk_rows_plan_aligned(pl, R, C, L->vec_ok, L->sms, acc_bound(nper[1]), !has_store && ns == 1, light,
-                                              &env_rows);
+                                              small, &env_rows);
   int threads = pl.block[0];
   const char *pcnt = pl.mode == GK_ROWS_SPLIT ? prm(L, NULL, P_CNT, gk_align16(R * pl.grid[0] * acc_bound(nper[1]))) : "";
   /* assemble */
