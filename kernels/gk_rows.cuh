@@ -828,22 +828,19 @@ template <int T, class Prog> struct gk_row_ex_grid {
   unsigned *bar;
   Slot *slot;
   unsigned n, rank;
-  GK_DEV A all_a(const Prog &pg, A v, int par) {
-    v = gk_block_reduce<T, OpA>(sh.tsa).reduce(v, pg.opa);
-    if (threadIdx.x == 0) gk_st_cg(&slot[par * n + rank].a, v);
+  /* a pass's value of the row: this block's into its slot's field F, the barrier, then the n slots' folded
+  ** by every block alike (thread i % T in slot order, the block's fixed tree) */
+  template <class Op, class V, class TS>
+  GK_DEV V all(const Op &op, TS &ts, V v, V Slot::*f, int par) {
+    v = gk_block_reduce<T, Op>(ts).reduce(v, op);
+    if (threadIdx.x == 0) gk_st_cg(&(slot[par * n + rank].*f), v);
     gk_row_grid_sync(bar, n);
-    A t = pg.opa.identity();
-    for (unsigned i = threadIdx.x; i < n; i += T) t = pg.opa(t, gk_ld_cg(&slot[par * n + i].a));
-    return gk_block_reduce<T, OpA>(sh.tsa).reduce_all(t, pg.opa);
+    V t = op.identity();
+    for (unsigned i = threadIdx.x; i < n; i += T) t = op(t, gk_ld_cg(&(slot[par * n + i].*f)));
+    return gk_block_reduce<T, Op>(ts).reduce_all(t, op);
   }
-  GK_DEV B all_b(const Prog &pg, B v, int par) {
-    v = gk_block_reduce<T, OpB>(sh.tsb).reduce(v, pg.opb);
-    if (threadIdx.x == 0) gk_st_cg(&slot[par * n + rank].b, v);
-    gk_row_grid_sync(bar, n);
-    B t = pg.opb.identity();
-    for (unsigned i = threadIdx.x; i < n; i += T) t = pg.opb(t, gk_ld_cg(&slot[par * n + i].b));
-    return gk_block_reduce<T, OpB>(sh.tsb).reduce_all(t, pg.opb);
-  }
+  GK_DEV A all_a(const Prog &pg, A v, int par) { return all(pg.opa, sh.tsa, v, &Slot::a, par); }
+  GK_DEV B all_b(const Prog &pg, B v, int par) { return all(pg.opb, sh.tsb, v, &Slot::b, par); }
   /* ONLINE_B: the block's warps' pairs into the block's (gk_row_pairs_block),
   ** that one to the slot, then the n pairs folded as gk_row_pairs_fold does
   ** (a first, then each b rescaled to it), by the block's threads */
