@@ -1015,6 +1015,18 @@ static int smem_optin(cu_dev *d, cu_fn *fn, unsigned shmem) {
   return GK_OK;
 }
 
+/* The launch itself, plain or cooperative, counted (and timed) in d->cs. */
+static int launch_counted(cu_dev *d, cu_fn *fn, int coop, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
+                          unsigned by, unsigned bz, unsigned shmem, void **args) {
+  d->cs.launches++;
+  d->idle = 0;
+  double t0 = d->timing ? cu_now() : 0;
+  int r = coop ? CU_CALL(d, drv, cuLaunchCooperativeKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args)
+              : CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL);
+  if (d->timing) d->cs.launch_s += cu_now() - t0;
+  return r;
+}
+
 int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
               unsigned by, unsigned bz, unsigned shmem, void **args) {
   int rc;
@@ -1044,13 +1056,7 @@ int cu_launch(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsig
     }
     if (fn->max_clusters && gx > fn->max_clusters * (unsigned)fn->cluster) gx = fn->max_clusters * (unsigned)fn->cluster;
   }
-  d->cs.launches++;
-  d->idle = 0;
-  double t0 = d->timing ? cu_now() : 0;
-  rc = status_of(
-      CU_CALL(d, drv, cuLaunchKernel, fn->f, gx, gy, gz, bx, by, bz, shmem, d->stream, args, NULL));
-  if (d->timing) d->cs.launch_s += cu_now() - t0;
-  return rc;
+  return status_of(launch_counted(d, fn, 0, gx, gy, gz, bx, by, bz, shmem, args));
 }
 
 int cu_launch_coop(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx,
@@ -1074,11 +1080,7 @@ int cu_launch_coop(cu_dev *d, cu_fn *fn, unsigned gx, unsigned gy, unsigned gz, 
   const uint64_t slice = (uint64_t)gx * gz;
   if (fit >= slice && slice > 0) {
     unsigned gy2 = (uint64_t)gy * slice > fit ? (unsigned)(fit / slice) : gy;
-    d->cs.launches++;
-    d->idle = 0;
-    double t0 = d->timing ? cu_now() : 0;
-    int r = CU_CALL(d, drv, cuLaunchCooperativeKernel, fn->f, gx, gy2, gz, bx, by, bz, shmem, d->stream, args);
-    if (d->timing) d->cs.launch_s += cu_now() - t0;
+    int r = launch_counted(d, fn, 1, gx, gy2, gz, bx, by, bz, shmem, args);
     if (r != CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE) return status_of(r);
     d->err[0] = 0;
   }
