@@ -24,7 +24,10 @@ GK_DEV double gkl_ms_add(double s, double m, double x) { return gk_ms_add_d(s, m
 /* The merge's rescale of s from max m to mnew > m: gk_ms_rescale (exp in
 ** double), or with F and float maxima s * expf(m - mnew) -- the rounding of
 ** the elements' own terms (gk_ms_add_f), an FP32 exp where the block and
-** grid merges run one after another (whole-array reductions; GK_RED_VARIANT mf, session 26) */
+** grid merges run one after another (whole-array reductions; GK_RED_VARIANT mf, session 26).
+** The difference of two floats in double, rounded to float, is their float
+** difference (53 >= 2 x 24 + 2 bits: no double rounding); NVVM emits one
+** sub.f32 for it. */
 template <int F, class T> GK_DEV double gkl_ms_rescale(double s, T m, T mnew) {
   if constexpr (F && sizeof(T) == 4) return s * (double)expf((float)((double)m - (double)mnew));
   else return gk_ms_rescale(s, (double)m, (double)mnew);
@@ -75,8 +78,11 @@ GK_DEV double gkl_max_nan(double a, double b) { return a > b || a != a ? a : b; 
 ** (expf of x - m, added in double): only where the max moves differs from
 ** gkl_ms_fold's order of rounding.  A NaN in the warp's tile: each
 ** accumulator that meets one takes its first NaN as m (gkl_ms_fold's), the
-** sums no longer matter. */
-template <int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U], const T (&e)[U][V]) {
+** sums no longer matter.  Z = 1: no rescale while every sum is 0 (a lane's
+** first tile: s * f is 0 for any f in [0, 1), so the same bits without the
+** exp in double, which a block of one tile -- 10^6 elements -- has on its
+** serial path; session 27, GK_RED_VARIANT me=-1 the old text). */
+template <int Z = 0, int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U], const T (&e)[U][V]) {
   T mx = e[0][0];
 #pragma unroll
   for (int u = 0; u < U; ++u)
@@ -94,9 +100,14 @@ template <int U, int V, class T> GK_DEV void gkl_ms_fold_tile(gkl_ms<T> (&a)[U],
     if (m == m) m = q;
   } else {
     if (mx > m) {
-      const double f = exp((double)m - (double)mx);   /* gk_ms_rescale's factor, once */
+      bool zero = Z != 0;
 #pragma unroll
-      for (int u = 0; u < U; ++u) a[u].s *= f;
+      for (int u = 0; u < U; ++u) zero = zero && a[u].s == 0.0;
+      if (!zero) {
+        const double f = exp((double)m - (double)mx);   /* gk_ms_rescale's factor, once */
+#pragma unroll
+        for (int u = 0; u < U; ++u) a[u].s *= f;
+      }
       m = mx;
     }
 #pragma unroll

@@ -78,7 +78,21 @@ typedef struct gk_red_knobs {
   int mf;           /* the online max/sum-exp merges of f32 rescale with expf, not exp in double (gk_fused.cuh): by
                     ** default in whole-array reductions (H100, session 26: sum(exp(x - max(x))) of 10^6 + 3 14.3 ->
                     ** 12.2 us, of 3e7 + 1 49.6 -> 48.4), mf=1 everywhere (rows too), mf=2 nowhere (before session 26) */
+  int me;           /* me=-1: a whole-array online fold rescales on every lane's first tile (an exp in double of a sum
+                    ** of 0), as before session 27 (gk_fused.cuh gkl_ms_fold_tile's Z) */
+  int rs, ss;       /* small n (gk_small_1d): rs=-1 the reduce keeps 512 threads, ss=-1 the f32 / 4-byte scan 256 x 32
+                    ** (before session 27); the default halves the block so that every SM gets tiles */
 } gk_red_knobs;
+/* A 1-D reduce or scan of n elements is small when its default tiles (8192
+** elements) number at most GK_SMALL_TILES_PER_SM an SM: one tile a block
+** then leaves SMs idle (10^6 elements: 123 blocks on 132 SMs) or unevenly
+** loaded (1.5 x 10^6: 184 blocks, 52 SMs with two), and the block's serial
+** part (its tree, the look-back) is not hidden behind other blocks' loads.
+** Tiles of 4096 there: 245 at 10^6, every SM with one or two. */
+#define GK_SMALL_TILES_PER_SM 2
+static inline int gk_small_1d(int64_t n, int sms) {
+  return gk_cdiv64(n, 8192) <= (int64_t)GK_SMALL_TILES_PER_SM * sms;
+}
 /* gk_grid_reduce with a tile of `tile` elements, `threads` a block, at most
 ** `bps` blocks an SM. */
 static inline gk_launch gk_reduce_launch_k(int64_t n, int64_t tile, int threads, int bps, int sms, int64_t acc_bytes) {

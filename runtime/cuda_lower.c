@@ -77,7 +77,7 @@ static gk_red_knobs env_red;
 static void env_red_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_red_knobs, f) }
-    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg), KN(mf)
+    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg), KN(mf), KN(rs), KN(ss), KN(me)
 #undef KN
   };
   env_knobs("GK_RED_VARIANT", kn, sizeof kn / sizeof kn[0], &env_red);
@@ -1456,7 +1456,11 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   ** 10^8+3 374 -> 357.  With 4-byte inputs one tile a block lost (dot 2^28 f32 488 -> 497-515; NOTES.md,
   ** session 15).  Knob rb: the capped grid of before. */
   const int oneshot = nfl >= 2 && rvec == 2 && !env_red.rb;
-  const int rthr = env_red.rt ? env_red.rt : oneshot ? 1024 : GK_REDUCE_THREADS;
+  /* small n (launch.h gk_small_1d; knob rs=-1 off): blocks of 256, tiles of
+  ** half the size, so that every SM gets one (H100, session 26, rt=256 at
+  ** 10^6 + 3: sum 8.8 -> 8.4 us, sum-exp 12.2 -> 11.0; 3e7 + 1 is not small) */
+  const int small = !oneshot && env_red.rs >= 0 && gk_small_1d(len, L->sms);
+  const int rthr = env_red.rt ? env_red.rt : oneshot ? 1024 : small ? GK_REDUCE_THREADS / 2 : GK_REDUCE_THREADS;
   const int ritems = env_red.ri ? env_red.ri : rvec == 4 || oneshot ? 4 : 8;
   const int rbps = env_red.rb ? env_red.rb : oneshot ? 1 << 20 : 2048 / rthr;
   gk_launch gl = gk_reduce_launch_k(len, (int64_t)rthr * ritems * rvec, rthr, rbps, L->sms, ab);
@@ -1548,8 +1552,9 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
       fmt_printf(src, "    { decltype(a[0].f%d) m[U]; decltype(a[0].f%d.m) e[U][V];\n"
                       "#pragma unroll\n      for (int u = 0; u < U; ++u) {\n        m[u] = a[u].f%d;\n"
                       "#pragma unroll\n        for (int v = 0; v < V; ++v) e[u][v] = r[u][v].f%d.m;\n      }\n"
-                      "      gkl_ms_fold_tile(m, e);\n"
-                      "#pragma unroll\n      for (int u = 0; u < U; ++u) a[u].f%d = m[u]; }\n", f, f, f, f, f);
+                      "      gkl_ms_fold_tile%s(m, e);\n"
+                      "#pragma unroll\n      for (int u = 0; u < U; ++u) a[u].f%d = m[u]; }\n", f, f, f, f,
+                 env_red.me < 0 ? "" : "<1>", f);   /* <1>: a first tile skips the rescale (gk_fused.cuh) */
     }
     fmt_buf rest; fmt_init(&rest);
     for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1) {
@@ -2052,10 +2057,15 @@ static const rt_node *the_heavy(const rt_group *g, int op) {
 /* gk_scan's policy for a scan of input dtype ti into x->t: knobs st, si
 ** (threads, items: the tile), sw (8-byte outputs in one round); pol names
 ** it in the text.  gk_row_scan_lb's tiles take the same. */
-static void scan_policy(const rt_node *x, gk_dtype ti, int *threads, int *items, char *pol, size_t len) {
+static void scan_policy(const rt_node *x, gk_dtype ti, int sms, int *threads, int *items, char *pol, size_t len) {
   const int wide8 = rt_dtype_size(x->t) == 8 || rt_dtype_size(ti) == 8;
   const int dw = SCAN_WIDE && wide8 && !env_red.st && !env_red.si && env_red.sw >= 0;   /* the 8-byte default */
-  *threads = env_red.st ? env_red.st : dw ? 128 : GK_SCAN_THREADS;
+  /* a small 1-D scan (launch.h gk_small_1d; knob ss=-1 off) takes 128 x 32
+  ** too: 245 tiles at 10^6, not 123 (H100, session 26: the f32 scan of
+  ** 10^6 + 3 at 256 x 32 took 13.2 us, the i32 and f64 ones at 128 x 32,
+  ** with more bytes, 10.5 and 11.8) */
+  const int small = x->axis < 0 && env_red.ss >= 0 && gk_small_1d(x->n, sms);
+  *threads = env_red.st ? env_red.st : dw || small ? 128 : GK_SCAN_THREADS;
   *items = env_red.si ? env_red.si : GK_SCAN_TILE / GK_SCAN_THREADS;
   const int sw = (env_red.sw > 0 || dw) && wide8 &&
                  *threads * *items <= 4096;   /* 8-byte spans of every warp within 48 KB of static shared memory */
@@ -2088,7 +2098,7 @@ static int lower_scan(lw *L, fmt_buf *src) {
   /* few long rows: each row by the look-back over its own tiles (gk_row_scan_lb, knob sl) */
   int sthreads, sitems;
   char spol[64];
-  scan_policy(x, ti, &sthreads, &sitems, spol, sizeof spol);
+  scan_policy(x, ti, L->sms, &sthreads, &sitems, spol, sizeof spol);
   const int lb = x->axis == 1 && gk_row_scan_lb_use(R, C, L->sms, (int64_t)sthreads * sitems, &env_rows);
   /* a row scan reads and writes PACK consecutive elements (every input
   ** 16-byte aligned, C a multiple of the pack); gk_row_scan_lb one at a time */
