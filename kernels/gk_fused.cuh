@@ -16,6 +16,19 @@
 template <class T> GK_DEV T gkl_ld(const T *p) { return *(const volatile T *)p; }
 template <class T> GK_DEV void gkl_st(T *p, T v) { *(volatile T *)p = v; }
 
+/* max that propagates NaN (either operand NaN -> NaN); one instruction for
+** f32 on sm_80 and later. */
+GK_DEV float gkl_max_nan(float a, float b) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  float r;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
+  return r;
+#else
+  return a > b || a != a ? a : b;
+#endif
+}
+GK_DEV double gkl_max_nan(double a, double b) { return a > b || a != a ? a : b; }
+
 /* The online (running max m, sum s of exp(x - m)) pair of a one-pass
 ** sum(exp(E - m')) (gk_scalar.h's gk_ms_* steps). */
 template <class T> struct alignas(8) gkl_ms { T m; double s; };
@@ -45,6 +58,27 @@ template <class T, int F = 0> struct gkl_op_ms {
     return a;
   }
   template <class X, class J> GK_DEV A lift(X x, J) const { A r; r.m = (T)x; r.s = 1.0; return r; }
+  /* Before a block tree (gk_reduce.cuh's optional block_align): the block's
+  ** max first (a max tree: exact, no exp), then every thread rescales its sum
+  ** to it once, in parallel; the tree's merges then all take the a.m == b.m
+  ** add.  The merge tree of (m, s) pairs instead has an exp on each of its
+  ** ~9 serial levels, twice a launch (the block's and the last block's):
+  ** most of the gap between sum(exp(x - max(x))) and sum at 10^6 elements
+  ** (session 27; GK_RED_VARIANT ma=-1 leaves it out).  A NaN max makes every
+  ** m NaN, as the merge would. */
+  template <int THREADS> GK_DEV void block_align(A &a) const {
+    __shared__ T wm[THREADS / 32];
+    T m = a.m;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) m = gkl_max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if ((threadIdx.x & 31) == 0) wm[threadIdx.x >> 5] = m;
+    __syncthreads();
+    m = wm[0];
+#pragma unroll
+    for (int w = 1; w < THREADS / 32; ++w) m = gkl_max_nan(m, wm[w]);
+    if (m != m) a.m = m;
+    else if (a.m != m) { a.s = gkl_ms_rescale<F>(a.s, a.m, m); a.m = m; }
+  }
 };
 /* op(a, lift(x)) for one element, without the general merge: x <= m adds
 ** exp(x - m); a larger x rescales s; a NaN x makes m NaN; a NaN m stays. */
@@ -56,18 +90,6 @@ template <class T> GK_DEV gkl_ms<T> gkl_ms_fold(gkl_ms<T> a, T x) {
   }
   return a;
 }
-/* max that propagates NaN (either operand NaN -> NaN); one instruction for
-** f32 on sm_80 and later. */
-GK_DEV float gkl_max_nan(float a, float b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  float r;
-  asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
-  return r;
-#else
-  return a > b || a != a ? a : b;
-#endif
-}
-GK_DEV double gkl_max_nan(double a, double b) { return a > b || a != a ? a : b; }
 /* A warp's elements of one tile (every lane calls it: gk_block_fold's full
 ** tiles are the whole block's), e[u][v] folded into this lane's a[u], in two
 ** steps: the max of the warp's tile first (a NaN-propagating max, no branch

@@ -22,6 +22,10 @@
 **          const X (&x)[U][V], const Idx (&j)[U]): a full tile's elements of
 **          one thread at once (x[u][v] is element j[u] + v, for acc[u]).  Must be
 **          associative AND commutative (per-thread accumulators interleave).
+**          Optional template <int THREADS> void block_align(A &v) const:
+**          called by every thread before each block tree; it may move v to
+**          an equal value that merges more cheaply (gk_fused.cuh's online
+**          max/sum-exp pair: every thread's sum rescaled to the block's max).
 **   Epi  : void operator()(const typename Op::A &r) const;  called once, by
 **          thread 0 of the finishing block, with the total.
 ** Temp:  partials: grid * sizeof(A) bytes (no init needed);
@@ -85,6 +89,13 @@ GK_DEV void gk_fold_tile_(const Op &op, A (&acc)[U], const X (&x)[U][V], const I
     for (int v = 0; v < V; ++v) acc[u] = gk_fold(op, acc[u], x[u][v], j[u] + v);
 }
 
+/* op.block_align<THREADS>(v) where Op has it (the contract above), else nothing. */
+template <int T, class Op, class A>
+GK_DEV auto gk_block_align_(const Op &op, A &v, int) -> decltype(op.template block_align<T>(v)) {
+  return op.template block_align<T>(v);
+}
+template <int T, class Op, class A> GK_DEV void gk_block_align_(const Op &, A &, long) {}
+
 /* Fold this thread's share of [0, n) into one value (the block reduce is the caller's). */
 template <class P, class Load, class Op, class Idx>
 GK_DEV typename Op::A gk_block_fold(Idx n, const Load &load, const Op &op) {
@@ -138,6 +149,7 @@ GK_DEV void gk_grid_reduce(Idx n, const Load &load, const Op &op, const Epi &epi
   ** compiled once, not twice. */
 #pragma unroll 1
   for (int stage = 0;; ++stage) {
+    gk_block_align_<P::THREADS>(op, v, 0);
     v = gk_block_reduce<P::THREADS, Op>(ts).reduce(v, op);
     if (stage == 1 || gridDim.x == 1) {   /* small n: no second stage at all */
       if (threadIdx.x == 0) {

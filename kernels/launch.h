@@ -80,6 +80,8 @@ typedef struct gk_red_knobs {
                     ** 12.2 us, of 3e7 + 1 49.6 -> 48.4), mf=1 everywhere (rows too), mf=2 nowhere (before session 26) */
   int me;           /* me=-1: a whole-array online fold rescales on every lane's first tile (an exp in double of a sum
                     ** of 0), as before session 27 (gk_fused.cuh gkl_ms_fold_tile's Z) */
+  int ma;           /* ma=-1: the whole-array online pair's block trees merge (m, s) pairs, an exp a level (before
+                    ** session 27); by default every thread's sum is rescaled to the block's max first (gk_fused.cuh) */
   int rs, ss;       /* small n (gk_small_1d): rs=-1 the reduce keeps 512 threads, ss=-1 the f32 / 4-byte scan 256 x 32
                     ** (before session 27); the default halves the block so that every SM gets tiles */
 } gk_red_knobs;

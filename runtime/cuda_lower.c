@@ -77,7 +77,7 @@ static gk_red_knobs env_red;
 static void env_red_init(void) {
   static const env_knob kn[] = {
 #define KN(f) { #f, offsetof(gk_red_knobs, f) }
-    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg), KN(mf), KN(rs), KN(ss), KN(me)
+    KN(rt), KN(ri), KN(rb), KN(rl), KN(ra), KN(st), KN(si), KN(sw), KN(sn), KN(mt), KN(mg), KN(mf), KN(rs), KN(ss), KN(me), KN(ma)
 #undef KN
   };
   env_knobs("GK_RED_VARIANT", kn, sizeof kn / sizeof kn[0], &env_red);
@@ -1572,6 +1572,13 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
                  rest.data);
     fmt_puts(src, "  }\n");
     fmt_free(&rest);
+    /* the block trees merge at one max (gkl_op_ms::block_align; GK_RED_VARIANT ma=-1: pair merges) */
+    if (env_red.ma >= 0) {
+      fmt_puts(src, "  template <int TH> __device__ void block_align(S1 &v) const {");
+      for (int i = 0; i < g->nnodes; i++) if (L->stage[i] == 1 && own_field(L, i) && L->onl[i])
+        fmt_printf(src, " o%d.template block_align<TH>(v.f%d);", L->field[i], L->field[i]);
+      fmt_puts(src, " }\n");
+    }
   }
   fmt_puts(src, "  __device__ void operator()(const S1 &t) const {\n");
   fmt_puts(src, epi.data ? epi.data : "");
