@@ -54,7 +54,7 @@ API_BIN  := $(patsubst tests/api/%.c,$(B)/tests/api_%,$(wildcard tests/api/*.c))
 DOCS     := docs/language.md docs/fusion.md docs/limits.md docs/embedding.md docs/python.md README.md
 KERNELS  := $(sort $(wildcard kernels/*.cuh) kernels/gk_scalar.h)
 
-.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu colscan-emu transpose-emu rowscan-emu cols-emu rowgrid-emu asan tsan fuzz debug install deps clean unit bench python test-python
+.PHONY: default kernels golden all run test test-gpu test-nvrtc sort-emu tile-emu colscan-emu reduce-emu transpose-emu rowscan-emu cols-emu rowgrid-emu asan tsan fuzz debug install deps clean unit bench python test-python
 # `make`: the library, the binary and the shipped kernels (where NVRTC is);
 # `make all`: without the kernels (what the tests need)
 default: all kernels
@@ -237,6 +237,13 @@ $(B)/sort_emu: tests/sort_emu.cpp kernels/gk_sort.cuh
 colscan-emu: $(B)/colscan_emu
 	@$(B)/colscan_emu 7 quick
 $(B)/colscan_emu: tests/colscan_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_cols.cuh kernels/gk_scan.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h kernels/launch.h
+	@mkdir -p $(B)
+	$(CXX) -O2 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -Ikernels -o $@ $<
+
+# kernels/gk_reduce.cuh's grid reduce of the online max / sum-exp pair (gk_fused.cuh), block trees aligned or not, against float64 (no GPU)
+reduce-emu: $(B)/reduce_emu
+	@$(B)/reduce_emu 11
+$(B)/reduce_emu: tests/reduce_emu.cpp tests/emu_cuda.h tests/emu_pthreads.h kernels/gk_fused.cuh kernels/gk_reduce.cuh kernels/gk_block.cuh kernels/gk_warp.cuh kernels/gk_common.cuh kernels/gk_scalar.h
 	@mkdir -p $(B)
 	$(CXX) -O2 -std=c++17 -pthread -Wall -Wno-unknown-pragmas -Wno-unused-local-typedefs -Ikernels -o $@ $<
 

@@ -65,6 +65,7 @@ case "$mode" in
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run rowscan-emu make --no-print-directory B="$B" rowscan-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run rowgrid-emu make --no-print-directory B="$B" rowgrid-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run colscan-emu make --no-print-directory B="$B" colscan-emu
+  command -v "${CXX:-g++}" >/dev/null 2>&1 && run reduce-emu make --no-print-directory B="$B" reduce-emu
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run transpose-emu make --no-print-directory B="$B" transpose-emu
   # gk_cols.cuh's column reduce (its splits folded by the last block) runs on the host
   command -v "${CXX:-g++}" >/dev/null 2>&1 && run cols-emu make --no-print-directory B="$B" cols-emu
