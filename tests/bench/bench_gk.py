@@ -760,6 +760,7 @@ def main():
         cx.probe = (P.make("rand", (PROBE_N,), "f32"), P.empty(PROBE_N, "f32"), 0.0)
         cx.probe = cx.probe[:2] + (median([probe_us(cx) for _ in range(5)]),)
         meta["probe_us_64MB"] = cx.probe[2]
+        P.warm_clocks(1.0)   # the SM clock up before the first case (peers.py)
         print("bench: cudaMemcpy D2D 1 GiB %.1f us = %.0f GB/s (read + write)" % (meta["copy_us_1GiB"], copy_gbs),
               flush=True)
     # the quick set first (every family at its main shapes), then the rest: a

@@ -51,6 +51,18 @@ class TorchPeer:
     def sync(self):
         self.torch.cuda.synchronize()
 
+    def warm_clocks(self, seconds):
+        """Keeps every SM busy (f32 matmuls of 4096^2) for `seconds`: an idle card starts at its
+        lowest SM clock (345 MHz on the session-27 H100) and the first latency-bound cases of a run
+        timed 1-3 us slower than the same kernels later (session 27, NOTES.md)."""
+        t = self.torch
+        a = t.ones(4096, 4096, device="cuda")
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < seconds:
+            for _ in range(8): a = (a @ a) * (1.0 / 4096)
+            self.sync()
+        del a
+
     def empty(self, n, dt):
         d = {"f32": self.torch.float32, "f64": self.torch.float64, "i32": self.torch.int32,
              "i64": self.torch.int64}[dt]
