@@ -176,7 +176,8 @@ template <class Prog, int T, class Kern> static void launch(const Prog &pg, I ro
 template <class Prog> static int run(const Prog &pg, I rows, I cols, int xs, int ys) {
   gk_rows_knobs k = {};
   k.tt = 64;
-  gk_launch L = {{1, 1, 1}, {128, 1, 1}, 0, 0, 0, GK_ROWS_WARP, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+  gk_launch L = gk_launch_blocks(128, 1);
+  L.mode = GK_ROWS_WARP;
   L = gk_rows_plan_tile(L, rows, cols, 1, xs, ys, 227 << 10, &k);
   if (L.mode != GK_ROWS_TILE || L.smem > (int64_t)sizeof gk_row_smem) return -1;
   memset(gk_row_smem, 0xa5, sizeof gk_row_smem);   /* poison: a tile element never copied in shows */
