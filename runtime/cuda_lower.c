@@ -1604,6 +1604,7 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   /* one block touches neither partials nor counter: no temp, no memset */
   L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
   L->p->temp_zero = gl.grid[0] > 1;
+  L->p->temp_keep = L->p->temp_zero;   /* the last block resets the counter (gk_reduce.cuh) */
   return L->fail ? -1 : 0;
 }
 
@@ -2857,7 +2858,7 @@ static uint64_t fnv64(const char *s, size_t n) {
 static void reset_launch(rt_prep *p) {
   memset(&p->kl, 0, sizeof p->kl); memset(&p->gm, 0, sizeof p->gm);
   p->kl.op = CU_STEP_KERNEL; p->gm.op = CU_STEP_GEMM; p->gm.a = p->gm.b = -1;
-  p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0; p->doneflag = 0;
+  p->temp_bytes = 0; p->temp_zero = 0; p->temp_keep = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0; p->doneflag = 0;
   p->count_out = 0; p->count_at = 0;
 }
 
@@ -3019,7 +3020,8 @@ void rt_prep_free(rt_mem *m, rt_prep *p) {
 int rt_prep_same(const rt_prep *a, const rt_prep *b) {
   if (!a || !b) return a == b;
   if (a->nstep != b->nstep || a->srclen != b->srclen || strcmp(a->src, b->src) || strcmp(a->kname, b->kname) ||
-      a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->outs_zero != b->outs_zero ||
+      a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->temp_keep != b->temp_keep ||
+      a->outs_zero != b->outs_zero ||
       a->errflag != b->errflag || a->doneflag != b->doneflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
       a->count_out != b->count_out || a->count_at != b->count_at ||
       memcmp(a->scal, b->scal, sizeof(uint64_t) * (size_t)a->nscal))

@@ -4,7 +4,9 @@
 ** must read with scalar loads), DLPack export of kDLCUDA tensors (read back
 ** with the driver, valid after gk_close) and import of tensors this program
 ** allocated itself, every release and deleter counted, and the rejections
-** (bad alignment, wrong device type) releasing exactly once.
+** (bad alignment, wrong device type) releasing exactly once; whole-array
+** reductions rerun on fresh data over more launches than the backend keeps
+** temps for.
 **
 ** The buffers are made with the CUDA driver API, loaded here with dlopen as
 ** any host program would, in the device's primary context (gk.h's rule).
@@ -354,6 +356,50 @@ static void test_kernel_error(const char *backend) {
   gk_close(g);
 }
 
+/* ------------------------------------------------ temps kept between runs */
+
+/* A whole-array reduction of more than one block keeps its temp (partials,
+** and the counter its last block resets) from one run of the same launch to
+** the next (runtime/cuda.c keep_temp).  The same statement, run again and
+** again on fresh data, over more sizes (launches) than are kept at once and
+** back to the first, gives the double references every time. */
+static void test_kept_temps(void) {
+  static const int64_t ns[] = {1000003, 262147, 1048577, 33001, 131071, 8193,   65537,  500009, 12289, 200003,
+                               16385,   99991,  2000003, 40961, 77777,  300007, 180181, 24577,  600011, 9001};
+  enum { NN = sizeof ns / sizeof ns[0] };
+  gk_ctx *g = gk_open("cuda");
+  if (!g) { CHECK(0); return; }
+  float *x = malloc(sizeof(float) * 2000003);
+  int wrong = 0;
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < NN; k++) {
+      const int64_t n = ns[(k * 7 + round) % NN];
+      double ref = 0, se = 0;
+      float rm = -INFINITY;
+      int64_t ri = 0;
+      for (int64_t j = 0; j < n; j++) {
+        x[j] = (float)(urand() * 8.0 - 4.0);
+        if (x[j] > rm) { rm = x[j]; ri = j; }
+      }
+      for (int64_t j = 0; j < n; j++) { ref += x[j]; se += exp((double)x[j] - (double)rm); }
+      OK(g, gk_set(g, "x", GK_F32, 1, &n, x));
+      OK(g, gk_eval(g, "s = sum(x); m = max(x); i = argmax(x); e = sum(exp(x - max(x)))"));
+      float s = 0, m = 0, e = 0;
+      int64_t i = -1;
+      OK(g, gk_get(g, "s", &s, sizeof s));
+      OK(g, gk_get(g, "m", &m, sizeof m));
+      OK(g, gk_get(g, "i", &i, sizeof i));
+      OK(g, gk_get(g, "e", &e, sizeof e));
+      if (!close_to(s, ref, 1e-5) || m != rm || i != ri || !close_to(e, se, 1e-5)) {
+        if (!wrong++) printf("kept temps: n %lld round %d: sum %.9g (%.9g) max %g (%g) argmax %lld (%lld) sum-exp %.9g (%.9g)\n",
+                             (long long)n, round, s, ref, m, rm, (long long)i, (long long)ri, e, se);
+      }
+    }
+  CHECK(wrong == 0);
+  free(x);
+  gk_close(g);
+}
+
 int main(int argc, char **argv) {
   int64_t n = argc > 1 ? atoll(argv[1]) : 1000003;
   if (n < 34) n = 34;
@@ -369,6 +415,7 @@ int main(int argc, char **argv) {
   test_export(n);
   test_import();
   test_kernel_error("cuda");
+  test_kept_temps();
   cu.sync();
   return t_done();
 }

@@ -10,7 +10,7 @@ defaults; ':' in a variant stands for ',' so that variants of several knobs
 can be listed), in the order given -- list the default twice, first and last,
 to see the drift of the machine.  Each run's bench.json goes to DIR/vN/;
 the table of gk µs (GK_PROFILE's kernel time; end to end on the cpu
-backend, which has none), case by variant, with torch eager's and the CUB /
+backend, which has none, or with --e2e), case by variant, with torch eager's and the CUB /
 copy peer's µs from the first run, is printed and written to DIR/ab.txt and
 DIR/ab.json.  Every run checks gk's outputs as bench_gk.py does, so a variant
 that computes a wrong value fails its cases ("ERR" in the table).
@@ -35,9 +35,9 @@ def run(env_name, variant, out, args):
         return rc, []
 
 
-def gk_time(r):
-    """gk's kernel µs, or its end-to-end µs where there is no kernel time (the cpu backend)."""
-    return r.get("gk_us") if r.get("gk_us") is not None else r.get("gk_e2e_us")
+def gk_time(r, e2e=False):
+    """gk's kernel µs, or its end-to-end µs where there is no kernel time (the cpu backend) or e2e asks."""
+    return r.get("gk_us") if r.get("gk_us") is not None and not e2e else r.get("gk_e2e_us")
 
 
 def key(r):
@@ -54,6 +54,7 @@ def main():
     ap.add_argument("--env", default="GK_ROWS_VARIANT", help="the variable each variant sets (GK_ROWS_VARIANT)")
     ap.add_argument("--variants", required=True, help="comma-separated values of it ('' = unset; ':' for ',')")
     ap.add_argument("--out", default=os.environ.get("OUT") or "ab_out", help="folder of the runs (default $OUT)")
+    ap.add_argument("--e2e", action="store_true", help="tabulate end-to-end µs (gk and torch eager), not kernel µs")
     a = ap.parse_args(argv)
     variants = a.variants.split(",")
     # the end-to-end case runs in every bench_gk.py run; it is a row here only when --only asks for it
@@ -76,20 +77,20 @@ def main():
         cells = []
         for r in runs:
             c = r.get(k)
-            t = None if c is None else gk_time(c)
+            t = None if c is None else gk_time(c, a.e2e)
             cells.append("-" if c is None else "ERR" if c.get("error") or c.get("gk_ok") is False
                          else "%.1f" % t if t is not None else "-")
         peer = (first.get("cub") or {}).get("us")
-        torch = first.get("eager_us") or first.get("eager_e2e_us")
+        torch = first.get("eager_e2e_us") if a.e2e else first.get("eager_us") or first.get("eager_e2e_us")
         lines.append("| %s | %s | %s | %s |" % (k, "%.1f" % torch if torch else "-", "%.1f" % peer if peer else "-",
                                                 " | ".join(cells)))
         table.append({"case": k, "torch_us": torch, "peer_us": peer,
-                      "gk_us": [gk_time(r[k]) if k in r else None for r in runs]})
+                      "gk_us": [gk_time(r[k], a.e2e) if k in r else None for r in runs]})
     txt = "\n".join(lines)
     print(txt)
     with open(os.path.join(a.out, "ab.txt"), "w") as fh: fh.write(txt + "\n")
     with open(os.path.join(a.out, "ab.json"), "w") as fh:
-        json.dump({"env": a.env, "variants": variants, "args": rest, "table": table}, fh, indent=1)
+        json.dump({"env": a.env, "variants": variants, "args": rest, "e2e": a.e2e, "table": table}, fh, indent=1)
     return 1 if bad else 0
 
 
