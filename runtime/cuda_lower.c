@@ -1964,6 +1964,7 @@ static int lower_rows(lw *L, fmt_buf *src) {
     L->p->kl.coop = 1;
     L->p->temp_bytes = pl.temp_bytes;
     L->p->temp_zero = 1;
+    L->p->temp_keep = 1;   /* each barrier ends with its count at 0 (gk_row_grid_sync); slots are written before read */
   }
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);

@@ -46,8 +46,9 @@ struct rt_prep {
   int64_t temp_bytes;      /* device temp buffer for the launches */
   uint8_t temp_zero;       /* zero temp before the group runs */
   /* temp_zero, and the kernel leaves temp as the next run of the same launch
-  ** needs it (gk_grid_reduce resets its counter; the partials are written
-  ** before they are read): the backend may keep the buffer for that launch
+  ** needs it (gk_grid_reduce resets its counter, gk_row_grid_sync its
+  ** count; partials and slots are written before they are read): the
+  ** backend may keep the buffer for that launch
   ** and zero it once, not before every run (runtime/cuda.c keep_temp) */
   uint8_t temp_keep;
   uint8_t outs_zero;       /* zero every output before the group runs (hist counts) */

@@ -396,6 +396,34 @@ static void test_kept_temps(void) {
       }
     }
   CHECK(wrong == 0);
+  /* few long rows: softmax over the whole grid (gk_row_grid; its barriers keep their temp too) */
+  static const int64_t sh[][2] = {{1, 1000003}, {3, 200003}, {2, 65537}, {5, 40001}};
+  float *p = malloc(sizeof(float) * 1000003);
+  wrong = 0;
+  for (int round = 0; round < 3; round++)
+    for (int k = 0; k < 4; k++) {
+      const int64_t r = sh[k][0], c = sh[k][1];
+      for (int64_t j = 0; j < r * c; j++) x[j] = (float)(urand() * 16.0 - 8.0);
+      OK(g, gk_set(g, "m", GK_F32, 2, sh[k], x));
+      OK(g, gk_eval(g, "p = softmax(rows(m))"));
+      OK(g, gk_get(g, "p", p, sizeof(float) * (size_t)(r * c)));
+      for (int64_t i = 0; i < r; i++) {
+        const float *xr = x + i * c, *pr = p + i * c;
+        double mx = -INFINITY, se = 0;
+        for (int64_t j = 0; j < c; j++) mx = xr[j] > mx ? xr[j] : mx;
+        for (int64_t j = 0; j < c; j++) se += exp((double)xr[j] - mx);
+        for (int64_t j = 0; j < c; j++) {
+          const double want = exp((double)xr[j] - mx) / se;
+          if (fabs(pr[j] - want) > 1e-5 * want + 1e-12) {
+            if (!wrong++) printf("kept temps: softmax %lldx%lld round %d: [%lld, %lld] %.9g (%.9g)\n", (long long)r,
+                                 (long long)c, round, (long long)i, (long long)j, pr[j], want);
+            break;
+          }
+        }
+      }
+    }
+  CHECK(wrong == 0);
+  free(p);
   free(x);
   gk_close(g);
 }
