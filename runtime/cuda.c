@@ -62,21 +62,6 @@ typedef struct prof {
 ** memory), or whose mapped result a kernel read (state -1: never again). */
 typedef struct hot_k { char kname[KNAME_MAX]; int state; } hot_k;
 
-/* A temp kept for one launch (rt_prep.temp_keep): the launch it was zeroed
-** for -- kernel, grid, scalars, size: everything that places the counter --
-** and when it was last used (the least recent goes first). */
-#define KEEP_MAX 16
-#define KEEP_BYTES 65536       /* larger temps are allocated and zeroed each run */
-typedef struct keep_t {
-  char kname[32];
-  uint32_t grid[3];
-  int64_t bytes;
-  int nscal;
-  uint64_t scal[RT_MAX_SCAL];
-  cu_ptr p;
-  unsigned used;
-} keep_t;
-
 typedef struct cuda_be {
   rt_backend b;
   cu_dev *d;
@@ -92,9 +77,6 @@ typedef struct cuda_be {
   int recent_next;
   struct { const rt_value *v; cu_ptr p; } shadow[SHADOW_MAX];   /* device copies of mapped inputs */
   int shadow_next;
-  keep_t keep[KEEP_MAX];       /* temps kept between runs of one launch (keep_temp) */
-  unsigned keep_clock;
-  int keep_on;                 /* GK_CU_KEEP (default 1) */
 } cuda_be;
 
 static cuda_be *CB(rt_backend *b) { return (cuda_be *)b; }
@@ -406,44 +388,6 @@ static double cuda_copy_rate(rt_backend *b) {
 
 static cu_ptr dev_of(const rt_node *x) { return x->val ? x->val->dev : 0; }
 
-/* The kept temp of p's launch: found (no memset: the kernel left it as it
-** needs it), or a fresh one zeroed once in the least recently used slot.
-** Returns the slot, or -1 with *rc set. */
-static int keep_temp(cuda_be *c, const rt_prep *p, cu_ptr *temp, int *rc) {
-  const cu_step *sp = &p->step[0];
-  int i, slot = 0;
-  for (i = 0; i < KEEP_MAX; i++) {
-    keep_t *k = &c->keep[i];
-    if (k->p && k->bytes == p->temp_bytes && k->nscal == p->nscal && !strcmp(k->kname, sp->kname) &&
-        !memcmp(k->grid, sp->grid, sizeof k->grid) && !memcmp(k->scal, p->scal, (size_t)p->nscal * sizeof p->scal[0])) {
-      k->used = ++c->keep_clock;
-      *temp = k->p;
-      return i;
-    }
-    if (!c->keep[slot].p) continue;
-    if (!k->p || k->used < c->keep[slot].used) slot = i;
-  }
-  keep_t *k = &c->keep[slot];
-  if (k->p) { cu_free(c->d, k->p); k->p = 0; }   /* stream-ordered: after every launch that used it */
-  if ((*rc = cu_alloc(c->d, (size_t)p->temp_bytes, &k->p))) { k->p = 0; return -1; }
-  if ((*rc = cu_memset_async(c->d, k->p, 0, (size_t)p->temp_bytes))) { cu_free(c->d, k->p); k->p = 0; return -1; }
-  memcpy(k->kname, sp->kname, sizeof k->kname);
-  memcpy(k->grid, sp->grid, sizeof k->grid);
-  k->bytes = p->temp_bytes;
-  k->nscal = p->nscal;
-  memcpy(k->scal, p->scal, (size_t)p->nscal * sizeof p->scal[0]);
-  k->used = ++c->keep_clock;
-  *temp = k->p;
-  return slot;
-}
-
-/* Drops a kept temp whose launch failed: it may not be as the next run needs it. */
-static void keep_drop(cuda_be *c, int slot) {
-  if (slot < 0 || !c->keep[slot].p) return;
-  cu_free(c->d, c->keep[slot].p);
-  c->keep[slot].p = 0;
-}
-
 static int cuda_prepare_group(rt_backend *b, rt_group *g, int tf32) {
   cu_dev *d = CB(b)->d;
   return cuda_prepare(b, g, 1, cu_sm_count(d), cu_arch(d) >= 90 ? (int64_t)cu_max_smem(d) : 0, tf32);
@@ -489,15 +433,9 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
   }
   cu_ptr temp = 0;
   int pfresh = -1;   /* the profile record the last kernel made (prof_end) */
-  int kept = -1;     /* the keep slot of temp (keep_temp), or -1: temp is this run's */
   if (!rc && p->temp_bytes > 0) {
-    if (p->temp_keep && p->temp_zero && p->nstep == 1 && p->step[0].op == CU_STEP_KERNEL &&
-        p->temp_bytes <= KEEP_BYTES && c->keep_on)
-      kept = keep_temp(c, p, &temp, &rc);
-    else {
-      rc = cu_alloc(d, (size_t)p->temp_bytes, &temp);
-      if (!rc && p->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)p->temp_bytes);
-    }
+    rc = cu_alloc(d, (size_t)p->temp_bytes, &temp);
+    if (!rc && p->temp_zero) rc = cu_memset_async(d, temp, 0, (size_t)p->temp_bytes);
     if (rc) rc = fail_dev(b, rc);
   }
   if (!rc && p->outs_zero)
@@ -568,9 +506,7 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
       if (pfresh >= 0) c->pf.ks[pfresh].bytes -= (g->outs[0]->n - cnt) * (int64_t)rt_dtype_size(g->outs[0]->t);
     }
   }
-  if (kept >= 0) {
-    if (rc) keep_drop(c, kept);
-  } else if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
+  if (temp) cu_free(d, temp);   /* stream-ordered: reusable by later work */
   if (rc) for (i = 0; i < g->nout; i++) {
     rt_node *x = g->outs[i];
     if (x->val) { rt_value_unref(x->val); x->val = NULL; }
@@ -580,7 +516,6 @@ static int cuda_run_group(rt_backend *b, rt_group *g) {
 
 static void cuda_close(rt_backend *b) {
   cuda_be *c = CB(b);
-  for (int i = 0; i < KEEP_MAX; i++) keep_drop(c, i);
   prof_close(&c->pf);
   if (c->stats) {
     cu_cstats st;
@@ -619,8 +554,6 @@ int rt_cuda_open(rt_mem *mem, rt_backend **out, rt_err *e) {
   b->impl = c;
   const char *v = getenv("GK_CU_MAPPED");
   c->mapped = !v || !*v ? 1 : !strcmp(v, "0") ? 0 : !strcmp(v, "2") ? 2 : 1;
-  v = getenv("GK_CU_KEEP");   /* 0: every temp allocated and zeroed each run, as before session 27 */
-  c->keep_on = !v || !*v || strcmp(v, "0");
   v = getenv("GK_CU_STATS");
   c->stats = v && *v && strcmp(v, "0");
   prof_open(c);

@@ -1604,7 +1604,6 @@ static int lower_reduce1(lw *L, fmt_buf *src) {
   /* one block touches neither partials nor counter: no temp, no memset */
   L->p->temp_bytes = gl.grid[0] > 1 ? coff + 16 : 0;
   L->p->temp_zero = gl.grid[0] > 1;
-  L->p->temp_keep = L->p->temp_zero;   /* the last block resets the counter (gk_reduce.cuh) */
   return L->fail ? -1 : 0;
 }
 
@@ -1964,7 +1963,6 @@ static int lower_rows(lw *L, fmt_buf *src) {
     L->p->kl.coop = 1;
     L->p->temp_bytes = pl.temp_bytes;
     L->p->temp_zero = 1;
-    L->p->temp_keep = 1;   /* each barrier ends with its count at 0 (gk_row_grid_sync); slots are written before read */
   }
   if (pl.mode == GK_ROWS_SPLIT && pl.grid[0] > 1) {
     L->p->temp_bytes = gk_align16(R * pl.grid[0] * acc_bound(nper[1])) + gk_align16(R * 4);
@@ -2859,7 +2857,7 @@ static uint64_t fnv64(const char *s, size_t n) {
 static void reset_launch(rt_prep *p) {
   memset(&p->kl, 0, sizeof p->kl); memset(&p->gm, 0, sizeof p->gm);
   p->kl.op = CU_STEP_KERNEL; p->gm.op = CU_STEP_GEMM; p->gm.a = p->gm.b = -1;
-  p->temp_bytes = 0; p->temp_zero = 0; p->temp_keep = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0; p->doneflag = 0;
+  p->temp_bytes = 0; p->temp_zero = 0; p->outs_zero = 0; p->nokernel = 0; p->gemm = 0; p->errflag = 0; p->doneflag = 0;
   p->count_out = 0; p->count_at = 0;
 }
 
@@ -3021,8 +3019,7 @@ void rt_prep_free(rt_mem *m, rt_prep *p) {
 int rt_prep_same(const rt_prep *a, const rt_prep *b) {
   if (!a || !b) return a == b;
   if (a->nstep != b->nstep || a->srclen != b->srclen || strcmp(a->src, b->src) || strcmp(a->kname, b->kname) ||
-      a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->temp_keep != b->temp_keep ||
-      a->outs_zero != b->outs_zero ||
+      a->temp_bytes != b->temp_bytes || a->temp_zero != b->temp_zero || a->outs_zero != b->outs_zero ||
       a->errflag != b->errflag || a->doneflag != b->doneflag || a->aligned16 != b->aligned16 || a->nscal != b->nscal || a->nrand != b->nrand ||
       a->count_out != b->count_out || a->count_at != b->count_at ||
       memcmp(a->scal, b->scal, sizeof(uint64_t) * (size_t)a->nscal))

@@ -45,12 +45,6 @@ struct rt_prep {
   cu_step step[CU_MAX_STEPS];
   int64_t temp_bytes;      /* device temp buffer for the launches */
   uint8_t temp_zero;       /* zero temp before the group runs */
-  /* temp_zero, and the kernel leaves temp as the next run of the same launch
-  ** needs it (gk_grid_reduce resets its counter, gk_row_grid_sync its
-  ** count; partials and slots are written before they are read): the
-  ** backend may keep the buffer for that launch
-  ** and zero it once, not before every run (runtime/cuda.c keep_temp) */
-  uint8_t temp_keep;
   uint8_t outs_zero;       /* zero every output before the group runs (hist counts) */
   /* The kernel's last parameter is an error record (unsigned long long[3],
   ** zero when clear): a kernel that finds its input invalid (hist: a range
