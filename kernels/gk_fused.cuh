@@ -62,10 +62,11 @@ template <class T, int F = 0> struct gkl_op_ms {
   ** max first (a max tree: exact, no exp), then every thread rescales its sum
   ** to it once, in parallel; the tree's merges then all take the a.m == b.m
   ** add.  The merge tree of (m, s) pairs instead has an exp on each of its
-  ** ~9 serial levels, twice a launch (the block's and the last block's):
-  ** most of the gap between sum(exp(x - max(x))) and sum at 10^6 elements
-  ** (session 27; GK_RED_VARIANT ma=-1 leaves it out).  A NaN max makes every
-  ** m NaN, as the merge would. */
+  ** ~9 serial levels, twice a launch (the block's and the last block's).
+  ** Measured (H100, session 27): no gain the noise shows at 10^6 elements,
+  ** where ncu puts sum-exp's extra time in the per-element work; kept for
+  ** its shorter serial path (GK_RED_VARIANT ma=-1 leaves it out).  A NaN
+  ** max makes every m NaN, as the merge would. */
   template <int THREADS> GK_DEV void block_align(A &a) const {
     __shared__ T wm[THREADS / 32];
     T m = a.m;
